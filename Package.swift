@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+// MediaDevices: cameras (V4L2), screens (DRM/KMS) and audio (ALSA, PulseAudio) for Swift on Linux.
+import PackageDescription
+
+let package = Package(
+    name: "MediaDevices",
+    products: [
+        .library(name: "MediaDevices", targets: ["MediaDevices"]),
+        .executable(name: "mediadevices", targets: ["mediadevices"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+    ],
+    targets: [
+        // Layer 1: C shims. Only what Swift cannot import (function-like macros, variadic ioctl).
+        .target(name: "CV4L2", path: "CShims/CV4L2"),
+        .systemLibrary(name: "CDRM", path: "CShims/CDRM", pkgConfig: "libdrm",
+                       providers: [.apt(["libdrm-dev"])]),
+        .systemLibrary(name: "CALSA", path: "CShims/CALSA", pkgConfig: "alsa",
+                       providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CPulse", path: "CShims/CPulse", pkgConfig: "libpulse",
+                       providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(name: "CUdev", path: "CShims/CUdev", pkgConfig: "libudev",
+                       providers: [.apt(["libudev-dev"])]),
+        // Layers 2-4: system layer, device types, pipeline.
+        .target(
+            name: "MediaDevices",
+            dependencies: [
+                "CV4L2",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Layer 5: the command-line tool.
+        .executableTarget(
+            name: "mediadevices",
+            dependencies: [
+                "MediaDevices",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Tier 1: pure unit tests, run on the host.
+        .testTarget(name: "MediaDevicesTests", dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev"]),
+        // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
+        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices"]),
+    ]
+)

@@ -1,0 +1,112 @@
+/// A frame rate in frames per second, exact. The corresponding V4L2 value is the frame
+/// interval (`timeperframe`), its reciprocal.
+public struct FrameRate: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
+    /// Frames per second, e.g. `30000/1001`.
+    public let framesPerSecond: Fraction
+
+    /// A rate of `framesPerSecond`.
+    public init(_ framesPerSecond: Fraction) { self.framesPerSecond = framesPerSecond }
+
+    /// A whole number of frames per second.
+    public init(_ framesPerSecond: Int) { self.init(Fraction(framesPerSecond)) }
+
+    /// The rate whose frame interval (seconds per frame) is `interval`.
+    public init(interval: Fraction) { self.init(interval.reciprocal) }
+
+    /// Seconds per frame (V4L2 `timeperframe`).
+    public var frameInterval: Fraction { framesPerSecond.reciprocal }
+
+    /// Parses `"30"`, `"30000/1001"` or `"29.97"` (decimals are taken exactly: `2997/100`).
+    public init?(parsing text: String) {
+        func digits(_ part: Substring) -> Bool { !part.isEmpty && part.allSatisfy { $0.isASCII && $0.isNumber } }
+        let fraction = text.split(separator: "/", omittingEmptySubsequences: false)
+        let decimal = text.split(separator: ".", omittingEmptySubsequences: false)
+        if fraction.count == 2, fraction.allSatisfy(digits), let n = Int(fraction[0]), let d = Int(fraction[1]), n > 0, d > 0 {
+            self.init(Fraction(n, d))
+        } else if digits(Substring(text)), let whole = Int(text), whole > 0 {
+            self.init(whole)
+        } else if decimal.count == 2, decimal.allSatisfy(digits), decimal[1].count <= 9,
+                  let whole = Int(decimal[0]), let frac = Int(decimal[1]) {
+            var scale = 1
+            for _ in 0..<decimal[1].count { scale *= 10 }
+            guard whole * scale + frac > 0 else { return nil }
+            self.init(Fraction(whole * scale + frac, scale))
+        } else {
+            return nil
+        }
+    }
+
+    /// Orders by frames per second.
+    public static func < (lhs: FrameRate, rhs: FrameRate) -> Bool { lhs.framesPerSecond < rhs.framesPerSecond }
+
+    /// `"30 fps"`, `"30000/1001 fps"`.
+    public var description: String { "\(framesPerSecond) fps" }
+}
+
+/// A range of frame rates a format supports (AVFoundation's `AVFrameRateRange`), built from a
+/// V4L2 frame interval entry: a single rate (discrete), a range with a step (stepwise), or any
+/// rate in a range (continuous).
+public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
+    /// The lowest rate (from the longest interval).
+    public let minFrameRate: FrameRate
+    /// The highest rate (from the shortest interval).
+    public let maxFrameRate: FrameRate
+    /// The interval step of a stepwise range, `nil` for discrete and continuous ranges.
+    public let intervalStep: Fraction?
+    /// What kind of V4L2 entry this came from.
+    public let kind: Kind
+
+    /// The kind of V4L2 frame interval entry (`V4L2_FRMIVAL_TYPE_*`).
+    public enum Kind: String, Sendable, Codable { case discrete, stepwise, continuous }
+
+    /// A single rate.
+    public init(discrete rate: FrameRate) {
+        minFrameRate = rate; maxFrameRate = rate; intervalStep = nil; kind = .discrete
+    }
+
+    /// The rates whose intervals lie between `minInterval` and `maxInterval`, in `step`s
+    /// (`step == nil` means continuous).
+    public init(minInterval: Fraction, maxInterval: Fraction, step: Fraction?) {
+        minFrameRate = FrameRate(interval: maxInterval)
+        maxFrameRate = FrameRate(interval: minInterval)
+        intervalStep = step
+        kind = step == nil ? .continuous : .stepwise
+    }
+
+    /// The shortest frame interval.
+    public var minFrameInterval: Fraction { maxFrameRate.frameInterval }
+    /// The longest frame interval.
+    public var maxFrameInterval: Fraction { minFrameRate.frameInterval }
+
+    /// Whether `rate` is one of the rates this range offers.
+    public func contains(_ rate: FrameRate) -> Bool {
+        guard rate >= minFrameRate, rate <= maxFrameRate else { return false }
+        guard let step = intervalStep, step.numerator > 0 else { return true }
+        // The interval must be minInterval + k * step for a whole k.
+        let offset = rate.frameInterval + Fraction(-minFrameInterval.numerator, minFrameInterval.denominator)
+        let steps = Fraction(offset.numerator * step.denominator, offset.denominator * step.numerator)
+        return steps.denominator == 1
+    }
+
+    /// The highest rate in this range that is at or below `rate`, if any.
+    public func bestRate(atOrBelow rate: FrameRate) -> FrameRate? {
+        if rate < minFrameRate { return nil }
+        if rate >= maxFrameRate { return maxFrameRate }
+        guard let step = intervalStep, step.numerator > 0 else {
+            return kind == .continuous ? rate : nil
+        }
+        // Smallest interval >= 1/rate on the grid minInterval + k * step.
+        let wanted = rate.frameInterval
+        let offset = wanted + Fraction(-minFrameInterval.numerator, minFrameInterval.denominator)
+        let stepsNeeded = Fraction(offset.numerator * step.denominator, offset.denominator * step.numerator)
+        let k = (stepsNeeded.numerator + stepsNeeded.denominator - 1) / stepsNeeded.denominator
+        let interval = minFrameInterval + Fraction(k) * step
+        return interval <= maxFrameInterval ? FrameRate(interval: interval) : nil
+    }
+
+    /// `"30 fps"` or `"1-30 fps"`.
+    public var description: String {
+        kind == .discrete ? maxFrameRate.description
+            : "\(minFrameRate.framesPerSecond)-\(maxFrameRate.framesPerSecond) fps"
+    }
+}

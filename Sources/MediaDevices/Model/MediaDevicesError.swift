@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one error type of MediaDevices. Each error has a stable `code`, names the device and the
+/// operation, and its `description` says what to do about it.
+public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// Stable error codes. Their raw values are part of the CLI's JSON output.
+    public enum Code: String, Sendable, Codable {
+        /// The device went away (ENODEV, ENXIO): unplugged, driver unloaded, or disconnected.
+        case disconnected
+        /// Another process holds the device (EBUSY): it is already streaming.
+        case busy
+        /// No permission to open or use the device (EACCES, EPERM).
+        case permissionDenied
+        /// The device cannot produce the requested format, size or rate.
+        case unsupportedFormat
+        /// The call is not valid in the current state (for example `start` before `initialize`).
+        case invalidState
+        /// No frame or answer arrived in time.
+        case timeout
+        /// Any other I/O or driver failure; `errno` says which.
+        case io
+        /// No such device (the path, index or identifier names nothing).
+        case notFound
+    }
+
+    /// The stable code.
+    public let code: Code
+    /// The device the error is about (`/dev/video0`, `testpattern`), if any.
+    public let device: String?
+    /// The operation that failed, in kernel terms where there is one (`VIDIOC_STREAMON`, `open`).
+    public let operation: String
+    /// The errno value behind the error, if it came from a system call.
+    public let errno: Int32?
+    /// A sentence on what happened and what to do about it.
+    public let detail: String
+
+    /// Creates an error. Prefer the factory functions, which write the remedy for you.
+    public init(_ code: Code, device: String?, operation: String, errno: Int32? = nil, detail: String) {
+        self.code = code
+        self.device = device
+        self.operation = operation
+        self.errno = errno
+        self.detail = detail
+    }
+
+    /// `"/dev/video0: VIDIOC_STREAMON failed: device or resource busy (EBUSY). Another process…"`.
+    public var description: String {
+        var text = device.map { "\($0): " } ?? ""
+        text += "\(operation) failed"
+        if let errno { text += ": \(String(cString: strerror(errno))) (\(MediaDevicesError.errnoName(errno)))" }
+        return detail.isEmpty ? text : "\(text). \(detail)"
+    }
+
+    /// Maps an errno from `operation` on `device` to an error with a remedy.
+    public static func fromErrno(_ errno: Int32, device: String?, operation: String) -> MediaDevicesError {
+        let name = device ?? "the device"
+        switch errno {
+        case ENODEV, ENXIO, ENOENT where operation != "open":
+            return MediaDevicesError(.disconnected, device: device, operation: operation, errno: errno,
+                                     detail: "\(name) is gone (unplugged, disconnected or its driver was unloaded); pick another device or wait for it to come back")
+        case ENOENT:
+            return MediaDevicesError(.notFound, device: device, operation: operation, errno: errno,
+                                     detail: "No such device node; run `mediadevices list` to see the devices there are")
+        case EBUSY:
+            return MediaDevicesError(.busy, device: device, operation: operation, errno: errno,
+                                     detail: "Another process is using \(name) (streaming from it or holding its buffers); close that application, or find it with `fuser \(device ?? "/dev/video*")`")
+        case EACCES, EPERM:
+            return MediaDevicesError(.permissionDenied, device: device, operation: operation, errno: errno,
+                                     detail: "This user may not open \(name); add it to the `video` group (`usermod -aG video $USER`, then log in again) or install the rules in udev/ so the seat's user gets access")
+        case EINVAL where operation == "VIDIOC_S_FMT" || operation == "VIDIOC_REQBUFS":
+            return MediaDevicesError(.unsupportedFormat, device: device, operation: operation, errno: errno,
+                                     detail: "The driver rejected the format or buffer request; run `mediadevices formats \(device ?? "DEVICE")` for what it supports")
+        case ETIMEDOUT:
+            return MediaDevicesError(.timeout, device: device, operation: operation, errno: errno,
+                                     detail: "The device did not answer in time; check its cable and power, then try again")
+        default:
+            return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
+                                     detail: "The driver reported an error; `dmesg` may say more")
+        }
+    }
+
+    /// The symbolic name of common errno values (`EBUSY`), else `errno N`.
+    static func errnoName(_ value: Int32) -> String {
+        let names: [Int32: String] = [
+            EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", ENXIO: "ENXIO",
+            EBADF: "EBADF", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EBUSY: "EBUSY",
+            ENODEV: "ENODEV", EINVAL: "EINVAL", ENOTTY: "ENOTTY", ENOSPC: "ENOSPC", EPIPE: "EPIPE",
+            ETIMEDOUT: "ETIMEDOUT", ENOSYS: "ENOSYS", EOPNOTSUPP: "EOPNOTSUPP",
+        ]
+        return names[value] ?? "errno \(value)"
+    }
+}

@@ -1,0 +1,71 @@
+/// One plane of a frame: where its bytes are and how long a row is.
+public struct FramePlane: @unchecked Sendable {
+    /// The plane's bytes. Valid only as long as the frame that holds the plane.
+    public let bytes: UnsafeRawBufferPointer
+    /// Bytes per row, including padding.
+    public let bytesPerRow: Int
+
+    /// A plane over `bytes` with rows `bytesPerRow` apart.
+    public init(bytes: UnsafeRawBufferPointer, bytesPerRow: Int) {
+        self.bytes = bytes
+        self.bytesPerRow = bytesPerRow
+    }
+
+    /// A plane with no bytes, for the unused plane slots of a frame.
+    public static let empty = FramePlane(bytes: UnsafeRawBufferPointer(start: nil, count: 0), bytesPerRow: 0)
+}
+
+/// A captured video frame, lent to a consumer for the duration of one callback.
+///
+/// The planes point straight into the driver's mmap'd buffer (zero-copy); the buffer is given
+/// back to the driver when the callback returns, so a consumer that wants to keep the pixels
+/// copies them (`VideoFrameBuffer` does that from a pool). Building a frame allocates nothing.
+public struct VideoFrame: @unchecked Sendable {
+    /// The frame's format; the strides in `format.bytesPerRow` match the planes.
+    public let format: VideoFormat
+    /// When the driver captured the frame, in nanoseconds of `CLOCK_MONOTONIC`.
+    public let timestamp: UInt64
+    /// The driver's frame sequence number; a gap means frames were dropped before delivery.
+    public let sequence: UInt32
+    /// Which way up the content is.
+    public let orientation: VideoOrientation
+    /// Dequeue time minus driver timestamp: how long the frame waited before reaching us.
+    public let captureDelay: Duration
+    /// How many planes the frame has (1 for packed formats, 2 for NV12, 3 for YU12).
+    public let planeCount: Int
+    /// Bytes of payload in buffer 0 (`bytesused`): the JPEG size for compressed frames.
+    public let bytesUsed: Int
+    private let plane0: FramePlane
+    private let plane1: FramePlane
+    private let plane2: FramePlane
+
+    /// A frame over up to three planes.
+    public init(format: VideoFormat, timestamp: UInt64, sequence: UInt32, orientation: VideoOrientation,
+                captureDelay: Duration, planeCount: Int, bytesUsed: Int,
+                plane0: FramePlane, plane1: FramePlane = .empty, plane2: FramePlane = .empty) {
+        self.format = format
+        self.timestamp = timestamp
+        self.sequence = sequence
+        self.orientation = orientation
+        self.captureDelay = captureDelay
+        self.planeCount = planeCount
+        self.bytesUsed = bytesUsed
+        self.plane0 = plane0
+        self.plane1 = plane1
+        self.plane2 = plane2
+    }
+
+    /// Plane `index` (0 ..< `planeCount`).
+    public func plane(_ index: Int) -> FramePlane {
+        switch index {
+        case 0: return plane0
+        case 1: return plane1
+        default: return plane2
+        }
+    }
+
+    /// The width in pixels.
+    public var width: Int { format.width }
+    /// The height in pixels.
+    public var height: Int { format.height }
+}

@@ -1,0 +1,52 @@
+/// Counters and measurements of a capture run.
+public struct CaptureStatistics: Sendable, Hashable, Codable {
+    /// Frames handed to consumers.
+    public var deliveredFrames: Int = 0
+    /// Frames the driver dropped before we saw them, counted from gaps in sequence numbers.
+    public var droppedFrames: Int = 0
+    /// Frames the asynchronous sequences dropped because the application fell behind.
+    public var queueDroppedFrames: Int = 0
+    /// Delivered frames per second, measured from driver timestamps of the first and last frame.
+    public var measuredFrameRate: Double = 0
+    /// Mean capture delay (dequeue time minus driver timestamp), in microseconds.
+    public var meanCaptureDelayMicroseconds: Double = 0
+    /// Largest capture delay seen, in microseconds.
+    public var maxCaptureDelayMicroseconds: Double = 0
+
+    /// Empty statistics.
+    public init() {}
+}
+
+/// Accumulates statistics on the capture thread without allocating.
+struct StatisticsAccumulator {
+    private(set) var statistics = CaptureStatistics()
+    private var firstTimestamp: UInt64 = 0
+    private var lastTimestamp: UInt64 = 0
+    private var lastSequence: UInt32?
+    private var delaySum: Double = 0
+
+    /// Forgets the last sequence number (a stream restarted and numbers begin again).
+    mutating func restartSequence() { lastSequence = nil }
+
+    /// Records one delivered frame.
+    mutating func record(timestamp: UInt64, sequence: UInt32, captureDelay: Duration) {
+        if let last = lastSequence, sequence > last &+ 1, sequence > last {
+            statistics.droppedFrames += Int(sequence - last - 1)
+        }
+        lastSequence = sequence
+        if statistics.deliveredFrames == 0 { firstTimestamp = timestamp }
+        lastTimestamp = timestamp
+        statistics.deliveredFrames += 1
+        let delay = Double(captureDelay.components.seconds) * 1e6 + Double(captureDelay.components.attoseconds) / 1e12
+        delaySum += delay
+        statistics.meanCaptureDelayMicroseconds = delaySum / Double(statistics.deliveredFrames)
+        statistics.maxCaptureDelayMicroseconds = max(statistics.maxCaptureDelayMicroseconds, delay)
+        if statistics.deliveredFrames > 1, lastTimestamp > firstTimestamp {
+            statistics.measuredFrameRate = Double(statistics.deliveredFrames - 1) * 1e9
+                / Double(lastTimestamp - firstTimestamp)
+        }
+    }
+
+    /// Adds frames dropped by a bounded queue.
+    mutating func recordQueueDrops(_ count: Int) { statistics.queueDroppedFrames += count }
+}

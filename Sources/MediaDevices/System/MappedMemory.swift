@@ -1,0 +1,34 @@
+import Glibc
+
+/// The one owner of an `mmap`ed region of a device buffer; `munmap` happens exactly once, in
+/// `unmap()` or `deinit`.
+final class MappedMemory: @unchecked Sendable {
+    /// The start of the mapping; `nil` after `unmap()`.
+    private(set) var address: UnsafeMutableRawPointer?
+    /// The mapped length in bytes.
+    let length: Int
+
+    /// Maps `length` bytes of `file` at `offset` (the offset V4L2's `VIDIOC_QUERYBUF` gives).
+    init(file: DeviceFile, length: Int, offset: Int, operation: StaticString = "mmap") throws {
+        let pointer = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, file.rawValue, off_t(offset))
+        guard let pointer, pointer != MAP_FAILED else {
+            throw MediaDevicesError.fromErrno(errno, device: file.path, operation: "\(operation)")
+        }
+        address = pointer
+        self.length = length
+    }
+
+    deinit { unmap() }
+
+    /// Unmaps the region. Safe to call more than once.
+    func unmap() {
+        guard let address else { return }
+        munmap(address, length)
+        self.address = nil
+    }
+
+    /// The mapped bytes, the first `count` of them.
+    func bytes(count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: address, count: min(count, address == nil ? 0 : length))
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A built-in video source that runs anywhere: moving colour bars with a frame counter, or
+/// white noise (like the seeds' white-noise capturer), paced by `CLOCK_MONOTONIC` on its own
+/// thread, with the same capturer contract, consumers and statistics as a camera.
+public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
+    /// What the source draws.
+    public enum Pattern: String, Sendable, CaseIterable, Codable {
+        /// 100% colour bars moving 4 pixels left per frame, with the frame number at the top left.
+        case colorBars
+        /// Random bytes in every plane.
+        case noise
+    }
+
+    /// The rate used when the request names none.
+    public static let defaultFrameRate = FrameRate(30)
+
+    /// The formats the source can produce: each renderer format at any even size from 16x16 to
+    /// 3840x2160, at any rate from 1 to 120 fps.
+    public static let supportedFormats: [CaptureFormat] = PatternRenderer.formats.map { format in
+        CaptureFormat(pixelFormat: format, description: "\(format.name) test pattern", isCompressed: false, isEmulated: false,
+                      frameSizes: [FrameSizeOption(sizes: .stepwise(min: Size(width: 16, height: 16),
+                                                                    max: Size(width: 3840, height: 2160),
+                                                                    step: Size(width: 2, height: 2)),
+                                                   frameRateRanges: [FrameRateRange(minInterval: Fraction(1, 120),
+                                                                                    maxInterval: Fraction(1, 1), step: nil)])])
+    }
+
+    private struct State {
+        var request: FormatRequest
+        var negotiation: FormatNegotiation?
+        var thread: CaptureThread?
+        var wake: WakeUpEvent?
+    }
+
+    /// What is drawn.
+    public let pattern: Pattern
+    private let delivery = FrameDelivery()
+    private let control = NSLock()
+    private let state: Mutex<State>
+    private final class Flag: Sendable { let value = Atomic<Bool>(false) }
+    private let running = Flag()
+
+    /// A source drawing `pattern` in the format `request` asks for (default YUYV 640x480 at 30 fps).
+    public init(pattern: Pattern = .colorBars, request: FormatRequest = FormatRequest()) {
+        self.pattern = pattern
+        state = Mutex(State(request: request))
+    }
+
+    deinit { release() }
+
+    /// The outcome of the negotiation over `supportedFormats`.
+    public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
+
+    /// Chooses the format.
+    public func initialize() throws {
+        control.lock(); defer { control.unlock() }
+        try initializeLocked()
+    }
+
+    private func initializeLocked() throws {
+        if state.withLock({ $0.negotiation }) != nil { return }
+        var request = state.withLock { $0.request }
+        if request.pixelFormat == nil { request.pixelFormat = .yuyv }
+        if request.frameRate == nil { request.frameRate = TestPatternSource.defaultFrameRate }
+        let choice = try FormatSelection.choose(request, from: TestPatternSource.supportedFormats, device: "testpattern")
+        let format = VideoFormat(pixelFormat: choice.pixelFormat, width: choice.size.width, height: choice.size.height)
+        let negotiation = FormatNegotiation(request: state.withLock { $0.request }, format: format,
+                                            frameRate: choice.frameRate, adjustments: choice.adjustments)
+        state.withLock { $0.negotiation = negotiation }
+    }
+
+    /// Starts drawing and delivering frames.
+    public func start() throws {
+        control.lock(); defer { control.unlock() }
+        if running.value.load(ordering: .acquiring) { return }
+        try initializeLocked()
+        let negotiation = state.withLock { $0.negotiation! }
+        let wake = try WakeUpEvent()
+        delivery.resetStatistics()
+        running.value.store(true, ordering: .releasing)
+        let (delivery, running, pattern) = (self.delivery, self.running, self.pattern)
+        let thread = try CaptureThread(name: "mediadevices-testpattern") {
+            TestPatternSource.run(format: negotiation.format, rate: negotiation.frameRate ?? TestPatternSource.defaultFrameRate,
+                                  pattern: pattern, wake: wake, delivery: delivery)
+            running.value.store(false, ordering: .releasing)
+        }
+        state.withLock { $0.thread = thread; $0.wake = wake }
+    }
+
+    /// Stops and waits for the drawing thread to end; ends every `frames` sequence.
+    public func stop() {
+        control.lock()
+        let (thread, wake) = state.withLock { state in
+            defer { state.thread = nil; state.wake = nil }
+            return (state.thread, state.wake)
+        }
+        wake?.signal()
+        thread?.join()
+        control.unlock()
+        if thread != nil { delivery.finish(error: nil) }
+    }
+
+    /// Stops and forgets the negotiated format.
+    public func release() {
+        stop()
+        state.withLock { $0.negotiation = nil }
+    }
+
+    /// Changes the format, also while running; consumers stay subscribed.
+    @discardableResult
+    public func setFormat(_ request: FormatRequest) throws -> FormatNegotiation {
+        let wasRunning = isCapturing
+        control.lock()
+        let (thread, wake) = state.withLock { state in
+            defer { state.thread = nil; state.wake = nil }
+            return (state.thread, state.wake)
+        }
+        wake?.signal()
+        thread?.join()
+        let old = state.withLock { $0 }
+        state.withLock { $0.request = request; $0.negotiation = nil }
+        do {
+            try initializeLocked()
+        } catch {
+            state.withLock { $0.request = old.request; $0.negotiation = old.negotiation }
+            control.unlock()
+            if wasRunning { try start() }
+            throw error
+        }
+        control.unlock()
+        delivery.streamRestarted()
+        if wasRunning { try start() }
+        return negotiation!
+    }
+
+    /// Whether frames are being delivered.
+    public var isCapturing: Bool { running.value.load(ordering: .acquiring) }
+
+    /// The format and rate in force.
+    public var captureSettings: CaptureSettings? {
+        state.withLock { $0.negotiation.map { CaptureSettings(format: $0.format, frameRate: $0.frameRate) } }
+    }
+
+    /// Always `.up`: the pattern is drawn upright.
+    public var orientation: VideoOrientation { .up }
+
+    /// The callback consumer.
+    public var consumer: (any VideoFrameConsumer)? {
+        get { delivery.consumer }
+        set { delivery.consumer = newValue }
+    }
+
+    /// A new asynchronous sequence of frames (see `VideoFrames`).
+    public func frames(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
+
+    /// Counters of the current or last run.
+    public var statistics: CaptureStatistics { delivery.statistics }
+
+    /// The drawing loop: one frame per interval at absolute deadlines; a deadline missed by more
+    /// than a whole interval is skipped, and shows as a sequence gap (a dropped frame).
+    private static func run(format: VideoFormat, rate: FrameRate, pattern: Pattern, wake: WakeUpEvent, delivery: FrameDelivery) {
+        var renderer = PatternRenderer(format: format)
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(format.imageSize, 8), alignment: 64)
+        defer { memory.deallocate() }
+        let locations = format.planeLocations
+        let planeSizes = zip(format.pixelFormat.layout?.planes ?? [], format.bytesPerRow).map { $0.rows(height: format.height) * $1 }
+        let planes = UnsafeMutablePointer<UnsafeMutableRawPointer>.allocate(capacity: 3)
+        defer { planes.deallocate() }
+        for index in 0..<3 { planes[index] = memory + (index < locations.count ? locations[index].offset : 0) }
+        let numerator = UInt64(rate.frameInterval.numerator), denominator = UInt64(rate.frameInterval.denominator)
+        let start = MonotonicClock.now()
+        var wakePoll = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+        var sequence: UInt64 = 0
+        while true {
+            let deadline = start + sequence * numerator * 1_000_000_000 / denominator
+            let now = MonotonicClock.now()
+            if deadline > now {
+                let milliseconds = Int32((deadline - now) / 1_000_000)
+                if poll(&wakePoll, 1, milliseconds) > 0 { return }
+                MonotonicClock.sleep(until: deadline)
+            } else if poll(&wakePoll, 1, 0) > 0 {
+                return
+            }
+            switch pattern {
+            case .colorBars: renderer.drawBars(index: sequence, planes: planes)
+            case .noise: renderer.drawNoise(planes: planes, planeSizes: planeSizes)
+            }
+            let delivered = MonotonicClock.now()
+            func plane(_ index: Int) -> FramePlane {
+                guard index < planeSizes.count else { return .empty }
+                return FramePlane(bytes: UnsafeRawBufferPointer(start: planes[index], count: planeSizes[index]),
+                                  bytesPerRow: format.bytesPerRow[index])
+            }
+            delivery.deliver(VideoFrame(format: format, timestamp: deadline, sequence: UInt32(truncatingIfNeeded: sequence),
+                                        orientation: .up, captureDelay: .nanoseconds(Int64(delivered - deadline)),
+                                        planeCount: min(planeSizes.count, 3), bytesUsed: format.imageSize,
+                                        plane0: plane(0), plane1: plane(1), plane2: plane(2)))
+            sequence += 1
+            // Fell more than one interval behind: skip the missed deadlines.
+            let after = MonotonicClock.now()
+            while start + (sequence + 1) * numerator * 1_000_000_000 / denominator < after { sequence += 1 }
+        }
+    }
+}

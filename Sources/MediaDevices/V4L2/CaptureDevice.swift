@@ -1,0 +1,138 @@
+import CV4L2
+import Foundation
+import Logging
+
+/// A V4L2 video capture device (a `/dev/video*` node that captures video, single- or
+/// multi-planar): what it is and what it offers. AVFoundation's `AVCaptureDevice`.
+/// Capture from it with `CameraSource`.
+public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConvertible {
+    /// Where the camera faces, from `V4L2_CID_CAMERA_ORIENTATION` where the driver has it.
+    public enum Position: String, Sendable, Codable {
+        /// Faces the user.
+        case front
+        /// Faces away from the user.
+        case back
+        /// A camera that can be moved freely (USB webcams).
+        case external
+        /// The driver does not say.
+        case unknown
+    }
+
+    /// The device node (`/dev/video0`).
+    public let path: String
+    /// The card name (`v4l2_capability.card`).
+    public let name: String
+    /// The driver name (`uvcvideo`, `vivid`).
+    public let driver: String
+    /// The bus the device sits on (`usb-0000:00:14.0-1`, `platform:vivid-000`).
+    public let busInfo: String
+    /// The node's V4L2 capability bits (`device_caps`).
+    public let capabilities: UInt32
+    /// An identifier that survives renumbering: the `/dev/v4l/by-id` or `by-path` link name
+    /// where udev made one, else `v4l2:DRIVER:BUS_INFO`.
+    public let uniqueID: String
+    /// Where the camera faces.
+    public let position: Position
+    /// Whether the node uses the multi-planar API.
+    public let isMultiplanar: Bool
+
+    /// The `uniqueID`.
+    public var id: String { uniqueID }
+
+    /// `"/dev/video0: vivid (vivid) platform:vivid-000"`.
+    public var description: String { "\(path): \(name) (\(driver)) \(busInfo)" }
+
+    /// Every video capture node on the system, in node-number order. Nodes that are not video
+    /// capture (metadata, output, radio, VBI, touch, SDR) are skipped, and so are nodes this
+    /// process may not open (logged at `notice` level).
+    public static var devices: [CaptureDevice] {
+        devices(in: "/dev")
+    }
+
+    static let logger = Logger(label: "MediaDevices.CaptureDevice")
+
+    static func devices(in directory: String) -> [CaptureDevice] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let nodes = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
+            .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }
+        var found: [CaptureDevice] = []
+        for node in nodes {
+            do {
+                let device = try V4L2Device(path: "\(directory)/\(node)")
+                if device.canCapture { found.append(CaptureDevice(device)) }
+            } catch {
+                logger.notice("skipping \(directory)/\(node): \(error)")
+            }
+        }
+        // Two capture nodes on one bus (rare) get their node order appended to stay unique.
+        let counts = Dictionary(grouping: found, by: \.uniqueID).filter { $0.value.count > 1 }
+        guard !counts.isEmpty else { return found }
+        var seen: [String: Int] = [:]
+        return found.map { device in
+            guard counts[device.uniqueID] != nil else { return device }
+            let n = seen[device.uniqueID, default: 0]
+            seen[device.uniqueID] = n + 1
+            return device.with(uniqueID: "\(device.uniqueID)#\(n)")
+        }
+    }
+
+    /// The device at `path`; throws if it cannot be opened or does not capture video.
+    public init(path: String) throws {
+        let device = try V4L2Device(path: path)
+        guard device.canCapture else {
+            throw MediaDevicesError(.unsupportedFormat, device: path, operation: "VIDIOC_QUERYCAP",
+                                    detail: "This node does not capture video (it may be a metadata, output or radio node); run `mediadevices list` for capture devices")
+        }
+        self.init(device)
+    }
+
+    init(_ device: V4L2Device) {
+        path = device.path
+        name = cString(device.capability.card)
+        driver = cString(device.capability.driver)
+        busInfo = cString(device.capability.bus_info)
+        capabilities = device.deviceCaps
+        isMultiplanar = device.isMultiplanar
+        uniqueID = CaptureDevice.stableLink(for: device.path) ?? "v4l2:\(driver):\(busInfo)"
+        switch device.control(cv4l2_CID_CAMERA_ORIENTATION) {
+        case Int32(V4L2_CAMERA_ORIENTATION_FRONT): position = .front
+        case Int32(V4L2_CAMERA_ORIENTATION_BACK): position = .back
+        case Int32(V4L2_CAMERA_ORIENTATION_EXTERNAL): position = .external
+        default: position = .unknown
+        }
+    }
+
+    private init(copying other: CaptureDevice, uniqueID: String) {
+        path = other.path; name = other.name; driver = other.driver; busInfo = other.busInfo
+        capabilities = other.capabilities; position = other.position; isMultiplanar = other.isMultiplanar
+        self.uniqueID = uniqueID
+    }
+
+    private func with(uniqueID: String) -> CaptureDevice { CaptureDevice(copying: self, uniqueID: uniqueID) }
+
+    /// The name of the udev link in `/dev/v4l/by-id` (preferred) or `/dev/v4l/by-path` that
+    /// points at `path`.
+    static func stableLink(for path: String) -> String? {
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        for folder in ["/dev/v4l/by-id", "/dev/v4l/by-path"] {
+            let links = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            for link in links.sorted() {
+                let resolved = URL(fileURLWithPath: "\(folder)/\(link)").resolvingSymlinksInPath().path
+                if resolved == target { return link }
+            }
+        }
+        return nil
+    }
+
+    /// Every pixel format with every frame size and frame interval, exactly as the driver
+    /// reports them. The corresponding ioctls are `VIDIOC_ENUM_FMT`, `VIDIOC_ENUM_FRAMESIZES`
+    /// and `VIDIOC_ENUM_FRAMEINTERVALS`.
+    public func supportedFormats() throws -> [CaptureFormat] {
+        try V4L2Device(path: path).enumerateFormats()
+    }
+
+    /// The format the device is set to now (`VIDIOC_G_FMT`).
+    public func currentFormat() throws -> VideoFormat {
+        try V4L2Device(path: path).currentFormat()
+    }
+}

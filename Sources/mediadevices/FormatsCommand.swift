@@ -1,0 +1,35 @@
+import ArgumentParser
+import MediaDevices
+
+/// `mediadevices formats DEVICE`: every pixel format, size and frame rate.
+struct FormatsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "formats", abstract: "List a device's formats, sizes and frame rates.")
+
+    @Argument(help: "A device path, an index from `list`, a uniqueID, or `testpattern`.")
+    var device: String
+
+    @Flag(help: "Print JSON (see README for the shape).")
+    var json = false
+
+    func run() throws {
+        try reportingErrors(json: json) {
+            let (name, formats): (String, [CaptureFormat])
+            switch try DeviceSelection.resolve(device) {
+            case .camera(let camera): (name, formats) = (camera.path, try camera.supportedFormats())
+            case .testPattern: (name, formats) = ("testpattern", TestPatternSource.supportedFormats)
+            }
+            if json {
+                struct Output: Encodable { let device: String; let formats: [FormatJSON] }
+                printJSON(Output(device: name, formats: formats.map(FormatJSON.init)))
+                return
+            }
+            for (index, format) in formats.enumerated() {
+                let flags = [format.isCompressed ? "compressed" : nil, format.isEmulated ? "emulated" : nil].compactMap { $0 }
+                print("[\(index)] '\(format.pixelFormat.fourCC)' (\(format.description)\(flags.isEmpty ? "" : ", " + flags.joined(separator: ", ")))")
+                for option in format.frameSizes {
+                    print("    \(option.sizes): \(option.frameRateRanges.map(\.description).joined(separator: ", "))")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import MediaDevices
+
+/// Prints `value` as JSON (sorted keys, pretty) on standard output.
+func printJSON<T: Encodable>(_ value: T) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+    print(String(decoding: data, as: UTF8.self))
+}
+
+/// A device in `list --json`.
+struct CameraJSON: Encodable {
+    let index: Int
+    let path: String
+    let name: String
+    let driver: String
+    let busInfo: String
+    let uniqueID: String
+    let position: String
+    let multiplanar: Bool
+    let capabilities: String
+
+    init(index: Int, _ device: CaptureDevice) {
+        self.index = index
+        path = device.path
+        name = device.name
+        driver = device.driver
+        busInfo = device.busInfo
+        uniqueID = device.uniqueID
+        position = device.position.rawValue
+        multiplanar = device.isMultiplanar
+        capabilities = String(format: "0x%08x", device.capabilities)
+    }
+}
+
+/// An exact fraction in JSON: `{"numerator": 1, "denominator": 30}`.
+struct FractionJSON: Encodable {
+    let numerator: Int
+    let denominator: Int
+    init(_ value: Fraction) { numerator = value.numerator; denominator = value.denominator }
+}
+
+/// A size in JSON.
+struct SizeJSON: Encodable {
+    let width: Int
+    let height: Int
+    init(_ size: Size) { width = size.width; height = size.height }
+}
+
+/// One frame-interval entry in `formats --json`.
+struct FrameRateJSON: Encodable {
+    let type: String
+    /// Discrete: the interval; stepwise/continuous: the shortest interval.
+    let interval: FractionJSON
+    let maxInterval: FractionJSON?
+    let step: FractionJSON?
+    init(_ range: FrameRateRange) {
+        type = range.kind.rawValue
+        interval = FractionJSON(range.minFrameInterval)
+        maxInterval = range.kind == .discrete ? nil : FractionJSON(range.maxFrameInterval)
+        step = range.intervalStep.map(FractionJSON.init)
+    }
+}
+
+/// One frame-size entry in `formats --json`.
+struct FrameSizeJSON: Encodable {
+    let type: String
+    let width: Int?
+    let height: Int?
+    let min: SizeJSON?
+    let max: SizeJSON?
+    let step: SizeJSON?
+    let frameRates: [FrameRateJSON]
+    init(_ option: FrameSizeOption) {
+        frameRates = option.frameRateRanges.map(FrameRateJSON.init)
+        switch option.sizes {
+        case .discrete(let size):
+            type = "discrete"; width = size.width; height = size.height; min = nil; max = nil; step = nil
+        case .stepwise(let lo, let hi, let st):
+            type = "stepwise"; width = nil; height = nil; min = SizeJSON(lo); max = SizeJSON(hi); step = SizeJSON(st)
+        case .continuous(let lo, let hi):
+            type = "continuous"; width = nil; height = nil; min = SizeJSON(lo); max = SizeJSON(hi); step = nil
+        }
+    }
+}
+
+/// One pixel format in `formats --json`.
+struct FormatJSON: Encodable {
+    let fourcc: String
+    let name: String
+    let description: String
+    let compressed: Bool
+    let emulated: Bool
+    let sizes: [FrameSizeJSON]
+    init(_ format: CaptureFormat) {
+        fourcc = format.pixelFormat.fourCC.description
+        name = format.pixelFormat.name
+        description = format.description
+        compressed = format.isCompressed
+        emulated = format.isEmulated
+        sizes = format.frameSizes.map(FrameSizeJSON.init)
+    }
+}
+
+/// A negotiated video format in `capture --json`.
+struct VideoFormatJSON: Encodable {
+    let fourcc: String
+    let name: String
+    let width: Int
+    let height: Int
+    let bytesPerRow: [Int]
+    let bufferSizes: [Int]
+    init(_ format: VideoFormat) {
+        fourcc = format.pixelFormat.fourCC.description
+        name = format.pixelFormat.name
+        width = format.width
+        height = format.height
+        bytesPerRow = format.bytesPerRow
+        bufferSizes = format.bufferSizes
+    }
+}
+
+/// An adjustment in `capture --json`.
+struct AdjustmentJSON: Encodable {
+    let field: String
+    let requested: String
+    let chosen: String
+    let reason: String
+    init(_ adjustment: FormatAdjustment) {
+        field = adjustment.field.rawValue
+        requested = adjustment.requested
+        chosen = adjustment.chosen
+        reason = adjustment.reason
+    }
+}
+
+/// The error object every `--json` command prints on failure: `{"error": {...}}`.
+struct ErrorJSON: Encodable {
+    struct Body: Encodable {
+        let code: String
+        let device: String?
+        let operation: String
+        let errno: Int32?
+        let message: String
+    }
+    let error: Body
+    init(_ error: MediaDevicesError) {
+        self.error = Body(code: error.code.rawValue, device: error.device, operation: error.operation,
+                          errno: error.errno, message: error.description)
+    }
+}
+
+/// Runs `body`; a `MediaDevicesError` is printed (as JSON with `json`, else on standard error)
+/// and the process exits with status 1.
+func reportingErrors(json: Bool, _ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as MediaDevicesError {
+        if json { printJSON(ErrorJSON(error)) } else { FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
+        throw ExitCode(1)
+    }
+}

@@ -1,0 +1,25 @@
+import ArgumentParser
+import MediaDevices
+
+/// `mediadevices list`: every capture device.
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List capture devices.")
+
+    @Flag(help: "Print JSON (see README for the shape).")
+    var json = false
+
+    func run() throws {
+        let devices = CaptureDevice.devices
+        if json {
+            struct Output: Encodable { let cameras: [CameraJSON] }
+            printJSON(Output(cameras: devices.enumerated().map { CameraJSON(index: $0.offset, $0.element) }))
+            return
+        }
+        if devices.isEmpty { print("No capture devices. The built-in source `testpattern` is always there.") }
+        for (index, device) in devices.enumerated() {
+            print("[\(index)] \(device.path)  \(device.name)  (\(device.driver), \(device.busInfo))")
+            print("    uniqueID: \(device.uniqueID)  position: \(device.position.rawValue)\(device.isMultiplanar ? "  multi-planar" : "")")
+        }
+        print("[testpattern] built-in colour bars (testpattern:noise for white noise)")
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import MediaDevices
+import XCTest
+
+/// Capturing from vivid with 100% colour bars: the pixels are the known colours and agree with
+/// v4l2-ctl's capture of the same stream; frame count, timestamps and sequence numbers are right.
+final class CaptureTests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+
+    func testYUYVColourBars() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        try assertColourBars(node: node, pixelFormat: .yuyv)
+    }
+
+    func testNV12ColourBars() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        try assertColourBars(node: node, pixelFormat: .nv12)
+    }
+
+    func testMultiplanarNV12MColourBars() throws {
+        let node = try Rig.loadVivid("n_devs=1 multiplanar=2")[0]
+        try assertColourBars(node: node, pixelFormat: .nv12m)
+    }
+
+    private func assertColourBars(node: String, pixelFormat: PixelFormat) throws {
+        try Rig.colourBars(node)
+        // vivid stamps the end of frame, ahead of when it hands the buffer over; the start of
+        // exposure is in the past, so the capture delay is really measured.
+        try Rig.setControl(node, "timestamp_source=1")
+        let device = try CaptureDevice(path: node)
+        let source = CameraSource(device: device, request: FormatRequest(pixelFormat: pixelFormat, size: .vga, frameRate: FrameRate(25)))
+        let recorder = FrameRecorder(target: 30)
+        source.consumer = recorder
+        try source.start()
+        let finished = recorder.wait(seconds: 30)
+        source.stop()
+        XCTAssertTrue(finished, "30 frames did not arrive in 30 s (got \(recorder.count))")
+        XCTAssertNil(recorder.stopError)
+
+        let negotiation = try XCTUnwrap(source.negotiation)
+        XCTAssertEqual(negotiation.format.pixelFormat, pixelFormat)
+        XCTAssertEqual(negotiation.format.size, .vga)
+        XCTAssertEqual(negotiation.frameRate, FrameRate(25), "25 fps is offered at 640x480, so it is chosen exactly")
+
+        // Frame count, timestamps, sequence numbers.
+        let records = recorder.snapshot
+        let stats = source.statistics
+        XCTAssertGreaterThanOrEqual(records.count, 30)
+        XCTAssertEqual(stats.deliveredFrames, records.count, "every delivered frame reached the consumer")
+        XCTAssertEqual(stats.droppedFrames, 0, "vivid's webcam input is drop-free at 25 fps")
+        for (previous, next) in zip(records, records.dropFirst()) {
+            XCTAssertGreaterThan(next.timestamp, previous.timestamp, "timestamps increase")
+            XCTAssertEqual(next.sequence, previous.sequence + 1, "sequence numbers increase by one")
+        }
+        XCTAssertEqual(stats.measuredFrameRate, 25, accuracy: 2.5, "measured from driver timestamps")
+        let nowNS = UInt64(DispatchTime.now().uptimeNanoseconds)
+        XCTAssertLessThan(records.last!.timestamp, nowNS + 1_000_000_000, "timestamps are CLOCK_MONOTONIC")
+        XCTAssertGreaterThan(stats.meanCaptureDelayMicroseconds, 0, "dequeue time minus start-of-exposure timestamp")
+        XCTAssertLessThan(stats.meanCaptureDelayMicroseconds, 500_000)
+        XCTAssertTrue(records.allSatisfy { $0.captureDelay > .zero }, "every frame carries its delay")
+
+        // The bars are the known colours.
+        let format = try XCTUnwrap(recorder.keptFormat)
+        let kept = recorder.kept
+        XCTAssertEqual(kept.count, pixelFormat == .yuyv ? 1 : 2)
+        for (bar, expected) in colourBarsYCbCr.enumerated() {
+            let x = format.width * (2 * bar + 1) / 16
+            let got = sampleYCbCr(kept, format: format, x: x, y: format.height / 2)
+            XCTAssertEqual(got.y, expected.y, accuracy: 2, "bar \(bar) Y at x=\(x)")
+            XCTAssertEqual(got.cb, expected.cb, accuracy: 2, "bar \(bar) Cb")
+            XCTAssertEqual(got.cr, expected.cr, accuracy: 2, "bar \(bar) Cr")
+        }
+
+        // The same frame as v4l2-ctl captures it.
+        let reference = "\(Rig.scratch)/reference-\(pixelFormat.name).raw"
+        try Rig.run("v4l2-ctl -d \(node) --set-fmt-video=width=640,height=480,pixelformat=\(pixelFormat.fourCC) --stream-mmap --stream-count=3 --stream-to=\(reference)")
+        let theirs = try [UInt8](Data(contentsOf: URL(fileURLWithPath: reference)))
+        let frameBytes = kept.reduce(0) { $0 + $1.bytes.count }
+        XCTAssertEqual(theirs.count, frameBytes * 3, "v4l2-ctl wrote 3 frames of the same size")
+        let ours = kept.flatMap(\.bytes)
+        let lastOfTheirs = Array(theirs.suffix(frameBytes))
+        let same = zip(ours, lastOfTheirs).filter { $0 == $1 }.count
+        XCTAssertGreaterThan(Double(same) / Double(max(frameBytes, 1)), 0.99, "our frame and v4l2-ctl's agree byte for byte")
+    }
+}

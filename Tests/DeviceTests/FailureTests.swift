@@ -1,0 +1,136 @@
+import Foundation
+import MediaDevices
+import XCTest
+
+/// Bad luck from the driver: dropped buffers, unplugging, injected errors, a busy device, no
+/// permission. Each gives a clear error, loses nothing and leaks nothing.
+final class FailureTests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+
+    func testDroppedBuffersAreCountedFromSequenceGaps() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        try Rig.setControl(node, "percentage_of_dropped_buffers=50")
+        let source = CameraSource(device: try CaptureDevice(path: node),
+                                  request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 180), frameRate: FrameRate(25)))
+        let recorder = FrameRecorder(target: 60)
+        source.consumer = recorder
+        try source.start()
+        let finished = recorder.wait(seconds: 40)
+        source.stop()
+        XCTAssertTrue(finished, "60 frames did not arrive (got \(recorder.count))")
+        let stats = source.statistics
+        let fraction = Double(stats.droppedFrames) / Double(stats.droppedFrames + stats.deliveredFrames)
+        XCTAssertEqual(fraction, 0.5, accuracy: 0.17, "about half dropped: \(stats)")
+        let records = recorder.snapshot
+        let gaps = zip(records, records.dropFirst()).reduce(0) { $0 + Int($1.1.sequence - $1.0.sequence - 1) }
+        XCTAssertEqual(gaps, stats.droppedFrames, "drops are the sequence gaps the consumer saw")
+    }
+
+    func testDisconnectWhileStreamingEndsWithDisconnectedAndLeaksNothing() async throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let descriptorsBefore = Rig.openDescriptorCount()
+        let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
+        let recorder = FrameRecorder(target: 10)
+        source.consumer = recorder
+        let frames = source.frames(bufferSize: 2)
+        try source.start()
+        XCTAssertTrue(recorder.wait(seconds: 20), "frames before the disconnect")
+        try Rig.setControl(node, "disconnect=1")
+
+        var thrown: Error?
+        var afterDisconnect = 0
+        do {
+            for try await _ in frames { afterDisconnect += 1 }
+        } catch {
+            thrown = error
+        }
+        let error = try XCTUnwrap(thrown as? MediaDevicesError, "the frames sequence must throw, got \(String(describing: thrown))")
+        XCTAssertEqual(error.code, .disconnected)
+        XCTAssertEqual(error.device, node)
+        XCTAssertTrue(error.description.contains("gone"), error.description)
+        XCTAssertEqual(recorder.stopError?.code, .disconnected, "the consumer hears of it too")
+        for _ in 0..<50 where source.isCapturing { usleep(20_000) }
+        XCTAssertFalse(source.isCapturing)
+        source.release()
+        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore, "every descriptor and mapping released")
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        XCTAssertFalse(maps.contains("/dev/video"), "no buffer of the device is still mapped")
+        // The process goes on, and a new device works.
+        try Rig.loadVivid("n_devs=1")
+        XCTAssertFalse(CaptureDevice.devices.isEmpty)
+    }
+
+    func testInjectedStreamOnErrorIsClearAndTheDeviceWorksAfterwards() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let descriptorsBefore = Rig.openDescriptorCount()
+        let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
+        try source.initialize()
+        try Rig.setControl(node, "inject_vidioc_streamon_error=1")
+        XCTAssertThrowsError(try source.start()) { error in
+            let error = error as? MediaDevicesError
+            XCTAssertEqual(error?.operation, "VIDIOC_STREAMON", "the error names the ioctl: \(String(describing: error))")
+            XCTAssertEqual(error?.device, node)
+        }
+        XCTAssertFalse(source.isCapturing)
+        let recorder = FrameRecorder(target: 10)
+        source.consumer = recorder
+        try source.start()
+        XCTAssertTrue(recorder.wait(seconds: 20), "the device streams normally after the injected error (got \(recorder.count))")
+        source.release()
+        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore)
+    }
+
+    func testFatalStreamingErrorEndsTheStreamWithAnIOError() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let descriptorsBefore = Rig.openDescriptorCount()
+        let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
+        let recorder = FrameRecorder(target: 1_000_000)
+        source.consumer = recorder
+        try source.start()
+        for _ in 0..<200 where recorder.count < 5 { usleep(50_000) }
+        try Rig.setControl(node, "inject_fatal_streaming_error=1")
+        XCTAssertTrue(recorder.wait(seconds: 20), "the stream must end")
+        XCTAssertEqual(recorder.stopError?.code, .io, String(describing: recorder.stopError))
+        source.release()
+        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore)
+    }
+
+    func testBusyDeviceGivesBusy() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let streamer = Process()
+        streamer.executableURL = URL(fileURLWithPath: "/usr/bin/v4l2-ctl")
+        streamer.arguments = ["-d", node, "--stream-mmap", "--stream-count=100000", "--stream-to=/dev/null"]
+        let progress = Pipe()
+        streamer.standardError = progress
+        try streamer.run()
+        defer { streamer.terminate(); streamer.waitUntilExit() }
+        // v4l2-ctl prints '<' for each dequeued buffer: once one shows, it holds the buffers.
+        let first = progress.fileHandleForReading.readData(ofLength: 1)
+        XCTAssertEqual(first, Data("<".utf8), "v4l2-ctl is streaming")
+        let descriptorsBefore = Rig.openDescriptorCount()
+        let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga))
+        XCTAssertThrowsError(try source.start()) { error in
+            let error = error as? MediaDevicesError
+            XCTAssertEqual(error?.code, .busy, String(describing: error))
+            XCTAssertEqual(error?.device, node)
+            XCTAssertTrue(error?.description.contains("Another process") == true, String(describing: error))
+        }
+        XCTAssertFalse(source.isCapturing)
+        source.release()
+        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore, "nothing left open after the failure")
+    }
+
+    func testNoPermissionGivesPermissionDeniedWithTheRemedy() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        try Rig.run("chmod 0660 \(node)")
+        let output = "\(Rig.scratch)/nobody.yuv"
+        let (status, text, _) = Rig.shell("setpriv --reuid=65534 --regid=65534 --clear-groups \(Rig.tool) capture \(node) --frames 1 --output \(output) --json")
+        XCTAssertEqual(status, 1, text)
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        let error = try XCTUnwrap(object?["error"] as? [String: Any], text)
+        XCTAssertEqual(error["code"] as? String, "permissionDenied")
+        XCTAssertEqual(error["device"] as? String, node)
+        let message = error["message"] as? String ?? ""
+        XCTAssertTrue(message.contains("video") && message.contains("udev"), message)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import XCTest
+
+/// The device tests' view of the rig (scripts/rig): they run as root inside the virtual machine,
+/// load the kernel's virtual drivers themselves and use the reference tools (v4l2-ctl, ffmpeg)
+/// from the host's root filesystem. Outside the rig they fail loudly, never skip.
+enum Rig {
+    /// Fails the calling test unless it runs inside the rig.
+    static func require(file: StaticString = #filePath, line: UInt = #line) throws {
+        guard ProcessInfo.processInfo.environment["MEDIADEVICES_RIG"] == "1" else {
+            XCTFail("DeviceTests need the real kernel drivers: run them inside the rig with `scripts/test` or `scripts/rig run -- <test binary> DeviceTests`", file: file, line: line)
+            throw XCTSkip("not in the rig")  // unreachable in practice: XCTFail already failed the test
+        }
+    }
+
+    /// Runs `command` with /bin/sh and returns its exit status, standard output, and standard
+    /// error.
+    @discardableResult
+    static func shell(_ command: String) -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        do { try process.run() } catch { return (127, "", "\(error)") }
+        // Drain standard error on another thread so neither pipe fills up and blocks the child.
+        let errors = ErrorCollector()
+        let drain = Thread { errors.data = err.fileHandleForReading.readDataToEndOfFile(); errors.done.signal() }
+        drain.start()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        errors.done.wait()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errors.data, as: UTF8.self))
+    }
+
+    private final class ErrorCollector: @unchecked Sendable {
+        var data = Data()
+        let done = DispatchSemaphore(value: 0)
+    }
+
+    /// Runs `command` and fails the test if it exits non-zero.
+    @discardableResult
+    static func run(_ command: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let (status, output, errors) = shell(command)
+        guard status == 0 else {
+            XCTFail("`\(command)` exited \(status):\n\(output)\n\(errors)", file: file, line: line)
+            throw RigError.commandFailed(command)
+        }
+        return output
+    }
+
+    /// Unloads vivid (if loaded) and loads it with `parameters`; waits for its nodes; returns
+    /// the capture nodes in order, as v4l2-ctl reports them.
+    @discardableResult
+    static func loadVivid(_ parameters: String = "", file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+        shell("modprobe -r vivid")
+        try run("modprobe vivid \(parameters)", file: file, line: line)
+        for _ in 0..<100 {
+            if shell("v4l2-ctl --list-devices").output.contains("vivid") { break }
+            usleep(50_000)
+        }
+        let nodes = try V4L2Reference.captureNodes()
+        guard !nodes.isEmpty else {
+            XCTFail("vivid \(parameters) gave no capture nodes:\n\(shell("v4l2-ctl --list-devices").output)", file: file, line: line)
+            throw RigError.commandFailed("modprobe vivid")
+        }
+        return nodes
+    }
+
+    /// Sets a control with v4l2-ctl (`test_pattern=1`).
+    static func setControl(_ node: String, _ assignment: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try run("v4l2-ctl -d \(node) -c \(assignment)", file: file, line: line)
+    }
+
+    /// Prepares a vivid node for pixel checks: 100% colour bars, no on-screen text.
+    static func colourBars(_ node: String) throws {
+        try setControl(node, "test_pattern=1")
+        try setControl(node, "osd_text_mode=2")
+    }
+
+    /// The number of open file descriptors of this process.
+    static func openDescriptorCount() -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
+    }
+
+    /// The `mediadevices` executable built beside the test bundle.
+    static var tool: String {
+        let bundle = Bundle.main.bundleURL.deletingLastPathComponent()
+        let candidates = [bundle.appendingPathComponent("mediadevices").path,
+                          URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediadevices").path]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }
+
+    /// A writable scratch directory inside the guest.
+    static var scratch: String {
+        let path = "/tmp/mediadevices-tests"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
+
+/// A rig step that failed (the test has already been failed with the details).
+enum RigError: Error { case commandFailed(String) }

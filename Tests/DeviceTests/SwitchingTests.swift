@@ -1,0 +1,86 @@
+import Foundation
+import MediaDevices
+import XCTest
+
+/// Format changes and device switches while running, with the consumer and the frames
+/// sequence staying subscribed.
+final class SwitchingTests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+
+    func testFormatChangeWhileRunningKeepsConsumers() async throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
+        let recorder = FrameRecorder(target: 1_000_000)
+        source.consumer = recorder
+        let frames = source.frames(bufferSize: 8)
+        try source.start()
+        var iterator = frames.makeAsyncIterator()
+        var seen: [String] = []
+        while seen.count < 5, let frame = try await iterator.next() { seen.append(frame.format.description) }
+        let small = Size(width: 320, height: 180)
+        let negotiation = try source.setFormat(FormatRequest(pixelFormat: .nv12, size: small, frameRate: FrameRate(25)))
+        XCTAssertEqual(negotiation.format.pixelFormat, .nv12)
+        XCTAssertEqual(negotiation.format.size, small)
+        XCTAssertTrue(source.isCapturing)
+        var after = 0
+        while after < 5, let frame = try await iterator.next() {
+            if frame.format.pixelFormat == .nv12 {
+                XCTAssertEqual(frame.format.size, small)
+                XCTAssertEqual(frame.data.count, 320 * 180 * 3 / 2)
+                after += 1
+            }
+        }
+        source.stop()
+        XCTAssertEqual(after, 5, "frames in the new format arrived through the same iterator")
+        let formats = Set(recorder.snapshot.map { $0.format.pixelFormat })
+        XCTAssertEqual(formats, [.yuyv, .nv12], "the callback consumer saw both formats")
+        XCTAssertEqual(recorder.stopCount, 1, "the consumer was told of the stop once, not of the format change")
+        XCTAssertEqual(source.statistics.droppedFrames, 0, "a restart is not a drop")
+    }
+
+    func testSwitchBetweenDevicesWhileRunningKeepsConsumers() async throws {
+        let nodes = try Rig.loadVivid("n_devs=2")
+        try Rig.setControl(nodes[0], "test_pattern=1")  // 100% colour bars
+        try Rig.setControl(nodes[1], "test_pattern=6")  // 100% white
+        try Rig.setControl(nodes[0], "osd_text_mode=2")
+        try Rig.setControl(nodes[1], "osd_text_mode=2")
+        let first = try CaptureDevice(path: nodes[0]), second = try CaptureDevice(path: nodes[1])
+        let request = FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25))
+        let source = CameraSource(device: first, request: request)
+        let recorder = FrameRecorder(target: 1_000_000)
+        source.consumer = recorder
+        let frames = source.frames(bufferSize: 8)
+        try source.start()
+        var iterator = frames.makeAsyncIterator()
+        var blackBars = 0
+        for _ in 0..<5 {
+            let next = try await iterator.next()
+            let frame = try XCTUnwrap(next)
+            if lumaAt(frame, bar: 7) < 30 { blackBars += 1 }
+        }
+        XCTAssertEqual(blackBars, 5, "device 1 shows colour bars (black at the right)")
+        try source.selectCaptureDevice(second)
+        XCTAssertEqual(source.device.path, nodes[1])
+        XCTAssertTrue(source.isCapturing)
+        var white = 0
+        for _ in 0..<30 where white < 5 {
+            let next = try await iterator.next()
+            let frame = try XCTUnwrap(next)
+            if lumaAt(frame, bar: 7) > 200 { white += 1 }
+        }
+        source.release()
+        XCTAssertEqual(white, 5, "frames from device 2 (all white) arrived through the same iterator")
+        XCTAssertEqual(recorder.stopCount, 1)
+        XCTAssertNil(recorder.stopError)
+        XCTAssertGreaterThan(recorder.count, 10)
+    }
+
+    /// Luma at the centre of colour bar `bar` (0-7), middle row, of a YUYV frame.
+    private func lumaAt(_ frame: VideoFrameBuffer, bar: Int) -> Int {
+        frame.withFrame { frame in
+            let x = frame.width * (2 * bar + 1) / 16
+            let plane = frame.plane(0)
+            return Int(plane.bytes[(frame.height / 2) * plane.bytesPerRow + x * 2])
+        }
+    }
+}

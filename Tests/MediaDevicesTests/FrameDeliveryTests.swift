@@ -1,0 +1,122 @@
+import XCTest
+import Synchronization
+@testable import MediaDevices
+
+/// Records what the delivery hands it.
+final class RecordingConsumer: VideoFrameConsumer {
+    struct Record {
+        var sequences: [UInt32] = []
+        var firstBytes: [[UInt8]] = []
+        var basePointers: [Int] = []
+        var stops: [MediaDevicesError?] = []
+    }
+    let record = Mutex(Record())
+
+    func consumeFrame(_ frame: VideoFrame) {
+        record.withLock {
+            $0.sequences.append(frame.sequence)
+            $0.firstBytes.append(Array(frame.plane(0).bytes))
+            $0.basePointers.append(Int(bitPattern: frame.plane(0).bytes.baseAddress))
+        }
+    }
+
+    func captureDidStop(error: MediaDevicesError?) {
+        record.withLock { $0.stops.append(error) }
+    }
+}
+
+final class FrameDeliveryTests: XCTestCase {
+    func testConsumerGetsEveryFrameZeroCopy() {
+        let delivery = FrameDelivery()
+        let consumer = RecordingConsumer()
+        delivery.consumer = consumer
+        var pointers: [Int] = []
+        for sequence: UInt32 in 0..<5 {
+            withGreyFrame(sequence: sequence, bytes: marker(sequence)) { frame in
+                pointers.append(Int(bitPattern: frame.plane(0).bytes.baseAddress))
+                delivery.deliver(frame)
+            }
+        }
+        let record = consumer.record.withLock { $0 }
+        do {
+            XCTAssertEqual(record.sequences, [0, 1, 2, 3, 4])
+            XCTAssertEqual(record.firstBytes, (0..<5).map { marker($0) })
+            XCTAssertEqual(record.basePointers, pointers, "the consumer should see the source's memory, not a copy")
+            XCTAssertTrue(record.stops.isEmpty)
+        }
+        XCTAssertEqual(delivery.statistics.deliveredFrames, 5)
+    }
+
+    func testConsumerToldOnStop() {
+        let delivery = FrameDelivery()
+        let consumer = RecordingConsumer()
+        delivery.consumer = consumer
+        delivery.finish(error: nil)
+        let failure = MediaDevicesError(.disconnected, device: "/dev/video0", operation: "VIDIOC_DQBUF", detail: "")
+        delivery.finish(error: failure)
+        let record = consumer.record.withLock { $0 }
+        do {
+            XCTAssertEqual(record.stops.count, 2)
+            XCTAssertEqual(record.stops.first ?? failure, nil)
+            XCTAssertEqual(record.stops.last ?? nil, failure)
+        }
+    }
+
+    func testReplacedConsumerNoLongerCalled() {
+        let delivery = FrameDelivery()
+        let first = RecordingConsumer(), second = RecordingConsumer()
+        delivery.consumer = first
+        withGreyFrame(sequence: 0, bytes: marker(0)) { delivery.deliver($0) }
+        delivery.consumer = second
+        withGreyFrame(sequence: 1, bytes: marker(1)) { delivery.deliver($0) }
+        XCTAssertEqual(first.record.withLock { $0.sequences }, [0])
+        XCTAssertEqual(second.record.withLock { $0.sequences }, [1])
+    }
+
+    func testSequencesGetCopiesAndQueueDropsAreCounted() async throws {
+        let delivery = FrameDelivery()
+        let frames = delivery.makeFrames(bufferSize: 2)
+        for sequence: UInt32 in 10..<15 {
+            withGreyFrame(sequence: sequence, timestamp: UInt64(sequence), bytes: marker(sequence)) { delivery.deliver($0) }
+        }
+        XCTAssertEqual(frames.droppedFrames, 3)
+        XCTAssertEqual(delivery.statistics.queueDroppedFrames, 3)
+        XCTAssertEqual(delivery.statistics.droppedFrames, 0)
+        XCTAssertEqual(delivery.statistics.deliveredFrames, 5)
+        delivery.finish(error: nil)
+        var seen: [UInt32] = []
+        var bytes: [[UInt8]] = []
+        for try await buffer in frames {
+            seen.append(buffer.sequence)
+            bytes.append(Array(buffer.data))
+        }
+        XCTAssertEqual(seen, [13, 14])
+        XCTAssertEqual(bytes, [marker(13), marker(14)])
+    }
+
+    func testFinishWithErrorEndsSequences() async {
+        let delivery = FrameDelivery()
+        let frames = delivery.makeFrames(bufferSize: 4)
+        delivery.finish(error: MediaDevicesError(.disconnected, device: "/dev/video0", operation: "VIDIOC_DQBUF", detail: ""))
+        do {
+            for try await _ in frames {}
+            XCTFail("expected the sequence to throw")
+        } catch {
+            XCTAssertEqual((error as? MediaDevicesError)?.code, .disconnected)
+        }
+    }
+
+    func testDriverDropsAndRestart() {
+        let delivery = FrameDelivery()
+        for sequence: UInt32 in [0, 1, 4] {
+            withGreyFrame(sequence: sequence, bytes: marker(sequence)) { delivery.deliver($0) }
+        }
+        XCTAssertEqual(delivery.statistics.droppedFrames, 2)
+        delivery.streamRestarted()
+        withGreyFrame(sequence: 0, bytes: marker(0)) { delivery.deliver($0) }
+        XCTAssertEqual(delivery.statistics.droppedFrames, 2)
+        delivery.resetStatistics()
+        XCTAssertEqual(delivery.statistics.deliveredFrames, 0)
+        XCTAssertEqual(delivery.statistics.droppedFrames, 0)
+    }
+}

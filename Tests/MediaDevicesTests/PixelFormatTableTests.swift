@@ -1,0 +1,133 @@
+import XCTest
+@testable import MediaDevices
+import CV4L2
+import CDRM
+
+final class PixelFormatTableTests: XCTestCase {
+    /// Every table entry with the kernel's V4L2 code and the DRM code of the same memory layout.
+    /// V4L2 names RGB by byte order in memory, DRM by a little-endian word, hence the swaps.
+    static let expected: [(format: PixelFormat, v4l2: UInt32, drm: UInt32?)] = [
+        (.yuyv, cv4l2_PIX_FMT_YUYV, cdrm_FORMAT_YUYV),
+        (.uyvy, cv4l2_PIX_FMT_UYVY, cdrm_FORMAT_UYVY),
+        (.yvyu, cv4l2_PIX_FMT_YVYU, cdrm_FORMAT_YVYU),
+        (.vyuy, cv4l2_PIX_FMT_VYUY, cdrm_FORMAT_VYUY),
+        (.nv12, cv4l2_PIX_FMT_NV12, cdrm_FORMAT_NV12),
+        (.nv21, cv4l2_PIX_FMT_NV21, cdrm_FORMAT_NV21),
+        (.nv16, cv4l2_PIX_FMT_NV16, cdrm_FORMAT_NV16),
+        (.nv61, cv4l2_PIX_FMT_NV61, cdrm_FORMAT_NV61),
+        (.yu12, cv4l2_PIX_FMT_YUV420, cdrm_FORMAT_YUV420),
+        (.yv12, cv4l2_PIX_FMT_YVU420, cdrm_FORMAT_YVU420),
+        (.nv12m, cv4l2_PIX_FMT_NV12M, cdrm_FORMAT_NV12),
+        (.nv21m, cv4l2_PIX_FMT_NV21M, cdrm_FORMAT_NV21),
+        (.yuv420m, cv4l2_PIX_FMT_YUV420M, cdrm_FORMAT_YUV420),
+        (.grey, cv4l2_PIX_FMT_GREY, cdrm_FORMAT_R8),
+        (.rgb24, cv4l2_PIX_FMT_RGB24, cdrm_FORMAT_BGR888),
+        (.bgr24, cv4l2_PIX_FMT_BGR24, cdrm_FORMAT_RGB888),
+        (.xrgb32, cv4l2_PIX_FMT_XRGB32, cdrm_FORMAT_BGRX8888),
+        (.argb32, cv4l2_PIX_FMT_ARGB32, cdrm_FORMAT_BGRA8888),
+        (.xbgr32, cv4l2_PIX_FMT_XBGR32, cdrm_FORMAT_XRGB8888),
+        (.abgr32, cv4l2_PIX_FMT_ABGR32, cdrm_FORMAT_ARGB8888),
+        (.rgbx32, cv4l2_PIX_FMT_RGBX32, cdrm_FORMAT_XBGR8888),
+        (.rgba32, cv4l2_PIX_FMT_RGBA32, cdrm_FORMAT_ABGR8888),
+        (.bgrx32, cv4l2_PIX_FMT_BGRX32, cdrm_FORMAT_RGBX8888),
+        (.bgra32, cv4l2_PIX_FMT_BGRA32, cdrm_FORMAT_RGBA8888),
+        (.rgb565, cv4l2_PIX_FMT_RGB565, cdrm_FORMAT_RGB565),
+        (.mjpeg, cv4l2_PIX_FMT_MJPEG, nil),
+        (.jpeg, cv4l2_PIX_FMT_JPEG, nil),
+    ]
+
+    func testEveryEntryMatchesTheKernelCodes() {
+        for entry in Self.expected {
+            XCTAssertEqual(entry.format.fourCC.rawValue, entry.v4l2, "V4L2 code of \(entry.format.name)")
+            XCTAssertEqual(entry.format.drmFourCC?.rawValue, entry.drm, "DRM code of \(entry.format.name)")
+        }
+    }
+
+    func testTableIsCoveredAndUnique() {
+        XCTAssertEqual(PixelFormat.all.count, Self.expected.count)
+        XCTAssertEqual(Set(PixelFormat.all.map(\.fourCC)), Set(Self.expected.map { FourCC(rawValue: $0.v4l2) }))
+    }
+
+    func testLookupByV4L2Code() {
+        XCTAssertEqual(PixelFormat(v4l2: FourCC(rawValue: cv4l2_PIX_FMT_YUV420)).name, "YU12")
+        XCTAssertEqual(PixelFormat(v4l2: FourCC(rawValue: cv4l2_PIX_FMT_NV12M)).name, "NV12M")
+        XCTAssertTrue(PixelFormat(v4l2: FourCC(rawValue: cv4l2_PIX_FMT_ABGR32)).isKnown)
+    }
+
+    func testLookupByDRMCode() {
+        XCTAssertEqual(PixelFormat(drm: FourCC(rawValue: cdrm_FORMAT_XRGB8888))?.fourCC.rawValue, cv4l2_PIX_FMT_XBGR32)
+        XCTAssertEqual(PixelFormat(drm: FourCC(rawValue: cdrm_FORMAT_NV12))?.fourCC.rawValue, cv4l2_PIX_FMT_NV12)
+        XCTAssertEqual(PixelFormat(drm: FourCC(rawValue: cdrm_FORMAT_BGR888))?.fourCC.rawValue, cv4l2_PIX_FMT_RGB24)
+        XCTAssertNil(PixelFormat(drm: FourCC(rawValue: cdrm_FORMAT_XRGB2101010)))
+    }
+
+    func testPackedLayouts() throws {
+        let yuyv = try XCTUnwrap(PixelFormat.yuyv.layout)
+        XCTAssertEqual(yuyv.planes.count, 1)
+        XCTAssertEqual(yuyv.bytesPerPixel, 2)
+        XCTAssertEqual(yuyv.memoryPlaneCount, 1)
+        XCTAssertEqual(yuyv.chromaSubsampling.horizontal, 2)
+        XCTAssertEqual(yuyv.chromaSubsampling.vertical, 1)
+        XCTAssertFalse(yuyv.isCompressed)
+        XCTAssertEqual(PixelFormat.rgb24.layout?.bytesPerPixel, 3)
+        XCTAssertEqual(PixelFormat.xbgr32.layout?.bytesPerPixel, 4)
+        XCTAssertEqual(PixelFormat.grey.layout?.bytesPerPixel, 1)
+        XCTAssertEqual(PixelFormat.rgb565.layout?.bytesPerPixel, 2)
+    }
+
+    func testSemiPlanarLayouts() throws {
+        let nv12 = try XCTUnwrap(PixelFormat.nv12.layout)
+        XCTAssertEqual(nv12.planes.count, 2)
+        XCTAssertEqual(nv12.memoryPlaneCount, 1)
+        XCTAssertEqual(nv12.chromaSubsampling.horizontal, 2)
+        XCTAssertEqual(nv12.chromaSubsampling.vertical, 2)
+        XCTAssertEqual(nv12.planes[1], PlaneDescription(bytesPerSample: 2, horizontalSubsampling: 2, verticalSubsampling: 2))
+        let nv16 = try XCTUnwrap(PixelFormat.nv16.layout)
+        XCTAssertEqual(nv16.chromaSubsampling.vertical, 1)
+        XCTAssertEqual(nv16.planes[1].verticalSubsampling, 1)
+        XCTAssertEqual(PixelFormat.nv12m.layout?.memoryPlaneCount, 2)
+        XCTAssertEqual(PixelFormat.nv12m.layout?.planes.count, 2)
+    }
+
+    func testPlanarLayouts() throws {
+        let yu12 = try XCTUnwrap(PixelFormat.yu12.layout)
+        XCTAssertEqual(yu12.planes.count, 3)
+        XCTAssertEqual(yu12.memoryPlaneCount, 1)
+        XCTAssertEqual(yu12.planes[1], PlaneDescription(bytesPerSample: 1, horizontalSubsampling: 2, verticalSubsampling: 2))
+        XCTAssertEqual(yu12.planes[2], yu12.planes[1])
+        XCTAssertEqual(PixelFormat.yuv420m.layout?.memoryPlaneCount, 3)
+        XCTAssertEqual(PixelFormat.yuv420m.layout?.planes.count, 3)
+    }
+
+    func testCompressedFormats() {
+        XCTAssertTrue(PixelFormat.mjpeg.isCompressed)
+        XCTAssertTrue(PixelFormat.jpeg.isCompressed)
+        XCTAssertFalse(PixelFormat.yuyv.isCompressed)
+        XCTAssertFalse(PixelFormat(v4l2: "ABCD").isCompressed)
+    }
+
+    func testYUVFlag() {
+        XCTAssertTrue(PixelFormat.nv12.isYUV)
+        XCTAssertTrue(PixelFormat.yuyv.isYUV)
+        XCTAssertFalse(PixelFormat.rgb24.isYUV)
+        XCTAssertFalse(PixelFormat.grey.isYUV)
+    }
+
+    func testLookupByName() {
+        XCTAssertEqual(PixelFormat(named: "I420")?.fourCC.rawValue, cv4l2_PIX_FMT_YUV420)
+        XCTAssertEqual(PixelFormat(named: "YUYV")?.fourCC.rawValue, cv4l2_PIX_FMT_YUYV)
+        XCTAssertEqual(PixelFormat(named: "YUY2")?.fourCC.rawValue, cv4l2_PIX_FMT_YUYV)
+        XCTAssertEqual(PixelFormat(named: "MJPG")?.fourCC.rawValue, cv4l2_PIX_FMT_MJPEG)
+        XCTAssertEqual(PixelFormat(named: "MJPEG")?.fourCC.rawValue, cv4l2_PIX_FMT_MJPEG)
+        XCTAssertEqual(PixelFormat(named: "NV12M")?.fourCC.rawValue, cv4l2_PIX_FMT_NV12M)
+        XCTAssertEqual(PixelFormat(named: "NM12")?.fourCC.rawValue, cv4l2_PIX_FMT_NV12M)
+        XCTAssertEqual(PixelFormat(named: "RGB3")?.fourCC.rawValue, cv4l2_PIX_FMT_RGB24)
+        XCTAssertEqual(PixelFormat(named: "ARGB")?.fourCC.rawValue, cv4l2_PIX_FMT_ABGR32)
+        XCTAssertNil(PixelFormat(named: "nonsense"))
+        XCTAssertNil(PixelFormat(named: ""))
+        let unknown = PixelFormat(named: "WXYZ")
+        XCTAssertEqual(unknown?.fourCC.rawValue, 0x5A59_5857)
+        XCTAssertEqual(unknown?.name, "WXYZ")
+        XCTAssertEqual(unknown?.isKnown, false)
+    }
+}
