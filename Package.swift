@@ -42,9 +42,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Test support: counts heap allocations per thread (interposes malloc in the test binary).
+        .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
+        .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter"], path: "Tests/TestSupport"),
         // Tier 1: pure unit tests, run on the host.
-        .testTarget(name: "MediaDevicesTests", dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev"]),
+        .testTarget(name: "MediaDevicesTests",
+                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "TestSupport"]),
         // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
-        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices"]),
+        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport"]),
     ]
 )

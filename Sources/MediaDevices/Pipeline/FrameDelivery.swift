@@ -44,7 +44,13 @@ final class FrameDelivery: Sendable {
         }
         consumer?.consumeFrame(frame)
         var drops = 0
-        for queue in queues { drops += queue.push(frame) }
+        // An index loop: in unoptimized builds `for in` goes through the stdlib's generic
+        // iterator, whose coroutine frame is heap-allocated per call.
+        var index = 0
+        while index < queues.count {
+            drops += queues[index].push(frame)
+            index += 1
+        }
         if drops > 0 { state.withLock { $0.accumulator.recordQueueDrops(drops) } }
     }
 

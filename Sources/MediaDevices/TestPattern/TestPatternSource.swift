@@ -171,6 +171,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
         defer { planes.deallocate() }
         for index in 0..<3 { planes[index] = memory + (index < locations.count ? locations[index].offset : 0) }
         let numerator = UInt64(rate.frameInterval.numerator), denominator = UInt64(rate.frameInterval.denominator)
+        let imageSize = format.imageSize
         let start = MonotonicClock.now()
         var wakePoll = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
         var sequence: UInt64 = 0
@@ -196,7 +197,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
             }
             delivery.deliver(VideoFrame(format: format, timestamp: deadline, sequence: UInt32(truncatingIfNeeded: sequence),
                                         orientation: .up, captureDelay: .nanoseconds(Int64(delivered - deadline)),
-                                        planeCount: min(planeSizes.count, 3), bytesUsed: format.imageSize,
+                                        planeCount: min(planeSizes.count, 3), bytesUsed: imageSize,
                                         plane0: plane(0), plane1: plane(1), plane2: plane(2)))
             sequence += 1
             // Fell more than one interval behind: skip the missed deadlines.

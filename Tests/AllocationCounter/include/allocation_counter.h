@@ -1,0 +1,14 @@
+// AllocationCounter: counts heap allocations per thread, for the tests that prove steady-state
+// capture allocates nothing per frame. Linked into the test executable only, it interposes
+// malloc and friends (forwarding to glibc's __libc_* entry points) for the whole process.
+#ifndef ALLOCATION_COUNTER_H
+#define ALLOCATION_COUNTER_H
+#include <stdint.h>
+
+/// Allocations (malloc, calloc, realloc, memalign, posix_memalign, aligned_alloc, valloc) made
+/// by the calling thread since it started.
+uint64_t allocation_counter_this_thread(void);
+
+/// Whether the interposition is in effect (an allocation made now is counted).
+int allocation_counter_is_active(void);
+#endif

@@ -1,0 +1,47 @@
+import Foundation
+import XCTest
+
+/// `mediadevices capture` against vivid: what it writes is what ffprobe reads back.
+final class CLITests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+
+    func testCaptureWritesY4MThatFFprobeReads() throws {
+        try Rig.loadVivid("n_devs=1")
+        let output = "\(Rig.scratch)/vivid.y4m"
+        let printed = try Rig.run("\(Rig.tool) capture 0 --format YU12 --size 640x480 --fps 24 --frames 20 --output \(output) --json")
+        let result = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any], printed)
+        XCTAssertEqual(result["container"] as? String, "y4m")
+        XCTAssertEqual(result["framesWritten"] as? Int, 20)
+        let rate = try XCTUnwrap(result["frameRate"] as? [String: Int])
+        XCTAssertEqual(rate, ["numerator": 15, "denominator": 1], "24 fps is not offered at 640x480: 15 is the best at or below")
+        let adjustments = try XCTUnwrap(result["adjustments"] as? [[String: String]])
+        XCTAssertEqual(adjustments.map { $0["field"] }, ["frameRate"])
+        let stats = try XCTUnwrap(result["statistics"] as? [String: Any])
+        XCTAssertGreaterThanOrEqual(stats["deliveredFrames"] as? Int ?? 0, 20)
+        let probe = try Rig.run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=width,height,pix_fmt,nb_read_frames,r_frame_rate -of default=noprint_wrappers=1 \(output)")
+        XCTAssertTrue(probe.contains("width=640") && probe.contains("height=480"), probe)
+        XCTAssertTrue(probe.contains("pix_fmt=yuv420p"), probe)
+        XCTAssertTrue(probe.contains("nb_read_frames=20"), probe)
+        XCTAssertTrue(probe.contains("r_frame_rate=15/1"), probe)
+    }
+
+    func testCaptureWritesRawFramesOfTheNegotiatedSize() throws {
+        try Rig.loadVivid("n_devs=1")
+        let output = "\(Rig.scratch)/vivid.yuyv"
+        let printed = try Rig.run("\(Rig.tool) capture /dev/video0 --format YUYV --size 320x180 --frames 12 --output \(output)")
+        XCTAssertTrue(printed.contains("ffplay -f rawvideo -pixel_format yuyv422 -video_size 320x180"), printed)
+        let size = try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int
+        XCTAssertEqual(size, 12 * 320 * 180 * 2)
+    }
+
+    func testUnknownDeviceAndUnofferedFormatAreClearErrors() throws {
+        try Rig.loadVivid("n_devs=1")
+        let missing = Rig.shell("\(Rig.tool) formats 7 --json")
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.output.contains("\"code\" : \"notFound\""), missing.output)
+        let unoffered = Rig.shell("\(Rig.tool) capture 0 --format MJPG --frames 1 --output \(Rig.scratch)/x --json")
+        XCTAssertEqual(unoffered.status, 1)
+        XCTAssertTrue(unoffered.output.contains("\"code\" : \"unsupportedFormat\""), unoffered.output)
+        XCTAssertTrue(unoffered.output.contains("YUYV"), "names what is offered: \(unoffered.output)")
+    }
+}

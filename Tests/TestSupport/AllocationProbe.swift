@@ -1,0 +1,37 @@
+import AllocationCounter
+import Dispatch
+import MediaDevices
+
+/// A consumer that counts the heap allocations made on the capture thread between frame
+/// `warmUp` and frame `warmUp + measured`: everything the source does per frame (poll, dequeue,
+/// deliver, requeue, queue copies) happens on that thread. It allocates nothing itself.
+public final class AllocationProbe: VideoFrameConsumer, @unchecked Sendable {
+    private let warmUp: Int
+    private let measured: Int
+    private var seen = 0
+    private var start: UInt64 = 0
+    /// Allocations on the capture thread over the measured frames; valid after `done`.
+    public private(set) var allocations: UInt64 = 0
+    /// Signalled once the measured frames have passed.
+    public let done = DispatchSemaphore(value: 0)
+
+    /// Measures `measured` frames after `warmUp` frames.
+    public init(warmUp: Int, measured: Int) {
+        self.warmUp = warmUp
+        self.measured = measured
+    }
+
+    /// Whether malloc is interposed in this process (if not, the probe measures nothing).
+    public static var isActive: Bool { allocation_counter_is_active() != 0 }
+
+    /// Counts.
+    public func consumeFrame(_ frame: VideoFrame) {
+        seen += 1
+        if seen == warmUp {
+            start = allocation_counter_this_thread()
+        } else if seen == warmUp + measured {
+            allocations = allocation_counter_this_thread() - start
+            done.signal()
+        }
+    }
+}
