@@ -9,12 +9,14 @@ struct ListCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let devices = CaptureDevice.devices
+        let (devices, problems) = CaptureDevice.enumerate()
         if json {
-            struct Output: Encodable { let cameras: [CameraJSON] }
-            printJSON(Output(cameras: devices.enumerated().map { CameraJSON(index: $0.offset, $0.element) }))
+            struct Output: Encodable { let cameras: [CameraJSON]; let skipped: [ErrorJSON.Body] }
+            printJSON(Output(cameras: devices.enumerated().map { CameraJSON(index: $0.offset, $0.element) },
+                             skipped: problems.map { ErrorJSON($0).error }))
             return
         }
+        for problem in problems { print("skipped: \(problem)") }
         if devices.isEmpty { print("No capture devices. The built-in source `testpattern` is always there.") }
         for (index, device) in devices.enumerated() {
             print("[\(index)] \(device.path)  \(device.name)  (\(device.driver), \(device.busInfo))")

@@ -132,5 +132,12 @@ final class FailureTests: XCTestCase {
         XCTAssertEqual(error["device"] as? String, node)
         let message = error["message"] as? String ?? ""
         XCTAssertTrue(message.contains("video") && message.contains("udev"), message)
+        // `list` says why it shows nothing, instead of claiming there is no camera.
+        let list = Rig.shell("setpriv --reuid=65534 --regid=65534 --clear-groups \(Rig.tool) list --json")
+        XCTAssertEqual(list.status, 0, list.errors)
+        let listed = try JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [String: Any]
+        XCTAssertEqual((listed?["cameras"] as? [Any])?.count, 0)
+        let skipped = try XCTUnwrap(listed?["skipped"] as? [[String: Any]], list.output)
+        XCTAssertTrue(skipped.contains { $0["device"] as? String == node && $0["code"] as? String == "permissionDenied" }, list.output)
     }
 }

@@ -26,7 +26,7 @@ final class SwitchingTests: XCTestCase {
         while after < 5, let frame = try await iterator.next() {
             if frame.format.pixelFormat == .nv12 {
                 XCTAssertEqual(frame.format.size, small)
-                XCTAssertEqual(frame.data.count, 320 * 180 * 3 / 2)
+                XCTAssertEqual(frame.byteCount, 320 * 180 * 3 / 2)
                 after += 1
             }
         }
@@ -75,6 +75,37 @@ final class SwitchingTests: XCTestCase {
         XCTAssertGreaterThan(recorder.count, 10)
     }
 
+    func testSelectingTheSameDeviceChangesItsFormat() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
+        let recorder = FrameRecorder(target: 1_000_000)
+        source.consumer = recorder
+        try source.start()
+        for _ in 0..<200 where recorder.count < 3 { usleep(50_000) }
+        let negotiation = try source.selectCaptureDevice(try CaptureDevice(path: node),
+                                                         format: FormatRequest(pixelFormat: .nv12, size: Size(width: 320, height: 180)))
+        XCTAssertEqual(negotiation.format.pixelFormat, .nv12, "the same device is reconfigured, not opened twice (which vb2 refuses with EBUSY)")
+        for _ in 0..<200 where !recorder.snapshot.contains(where: { $0.format.pixelFormat == .nv12 }) { usleep(50_000) }
+        source.release()
+        XCTAssertTrue(recorder.snapshot.contains { $0.format.pixelFormat == .nv12 })
+        XCTAssertNil(recorder.stopError)
+    }
+
+    func testStopFromTheCallbackEndsCaptureAndReleasesEverything() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let descriptorsBefore = Rig.openDescriptorCount()
+        let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
+        let stopper = StoppingConsumer(source: source, after: 5)
+        source.consumer = stopper
+        try source.start()
+        XCTAssertEqual(stopper.stopped.wait(timeout: .now() + 30), .success, "the consumer heard of the stop")
+        for _ in 0..<100 where source.isCapturing { usleep(20_000) }
+        XCTAssertFalse(source.isCapturing)
+        XCTAssertEqual(stopper.framesAfterStop, 0, "no frame after stop() returned in the callback")
+        source.release()
+        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore)
+    }
+
     /// Luma at the centre of colour bar `bar` (0-7), middle row, of a YUYV frame.
     private func lumaAt(_ frame: VideoFrameBuffer, bar: Int) -> Int {
         frame.withFrame { frame in
@@ -83,4 +114,30 @@ final class SwitchingTests: XCTestCase {
             return Int(plane.bytes[(frame.height / 2) * plane.bytesPerRow + x * 2])
         }
     }
+}
+
+/// Calls `stop()` on its source from the callback, after `after` frames.
+private final class StoppingConsumer: VideoFrameConsumer, @unchecked Sendable {
+    weak var source: CameraSource?
+    let after: Int
+    let stopped = DispatchSemaphore(value: 0)
+    private var frames = 0
+    private var stopCalled = false
+    private(set) var framesAfterStop = 0
+
+    init(source: CameraSource, after: Int) {
+        self.source = source
+        self.after = after
+    }
+
+    func consumeFrame(_ frame: VideoFrame) {
+        if stopCalled { framesAfterStop += 1; return }
+        frames += 1
+        if frames == after {
+            stopCalled = true
+            source?.stop()
+        }
+    }
+
+    func captureDidStop(error: MediaDevicesError?) { stopped.signal() }
 }

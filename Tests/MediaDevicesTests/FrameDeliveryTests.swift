@@ -47,19 +47,35 @@ final class FrameDeliveryTests: XCTestCase {
         XCTAssertEqual(delivery.statistics.deliveredFrames, 5)
     }
 
-    func testConsumerToldOnStop() {
+    func testConsumerToldOnceWhenARunEnds() {
         let delivery = FrameDelivery()
         let consumer = RecordingConsumer()
         delivery.consumer = consumer
-        delivery.finish(error: nil)
         let failure = MediaDevicesError(.disconnected, device: "/dev/video0", operation: "VIDIOC_DQBUF", detail: "")
+        delivery.finish(error: failure)  // no run: nothing to tell
+        delivery.beginRun()
+        delivery.finish(error: nil)
+        delivery.finish(error: failure)  // the same run cannot end twice
+        delivery.beginRun()
         delivery.finish(error: failure)
         let record = consumer.record.withLock { $0 }
+        XCTAssertEqual(record.stops.count, 2)
+        XCTAssertEqual(record.stops.first ?? failure, nil)
+        XCTAssertEqual(record.stops.last ?? nil, failure)
+    }
+
+    func testAbandonedSequenceIsNoLongerFed() {
+        let delivery = FrameDelivery()
+        weak var abandoned: FrameQueue?
         do {
-            XCTAssertEqual(record.stops.count, 2)
-            XCTAssertEqual(record.stops.first ?? failure, nil)
-            XCTAssertEqual(record.stops.last ?? nil, failure)
+            let frames = delivery.makeFrames(bufferSize: 2)
+            abandoned = frames.queue
+            withGreyFrame(sequence: 0, bytes: marker(0)) { delivery.deliver($0) }
+            XCTAssertNotNil(abandoned)
         }
+        XCTAssertNil(abandoned, "the delivery does not keep a dropped sequence alive")
+        for n in 1...5 { withGreyFrame(sequence: UInt32(n), bytes: marker(UInt32(n))) { delivery.deliver($0) } }
+        XCTAssertEqual(delivery.statistics.queueDroppedFrames, 0, "nothing is copied for it any more")
     }
 
     func testReplacedConsumerNoLongerCalled() {
@@ -88,7 +104,7 @@ final class FrameDeliveryTests: XCTestCase {
         var bytes: [[UInt8]] = []
         for try await buffer in frames {
             seen.append(buffer.sequence)
-            bytes.append(Array(buffer.data))
+            bytes.append(buffer.withUnsafeBytes { Array($0) })
         }
         XCTAssertEqual(seen, [13, 14])
         XCTAssertEqual(bytes, [marker(13), marker(14)])
@@ -115,7 +131,7 @@ final class FrameDeliveryTests: XCTestCase {
         delivery.streamRestarted()
         withGreyFrame(sequence: 0, bytes: marker(0)) { delivery.deliver($0) }
         XCTAssertEqual(delivery.statistics.droppedFrames, 2)
-        delivery.resetStatistics()
+        delivery.beginRun()
         XCTAssertEqual(delivery.statistics.deliveredFrames, 0)
         XCTAssertEqual(delivery.statistics.droppedFrames, 0)
     }

@@ -35,7 +35,7 @@ final class FrameQueueTests: XCTestCase {
             queue.push($0)
         }
         let buffer = try await queue.next()
-        XCTAssertEqual(buffer.map { Array($0.data) }, [9, 8, 7, 6, 5])
+        XCTAssertEqual(buffer.map { $0.withUnsafeBytes { Array($0) } }, [9, 8, 7, 6, 5])
         XCTAssertEqual(buffer?.sequence, 42)
         XCTAssertEqual(buffer?.timestamp, 123_456)
         XCTAssertEqual(buffer?.captureDelay, .microseconds(70))
@@ -144,7 +144,7 @@ final class FrameQueueTests: XCTestCase {
         let held = try XCTUnwrap(next)
         for sequence: UInt32 in 2...10 { _ = push(queue, sequence) }
         XCTAssertEqual(held.sequence, 1)
-        XCTAssertEqual(Array(held.data), marker(1))
+        XCTAssertEqual(held.withUnsafeBytes { Array($0) }, marker(1))
         let latest = try await nextSequence(queue)
         XCTAssertEqual(latest, 10)
     }

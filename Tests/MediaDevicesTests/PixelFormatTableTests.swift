@@ -122,7 +122,9 @@ final class PixelFormatTableTests: XCTestCase {
         XCTAssertEqual(PixelFormat(named: "NV12M")?.fourCC.rawValue, cv4l2_PIX_FMT_NV12M)
         XCTAssertEqual(PixelFormat(named: "NM12")?.fourCC.rawValue, cv4l2_PIX_FMT_NV12M)
         XCTAssertEqual(PixelFormat(named: "RGB3")?.fourCC.rawValue, cv4l2_PIX_FMT_RGB24)
-        XCTAssertEqual(PixelFormat(named: "ARGB")?.fourCC.rawValue, cv4l2_PIX_FMT_ABGR32)
+        // "ARGB" means B,G,R,A bytes to libyuv and A,R,G,B to FFmpeg: not guessed, kept as a fourcc.
+        XCTAssertEqual(PixelFormat(named: "ARGB")?.isKnown, false)
+        XCTAssertEqual(PixelFormat(named: "ABGR32")?.fourCC.rawValue, cv4l2_PIX_FMT_ABGR32)
         XCTAssertNil(PixelFormat(named: "nonsense"))
         XCTAssertNil(PixelFormat(named: ""))
         let unknown = PixelFormat(named: "WXYZ")

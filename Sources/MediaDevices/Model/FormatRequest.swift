@@ -24,7 +24,16 @@ public struct FormatRequest: Sendable, Hashable, CustomStringConvertible {
 /// One thing that came out different from what was asked, and why.
 public struct FormatAdjustment: Sendable, Hashable, CustomStringConvertible {
     /// What was adjusted.
-    public enum Field: String, Sendable, Codable { case pixelFormat, size, bytesPerRow, frameRate }
+    public enum Field: String, Sendable, Codable {
+        /// The pixel format.
+        case pixelFormat
+        /// The frame size.
+        case size
+        /// The row stride (padding added by the driver).
+        case bytesPerRow
+        /// The frame rate.
+        case frameRate
+    }
     /// What was adjusted.
     public let field: Field
     /// What was asked (`"any"` when nothing was).

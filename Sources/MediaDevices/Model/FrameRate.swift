@@ -57,7 +57,14 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     public let kind: Kind
 
     /// The kind of V4L2 frame interval entry (`V4L2_FRMIVAL_TYPE_*`).
-    public enum Kind: String, Sendable, Codable { case discrete, stepwise, continuous }
+    public enum Kind: String, Sendable, Codable {
+        /// One rate (`V4L2_FRMIVAL_TYPE_DISCRETE`).
+        case discrete
+        /// Rates on a grid of intervals (`V4L2_FRMIVAL_TYPE_STEPWISE`).
+        case stepwise
+        /// Any rate in the range (`V4L2_FRMIVAL_TYPE_CONTINUOUS`).
+        case continuous
+    }
 
     /// A single rate.
     public init(discrete rate: FrameRate) {

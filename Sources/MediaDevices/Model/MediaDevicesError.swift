@@ -55,7 +55,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
 
     /// Maps an errno from `operation` on `device` to an error with a remedy.
     public static func fromErrno(_ errno: Int32, device: String?, operation: String) -> MediaDevicesError {
-        let name = device ?? "the device"
+        let name = device ?? "The device"
         switch errno {
         case ENODEV, ENXIO, ENOENT where operation != "open":
             return MediaDevicesError(.disconnected, device: device, operation: operation, errno: errno,
@@ -72,6 +72,15 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         case EINVAL where operation == "VIDIOC_S_FMT" || operation == "VIDIOC_REQBUFS":
             return MediaDevicesError(.unsupportedFormat, device: device, operation: operation, errno: errno,
                                      detail: "The driver rejected the format or buffer request; run `mediadevices formats \(device ?? "DEVICE")` for what it supports")
+        case ENOSPC where operation == "VIDIOC_STREAMON":
+            return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
+                                     detail: "Not enough bus bandwidth to stream (USB cameras): pick a smaller size or rate, MJPEG instead of raw, or another USB port")
+        case ENOMEM:
+            return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
+                                     detail: "The driver could not allocate buffers; use fewer or smaller buffers (a smaller format), or free memory")
+        case EMFILE, ENFILE:
+            return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
+                                     detail: "Too many open files; release unused sources or raise the limit (`ulimit -n`)")
         case ETIMEDOUT:
             return MediaDevicesError(.timeout, device: device, operation: operation, errno: errno,
                                      detail: "The device did not answer in time; check its cable and power, then try again")
@@ -79,6 +88,19 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
             return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
                                      detail: "The driver reported an error; `dmesg` may say more")
         }
+    }
+
+    /// Maps an errno from `operation` on the file `path` (not a device) to an error with a remedy.
+    public static func fromFileErrno(_ errno: Int32, path: String, operation: String) -> MediaDevicesError {
+        let remedy: String
+        let code: Code
+        switch errno {
+        case ENOENT, ENOTDIR: (code, remedy) = (.notFound, "The folder \(path) would go in does not exist; create it or choose another path")
+        case EACCES, EPERM, EROFS: (code, remedy) = (.permissionDenied, "This user may not write \(path); choose a writable path")
+        case ENOSPC, EDQUOT: (code, remedy) = (.io, "The disk holding \(path) is full; free space or write elsewhere")
+        default: (code, remedy) = (.io, "Writing \(path) failed; check the disk and the path")
+        }
+        return MediaDevicesError(code, device: nil, operation: operation, errno: errno, detail: remedy)
     }
 
     /// The symbolic name of common errno values (`EBUSY`), else `errno N`.

@@ -70,7 +70,7 @@ extension PixelFormat {
     /// Names applications use for these formats elsewhere (GStreamer, FFmpeg, libyuv).
     static let aliases: [String: PixelFormat] = [
         "I420": .yu12, "YUV420": .yu12, "YUV420P": .yu12, "YVU420": .yv12, "YUY2": .yuyv,
-        "MJPEG": .mjpeg, "MJPG": .mjpeg, "ARGB": .abgr32, "XRGB": .xbgr32,
+        "MJPEG": .mjpeg, "MJPG": .mjpeg,
         "GRAY": .grey, "GRAY8": .grey, "RGB": .rgb24, "BGR": .bgr24,
     ]
 }

@@ -28,7 +28,8 @@ public struct PlaneDescription: Hashable, Sendable {
     /// contiguous multi-plane formats: NV12's CbCr rows are as long as its Y rows, YU12's Cb and
     /// Cr rows half as long.
     func bytesPerRow(luminanceBytesPerRow: Int, luminance: PlaneDescription) -> Int {
-        luminanceBytesPerRow * bytesPerSample / (luminance.bytesPerSample * horizontalSubsampling)
+        let divisor = luminance.bytesPerSample * horizontalSubsampling
+        return (luminanceBytesPerRow * bytesPerSample + divisor - 1) / divisor
     }
 }
 

@@ -1,5 +1,5 @@
 /// One plane of a frame: where its bytes are and how long a row is.
-public struct FramePlane: @unchecked Sendable {
+public struct FramePlane {
     /// The plane's bytes. Valid only as long as the frame that holds the plane.
     public let bytes: UnsafeRawBufferPointer
     /// Bytes per row, including padding.
@@ -12,7 +12,7 @@ public struct FramePlane: @unchecked Sendable {
     }
 
     /// A plane with no bytes, for the unused plane slots of a frame.
-    public static let empty = FramePlane(bytes: UnsafeRawBufferPointer(start: nil, count: 0), bytesPerRow: 0)
+    public static var empty: FramePlane { FramePlane(bytes: UnsafeRawBufferPointer(start: nil, count: 0), bytesPerRow: 0) }
 }
 
 /// A captured video frame, lent to a consumer for the duration of one callback.
@@ -20,7 +20,8 @@ public struct FramePlane: @unchecked Sendable {
 /// The planes point straight into the driver's mmap'd buffer (zero-copy); the buffer is given
 /// back to the driver when the callback returns, so a consumer that wants to keep the pixels
 /// copies them (`VideoFrameBuffer` does that from a pool). Building a frame allocates nothing.
-public struct VideoFrame: @unchecked Sendable {
+/// Frames are deliberately not `Sendable`: they cannot be handed to another task.
+public struct VideoFrame {
     /// The frame's format; the strides in `format.bytesPerRow` match the planes.
     public let format: VideoFormat
     /// When the driver captured the frame, in nanoseconds of `CLOCK_MONOTONIC`.

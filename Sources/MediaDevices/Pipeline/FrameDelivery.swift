@@ -4,10 +4,18 @@ import Synchronization
 /// sequences, and keeps the statistics. One per source; it outlives stream restarts (format
 /// changes, device switches), so consumers never re-subscribe.
 final class FrameDelivery: Sendable {
+    /// A sequence the delivery feeds, held weakly: a sequence the application dropped (or whose
+    /// task was cancelled) stops costing a copy per frame.
+    private struct WeakQueue {
+        weak var queue: FrameQueue?
+    }
+
     private struct State {
         var consumer: (any VideoFrameConsumer)?
-        var queues: [FrameQueue] = []
+        var queues: [WeakQueue] = []
         var accumulator = StatisticsAccumulator()
+        /// Between `beginRun()` and the `finish` that ends it: the consumer hears of the end once.
+        var runActive = false
     }
 
     private let state = Mutex(State())
@@ -24,12 +32,20 @@ final class FrameDelivery: Sendable {
     /// A new asynchronous sequence fed by this delivery.
     func makeFrames(bufferSize: Int) -> VideoFrames {
         let queue = FrameQueue(capacity: max(1, bufferSize))
-        state.withLock { $0.queues.append(queue) }
+        state.withLock { state in
+            state.queues.removeAll { $0.queue == nil }
+            state.queues.append(WeakQueue(queue: queue))
+        }
         return VideoFrames(queue: queue)
     }
 
-    /// Starts a new run: zeroes the statistics.
-    func resetStatistics() { state.withLock { $0.accumulator = StatisticsAccumulator() } }
+    /// A run starts: statistics begin at zero, and its end will be reported to the consumer.
+    func beginRun() {
+        state.withLock {
+            $0.accumulator = StatisticsAccumulator()
+            $0.runActive = true
+        }
+    }
 
     /// The stream restarted (new format or device): sequence numbers begin again.
     func streamRestarted() { state.withLock { $0.accumulator.restartSequence() } }
@@ -48,20 +64,23 @@ final class FrameDelivery: Sendable {
         // iterator, whose coroutine frame is heap-allocated per call.
         var index = 0
         while index < queues.count {
-            drops += queues[index].push(frame)
+            if let queue = queues[index].queue { drops += queue.push(frame) }
             index += 1
         }
         if drops > 0 { state.withLock { $0.accumulator.recordQueueDrops(drops) } }
     }
 
-    /// Capturing ended: tells the consumer and ends every sequence (with `error`, if any).
+    /// Capturing ended (or never started): ends every sequence (throwing `error`, if any) and,
+    /// once per run, tells the consumer.
     func finish(error: MediaDevicesError?) {
         let (consumer, queues) = state.withLock { state in
             let queues = state.queues
             state.queues.removeAll()
-            return (state.consumer, queues)
+            let consumer = state.runActive ? state.consumer : nil
+            state.runActive = false
+            return (consumer, queues)
         }
-        for queue in queues { queue.finish(error: error) }
+        for entry in queues { entry.queue?.finish(error: error) }
         consumer?.captureDidStop(error: error)
     }
 }

@@ -43,7 +43,7 @@ public final class FrameFileWriter: @unchecked Sendable {
         self.container = chosen
         planeOrder = format.pixelFormat == .yv12 ? [0, 2, 1] : [0, 1, 2]
         guard let file = fopen(path, "wb") else {
-            throw MediaDevicesError.fromErrno(errno, device: nil, operation: "open \(path) for writing")
+            throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "open \(path) for writing")
         }
         self.file = file
         if chosen == .y4m {
@@ -81,7 +81,7 @@ public final class FrameFileWriter: @unchecked Sendable {
     public func close() throws {
         guard let file else { return }
         self.file = nil
-        if fclose(file) != 0 { throw MediaDevicesError.fromErrno(errno, device: nil, operation: "close \(path)") }
+        if fclose(file) != 0 { throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "close \(path)") }
     }
 
     private static let frameHeader = Array("FRAME\n".utf8)
@@ -96,7 +96,7 @@ public final class FrameFileWriter: @unchecked Sendable {
         }
         guard bytes.count > 0 else { return }
         if fwrite(bytes.baseAddress, 1, bytes.count, file) != bytes.count {
-            throw MediaDevicesError.fromErrno(errno, device: nil, operation: "write \(path)")
+            throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "write \(path)")
         }
     }
 }

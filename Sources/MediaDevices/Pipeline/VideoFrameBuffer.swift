@@ -28,9 +28,13 @@ public final class VideoFrameBuffer: @unchecked Sendable {
 
     deinit { storage.deallocate() }
 
-    /// All copied bytes, the planes one after another.
-    public var data: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: storage, count: planeOffsets.2 + planeLengths.2)
+    /// The number of copied bytes, all planes.
+    public var byteCount: Int { planeOffsets.2 + planeLengths.2 }
+
+    /// Lends all copied bytes, the planes one after another (valid only inside `body`: the
+    /// buffer goes back to its pool once the application lets go of it).
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: storage, count: byteCount))
     }
 
     /// Lends the copy as a `VideoFrame` (valid only inside `body`).

@@ -119,6 +119,10 @@ final class FrameQueue: Sendable {
                         return .end
                     }
                     if Task.isCancelled { return .end }
+                    if state.waiter != nil {
+                        return .failure(MediaDevicesError(.invalidState, device: nil, operation: "VideoFrames.next()",
+                                                          detail: "Another task is already waiting on this sequence; iterate it from one task, or make one sequence per reader with frames(bufferSize:)"))
+                    }
                     state.waiter = continuation
                     return .wait
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// A dedicated POSIX thread for one running stream, so capture never blocks Swift's
 /// cooperative pool. `join()` waits for it (and does nothing when called from the thread itself).
@@ -9,12 +10,21 @@ final class CaptureThread: @unchecked Sendable {
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    private var thread = pthread_t()
-    private var joined = false
+    /// Marks capture threads, so control calls can tell they are made from a consumer callback.
+    private static let marker: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
 
-    /// Starts `body` on a new thread named `name`.
+    private var thread = pthread_t()  // written once, in init
+    private let joined = Mutex(false)
+
+    /// Starts `body` on a new thread named `name` (at most 15 characters, Linux's limit).
     init(name: String, body: @escaping @Sendable () -> Void) throws {
+        let key = CaptureThread.marker
         let context = Unmanaged.passRetained(Body {
+            pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
             Thread.current.name = name  // shows in top -H, gdb and /proc/PID/task/*/comm
             body()
         }).toOpaque()
@@ -24,21 +34,27 @@ final class CaptureThread: @unchecked Sendable {
         }, context)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
-            throw MediaDevicesError.fromErrno(result, device: nil, operation: "pthread_create")
+            throw MediaDevicesError(.io, device: nil, operation: "pthread_create", errno: result,
+                                    detail: "Could not start the capture thread; the process or user may have reached its thread limit (`ulimit -u`)")
         }
     }
+
+    /// Whether the caller is any capture thread (a consumer callback runs on one).
+    static var isCaptureThread: Bool { pthread_getspecific(marker) != nil }
 
     /// Whether the caller is this thread.
     var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
-    /// Waits for the thread to end. Call from one thread at a time.
+    /// Waits for the thread to end; does nothing on the thread itself or once joined.
     func join() {
-        guard !joined, !isCurrent else { return }
-        joined = true
-        pthread_join(thread, nil)
+        guard !isCurrent else { return }
+        joined.withLock { joined in
+            if !joined { pthread_join(thread, nil) }
+            joined = true
+        }
     }
 
     deinit {
-        if !joined { pthread_detach(thread) }
+        if !joined.withLock({ $0 }) { pthread_detach(thread) }
     }
 }

@@ -31,17 +31,15 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
     private struct State {
         var request: FormatRequest
         var negotiation: FormatNegotiation?
-        var thread: CaptureThread?
-        var wake: WakeUpEvent?
+        var run: CaptureRun?
     }
 
     /// What is drawn.
     public let pattern: Pattern
     private let delivery = FrameDelivery()
+    /// Serializes control calls; held while waiting for the drawing thread, which never takes it.
     private let control = NSLock()
     private let state: Mutex<State>
-    private final class Flag: Sendable { let value = Atomic<Bool>(false) }
-    private let running = Flag()
 
     /// A source drawing `pattern` in the format `request` asks for (default YUYV 640x480 at 30 fps).
     public init(pattern: Pattern = .colorBars, request: FormatRequest = FormatRequest()) {
@@ -54,6 +52,16 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
     /// The outcome of the negotiation over `supportedFormats`.
     public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
+    private var run: CaptureRun? { state.withLock { $0.run } }
+
+    /// Throws if called from this source's own consumer callback (see `CameraSource`).
+    private func refuseOnCaptureThread(_ operation: String) throws {
+        if run?.isCurrentThread == true {
+            throw MediaDevicesError(.invalidState, device: "testpattern", operation: operation,
+                                    detail: "Called from this source's frame callback, which runs on the thread that would have to stop; call it from another thread or task")
+        }
+    }
+
     /// Chooses the format.
     public func initialize() throws {
         control.lock(); defer { control.unlock() }
@@ -62,45 +70,64 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
 
     private func initializeLocked() throws {
         if state.withLock({ $0.negotiation }) != nil { return }
-        var request = state.withLock { $0.request }
+        let asked = state.withLock { $0.request }
+        var request = asked
         if request.pixelFormat == nil { request.pixelFormat = .yuyv }
         if request.frameRate == nil { request.frameRate = TestPatternSource.defaultFrameRate }
         let choice = try FormatSelection.choose(request, from: TestPatternSource.supportedFormats, device: "testpattern")
         let format = VideoFormat(pixelFormat: choice.pixelFormat, width: choice.size.width, height: choice.size.height)
-        let negotiation = FormatNegotiation(request: state.withLock { $0.request }, format: format,
-                                            frameRate: choice.frameRate, adjustments: choice.adjustments)
+        let negotiation = FormatNegotiation(request: asked, format: format, frameRate: choice.frameRate,
+                                            adjustments: choice.adjustments)
         state.withLock { $0.negotiation = negotiation }
     }
 
-    /// Starts drawing and delivering frames.
+    /// Starts drawing and delivering frames. If it fails, the `frames` sequences end with the error.
     public func start() throws {
+        try refuseOnCaptureThread("start")
         control.lock(); defer { control.unlock() }
-        if running.value.load(ordering: .acquiring) { return }
-        try initializeLocked()
-        let negotiation = state.withLock { $0.negotiation! }
-        let wake = try WakeUpEvent()
-        delivery.resetStatistics()
-        running.value.store(true, ordering: .releasing)
-        let (delivery, running, pattern) = (self.delivery, self.running, self.pattern)
-        let thread = try CaptureThread(name: "mediadevices-testpattern") {
-            TestPatternSource.run(format: negotiation.format, rate: negotiation.frameRate ?? TestPatternSource.defaultFrameRate,
-                                  pattern: pattern, wake: wake, delivery: delivery)
-            running.value.store(false, ordering: .releasing)
+        if let run, run.isRunning { return }
+        do {
+            try initializeLocked()
+            delivery.beginRun()
+            try startRunLocked()
+        } catch let error as MediaDevicesError {
+            delivery.finish(error: error)
+            throw error
         }
-        state.withLock { $0.thread = thread; $0.wake = wake }
     }
 
-    /// Stops and waits for the drawing thread to end; ends every `frames` sequence.
+    private func startRunLocked() throws {
+        let negotiation = state.withLock { $0.negotiation! }
+        let (delivery, pattern) = (self.delivery, self.pattern)
+        let rate = negotiation.frameRate ?? TestPatternSource.defaultFrameRate
+        let run = try CaptureRun(name: "md-testpattern", delivery: delivery, loop: { wake, _ in
+            TestPatternSource.draw(format: negotiation.format, rate: rate, pattern: pattern, wake: wake, delivery: delivery)
+            return nil
+        }, cleanup: { _ in })
+        state.withLock { $0.run = run }
+    }
+
+    /// Stops and waits for the drawing thread to end; ends every `frames` sequence. From this
+    /// source's own callback it returns at once and drawing ends when the callback returns.
     public func stop() {
-        control.lock()
-        let (thread, wake) = state.withLock { state in
-            defer { state.thread = nil; state.wake = nil }
-            return (state.thread, state.wake)
+        if let run, run.isCurrentThread {
+            run.stop()
+            return
         }
-        wake?.signal()
-        thread?.join()
+        control.lock()
+        let stopped = stopRunLocked(restarting: false)
         control.unlock()
-        if thread != nil { delivery.finish(error: nil) }
+        if !stopped { delivery.finish(error: nil) }
+    }
+
+    /// Stops the run, if any, and waits for its thread; returns whether there was one.
+    private func stopRunLocked(restarting: Bool) -> Bool {
+        guard let run = state.withLock({ state -> CaptureRun? in
+            defer { state.run = nil }
+            return state.run
+        }) else { return false }
+        run.stop(restarting: restarting)
+        return true
     }
 
     /// Stops and forgets the negotiated format.
@@ -109,35 +136,30 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
         state.withLock { $0.negotiation = nil }
     }
 
-    /// Changes the format, also while running; consumers stay subscribed.
+    /// Changes the format, also while running; consumers stay subscribed. If the new format
+    /// cannot be made, the old one stays and the error is thrown. Not from this source's own
+    /// callback.
     @discardableResult
     public func setFormat(_ request: FormatRequest) throws -> FormatNegotiation {
-        let wasRunning = isCapturing
-        control.lock()
-        let (thread, wake) = state.withLock { state in
-            defer { state.thread = nil; state.wake = nil }
-            return (state.thread, state.wake)
-        }
-        wake?.signal()
-        thread?.join()
-        let old = state.withLock { $0 }
+        try refuseOnCaptureThread("setFormat")
+        control.lock(); defer { control.unlock() }
+        let wasRunning = stopRunLocked(restarting: true)
+        let old = state.withLock { ($0.request, $0.negotiation) }
         state.withLock { $0.request = request; $0.negotiation = nil }
         do {
             try initializeLocked()
         } catch {
-            state.withLock { $0.request = old.request; $0.negotiation = old.negotiation }
-            control.unlock()
-            if wasRunning { try start() }
+            state.withLock { $0.request = old.0; $0.negotiation = old.1 }
+            if wasRunning { try startRunLocked() }
             throw error
         }
-        control.unlock()
         delivery.streamRestarted()
-        if wasRunning { try start() }
-        return negotiation!
+        if wasRunning { try startRunLocked() }
+        return state.withLock { $0.negotiation! }
     }
 
     /// Whether frames are being delivered.
-    public var isCapturing: Bool { running.value.load(ordering: .acquiring) }
+    public var isCapturing: Bool { run?.isRunning ?? false }
 
     /// The format and rate in force.
     public var captureSettings: CaptureSettings? {
@@ -161,7 +183,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
 
     /// The drawing loop: one frame per interval at absolute deadlines; a deadline missed by more
     /// than a whole interval is skipped, and shows as a sequence gap (a dropped frame).
-    private static func run(format: VideoFormat, rate: FrameRate, pattern: Pattern, wake: WakeUpEvent, delivery: FrameDelivery) {
+    private static func draw(format: VideoFormat, rate: FrameRate, pattern: Pattern, wake: WakeUpEvent, delivery: FrameDelivery) {
         var renderer = PatternRenderer(format: format)
         let memory = UnsafeMutableRawPointer.allocate(byteCount: max(format.imageSize, 8), alignment: 64)
         defer { memory.deallocate() }
@@ -170,13 +192,16 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
         let planes = UnsafeMutablePointer<UnsafeMutableRawPointer>.allocate(capacity: 3)
         defer { planes.deallocate() }
         for index in 0..<3 { planes[index] = memory + (index < locations.count ? locations[index].offset : 0) }
-        let numerator = UInt64(rate.frameInterval.numerator), denominator = UInt64(rate.frameInterval.denominator)
-        let imageSize = format.imageSize
         let start = MonotonicClock.now()
+        // Deadline k is start + k * interval. Computed in Double nanoseconds: exact to the
+        // nanosecond for over 100 days, and no overflow whatever fraction the rate is.
+        let intervalNanoseconds = rate.frameInterval.doubleValue * 1e9
+        func deadlineOf(_ k: UInt64) -> UInt64 { start + UInt64((Double(k) * intervalNanoseconds).rounded()) }
+        let imageSize = format.imageSize
         var wakePoll = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
         var sequence: UInt64 = 0
         while true {
-            let deadline = start + sequence * numerator * 1_000_000_000 / denominator
+            let deadline = deadlineOf(sequence)
             let now = MonotonicClock.now()
             if deadline > now {
                 let milliseconds = Int32((deadline - now) / 1_000_000)
@@ -202,7 +227,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
             sequence += 1
             // Fell more than one interval behind: skip the missed deadlines.
             let after = MonotonicClock.now()
-            while start + (sequence + 1) * numerator * 1_000_000_000 / denominator < after { sequence += 1 }
+            while deadlineOf(sequence + 1) < after { sequence += 1 }
         }
     }
 }

@@ -19,17 +19,19 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         var request: FormatRequest
         var negotiation: FormatNegotiation?
         var orientation: VideoOrientation = .up
+        var run: CaptureRun?
     }
 
     /// Buffers requested from the driver (at least 3).
     public let bufferCount: Int
     private let delivery = FrameDelivery()
-    /// Serializes the control calls (initialize, start, stop, format and device changes).
+    /// Serializes the control calls (initialize, start, stop, format and device changes). Held
+    /// while waiting for the capture thread, so the capture thread never takes it.
     private let control = NSLock()
-    /// What readers see; never held while waiting for the capture thread.
+    /// What readers (and the capture thread) see; never held while waiting for anything.
     private let snapshot: Mutex<Snapshot>
+    /// The open device; only touched with `control` held.
     private var session: CameraSession?
-    private var stream: CameraStream?
 
     /// A source for `device`, to be configured as `request` asks when initialized.
     public init(device: CaptureDevice, request: FormatRequest = FormatRequest(), bufferCount: Int = 4) {
@@ -45,14 +47,27 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     /// The outcome of the last negotiation: format and rate in force and what was adjusted.
     public var negotiation: FormatNegotiation? { snapshot.withLock { $0.negotiation } }
 
+    private var run: CaptureRun? { snapshot.withLock { $0.run } }
+
+    /// Throws if called from this source's own consumer callback, where waiting for the capture
+    /// thread would wait forever.
+    private func refuseOnCaptureThread(_ operation: String) throws {
+        if run?.isCurrentThread == true {
+            throw MediaDevicesError(.invalidState, device: device.path, operation: operation,
+                                    detail: "Called from this source's frame callback, which runs on the capture thread that would have to stop; call it from another thread or task")
+        }
+    }
+
     /// Opens the device and negotiates the requested format.
     public func initialize() throws {
+        try refuseOnCaptureThread("initialize")
         control.lock(); defer { control.unlock() }
         try initializeLocked()
     }
 
     private func initializeLocked() throws {
-        if session != nil { return }
+        if let session, !session.device.file.isClosed { return }
+        session = nil  // closed after a failure: open again
         let (device, request) = snapshot.withLock { ($0.device, $0.request) }
         let session = try CameraSession(info: device, request: request)
         self.session = session
@@ -68,48 +83,59 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     }
 
     /// Starts capturing (initializing first if needed). The corresponding ioctls are
-    /// `VIDIOC_REQBUFS`, `VIDIOC_QBUF` and `VIDIOC_STREAMON`.
+    /// `VIDIOC_REQBUFS`, `VIDIOC_QBUF` and `VIDIOC_STREAMON`. If it fails, the `frames`
+    /// sequences end with the error.
     public func start() throws {
+        try refuseOnCaptureThread("start")
         control.lock(); defer { control.unlock() }
-        if let stream, stream.isRunning { return }
-        stream = nil
-        if let session, session.device.file.rawValue < 0 { self.session = nil }  // closed by a failure
-        try initializeLocked()
-        delivery.resetStatistics()
-        stream = try CameraStream(session: session!, bufferCount: bufferCount, delivery: delivery)
+        if let run, run.isRunning { return }
+        _ = stopRunLocked(restarting: false)  // a run that ended by itself: wait until it let go
+        do {
+            try initializeLocked()
+            delivery.beginRun()
+            let run = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery)
+            snapshot.withLock { $0.run = run }
+        } catch let error as MediaDevicesError {
+            delivery.finish(error: error)
+            throw error
+        }
     }
 
     /// Stops capturing and waits until the buffers are released; the device stays open and
-    /// configured. Ends every `frames` sequence and tells the consumer.
+    /// configured. Ends every `frames` sequence and tells the consumer, once. Called from this
+    /// source's own callback, it returns at once and capture ends when the callback returns.
     public func stop() {
+        if let run, run.isCurrentThread {
+            run.stop()
+            return
+        }
         control.lock()
-        let stopped = stopStreamLocked()
+        let stopped = stopRunLocked(restarting: false)
         control.unlock()
-        if stopped { delivery.finish(error: nil) }
+        if !stopped { delivery.finish(error: nil) }  // nothing ran: still end waiting sequences
     }
 
-    private func stopStreamLocked() -> Bool {
-        guard let stream else { return false }
-        let wasRunning = stream.isRunning
-        stream.stop()
-        self.stream = nil
-        return wasRunning
+    /// Stops the run, if any, and waits for its thread; returns whether there was one.
+    private func stopRunLocked(restarting: Bool) -> Bool {
+        guard let run = snapshot.withLock({ state -> CaptureRun? in
+            defer { state.run = nil }
+            return state.run
+        }) else { return false }
+        run.stop(restarting: restarting)
+        return true
     }
 
-    /// Stops and closes the device.
+    /// Stops and closes the device (once the capture thread has let go of it).
     public func release() {
         stop()
+        if run?.isCurrentThread == true { return }  // from the callback: the thread closes it on exit
         control.lock(); defer { control.unlock() }
-        session?.close()
         session = nil
         publish(nil)
     }
 
     /// Whether frames are being delivered.
-    public var isCapturing: Bool {
-        control.lock(); defer { control.unlock() }
-        return stream?.isRunning ?? false
-    }
+    public var isCapturing: Bool { run?.isRunning ?? false }
 
     /// The negotiated format and rate.
     public var captureSettings: CaptureSettings? {
@@ -133,17 +159,24 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
 
     /// Changes the format, also while capturing: the stream stops, the new format is negotiated
     /// and the stream starts again; consumers stay subscribed. If the new format cannot be set,
-    /// the old one is restored and the error is thrown.
+    /// the old one is restored and the error is thrown. Not from this source's own callback.
     @discardableResult
     public func setFormat(_ request: FormatRequest) throws -> FormatNegotiation {
+        try refuseOnCaptureThread("setFormat")
         control.lock(); defer { control.unlock() }
         let old = snapshot.withLock { $0.request }
         snapshot.withLock { $0.request = request }
-        guard let session else {
-            try initializeLocked()
+        guard let session, !session.device.file.isClosed else {
+            self.session = nil
+            do {
+                try initializeLocked()
+            } catch {
+                snapshot.withLock { $0.request = old }
+                throw error
+            }
             return self.session!.negotiation
         }
-        let wasRunning = stopStreamLocked()
+        let wasRunning = stopRunLocked(restarting: true)
         do {
             try session.renegotiate(request)
         } catch {
@@ -159,15 +192,20 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
 
     /// Switches to another device, also while capturing (Twilio's
     /// `selectCaptureDevice(_:format:)`). The new device is opened and configured before the
-    /// old one stops, so a failure leaves the old one running. `request` defaults to the
-    /// current request.
+    /// old one stops, so a failure to open or configure it leaves the old one running; a
+    /// failure to start it ends capture with that error. The same device (by path) takes the
+    /// `setFormat` path. `request` defaults to the current request. Not from this source's own
+    /// callback.
     @discardableResult
     public func selectCaptureDevice(_ device: CaptureDevice, format request: FormatRequest? = nil) throws -> FormatNegotiation {
+        if device.path == self.device.path {
+            return try setFormat(request ?? snapshot.withLock { $0.request })
+        }
+        try refuseOnCaptureThread("selectCaptureDevice")
         control.lock(); defer { control.unlock() }
         let request = request ?? snapshot.withLock { $0.request }
         let newSession = try CameraSession(info: device, request: request)
-        let wasRunning = stopStreamLocked()
-        session?.close()
+        let wasRunning = stopRunLocked(restarting: true)
         session = newSession
         snapshot.withLock { $0.request = request }
         publish(newSession)
@@ -175,10 +213,12 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         return newSession.negotiation
     }
 
+    /// Starts a new run after a format change or device switch, within the same delivery run.
     private func restartLocked() throws {
         delivery.streamRestarted()
         do {
-            stream = try CameraStream(session: session!, bufferCount: bufferCount, delivery: delivery)
+            let run = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery)
+            snapshot.withLock { $0.run = run }
         } catch let error as MediaDevicesError {
             delivery.finish(error: error)
             throw error

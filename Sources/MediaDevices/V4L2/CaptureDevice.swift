@@ -44,43 +44,54 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
 
     /// Every video capture node on the system, in node-number order. Nodes that are not video
     /// capture (metadata, output, radio, VBI, touch, SDR) are skipped, and so are nodes this
-    /// process may not open (logged at `notice` level).
+    /// process may not open (see `enumerate()` for why).
     public static var devices: [CaptureDevice] {
-        devices(in: "/dev")
+        enumerate().devices
+    }
+
+    /// The capture devices, and an error for each `/dev/video*` node that could not be opened or
+    /// queried (most often `.permissionDenied`: the user is not in the `video` group).
+    public static func enumerate() -> (devices: [CaptureDevice], problems: [MediaDevicesError]) {
+        enumerate(in: "/dev")
     }
 
     static let logger = Logger(label: "MediaDevices.CaptureDevice")
 
-    static func devices(in directory: String) -> [CaptureDevice] {
+    static func enumerate(in directory: String) -> (devices: [CaptureDevice], problems: [MediaDevicesError]) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         let nodes = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
             .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }
         var found: [CaptureDevice] = []
+        var problems: [MediaDevicesError] = []
         for node in nodes {
             do {
                 let device = try V4L2Device(path: "\(directory)/\(node)")
                 if device.canCapture { found.append(CaptureDevice(device)) }
+            } catch let error as MediaDevicesError {
+                logger.debug("skipping \(directory)/\(node): \(error)")
+                problems.append(error)
             } catch {
-                logger.notice("skipping \(directory)/\(node): \(error)")
+                logger.debug("skipping \(directory)/\(node): \(error)")
             }
         }
         // Two capture nodes on one bus (rare) get their node order appended to stay unique.
         let counts = Dictionary(grouping: found, by: \.uniqueID).filter { $0.value.count > 1 }
-        guard !counts.isEmpty else { return found }
+        guard !counts.isEmpty else { return (found, problems) }
         var seen: [String: Int] = [:]
-        return found.map { device in
+        let unique = found.map { device in
             guard counts[device.uniqueID] != nil else { return device }
             let n = seen[device.uniqueID, default: 0]
             seen[device.uniqueID] = n + 1
             return device.with(uniqueID: "\(device.uniqueID)#\(n)")
         }
+        return (unique, problems)
     }
 
     /// The device at `path`; throws if it cannot be opened or does not capture video.
     public init(path: String) throws {
         let device = try V4L2Device(path: path)
         guard device.canCapture else {
-            throw MediaDevicesError(.unsupportedFormat, device: path, operation: "VIDIOC_QUERYCAP",
+            throw MediaDevicesError(.notFound, device: path, operation: "VIDIOC_QUERYCAP",
                                     detail: "This node does not capture video (it may be a metadata, output or radio node); run `mediadevices list` for capture devices")
         }
         self.init(device)

@@ -20,8 +20,6 @@ final class V4L2Buffers: @unchecked Sendable {
     private let slots: [PlaneSlot]
     private var streaming = false
     private var released = false
-    /// Whether driver timestamps are `CLOCK_MONOTONIC` (learned from the first buffer).
-    private var monotonic = true
 
     /// Requests `count` mmap buffers (the driver may grant more), maps and queues them all.
     init(device: V4L2Device, format: VideoFormat, count: Int) throws {
@@ -118,11 +116,19 @@ final class V4L2Buffers: @unchecked Sendable {
         var buffer = makeBuffer(index: 0)
         guard try device.file.ioctl(cv4l2_VIDIOC_DQBUF, &buffer, "VIDIOC_DQBUF") else { return false }
         let now = MonotonicClock.now()
-        let timestamp = UInt64(buffer.timestamp.tv_sec) * 1_000_000_000 + UInt64(buffer.timestamp.tv_usec) * 1_000
-        monotonic = buffer.flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK) == UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
-        let delay: Duration = monotonic && now >= timestamp ? .nanoseconds(Int64(now - timestamp)) : .zero
+        // Driver timestamps are CLOCK_MONOTONIC when the flags say so; otherwise (COPY, UNKNOWN,
+        // or nonsense) the dequeue time stands in, and the capture delay is unknown (zero).
+        let monotonic = buffer.flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK) == UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
+            && buffer.timestamp.tv_sec >= 0 && buffer.timestamp.tv_usec >= 0
+        let driverTime = monotonic
+            ? UInt64(buffer.timestamp.tv_sec) * 1_000_000_000 + UInt64(buffer.timestamp.tv_usec) * 1_000 : now
+        let timestamp = monotonic ? driverTime : now
+        let delay: Duration = now >= timestamp ? .nanoseconds(Int64(now - timestamp)) : .zero
         let index = Int(buffer.index)
-        let bytesUsed = device.isMultiplanar ? Int(planeArray[0].bytesused) : Int(buffer.bytesused)
+        // Multi-planar: bytesused counts from the start of the plane, data_offset included.
+        let bytesUsed = device.isMultiplanar
+            ? Int(planeArray[0].bytesused) - Int(min(planeArray[0].data_offset, planeArray[0].bytesused))
+            : Int(buffer.bytesused)
         let isError = buffer.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0
         if !isError {
             let planeCount = min(slots.count, 3)

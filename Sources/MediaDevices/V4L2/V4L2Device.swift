@@ -173,11 +173,20 @@ final class V4L2Device: @unchecked Sendable {
         parm.type = bufferType
         guard file.ioctlErrno(cv4l2_VIDIOC_G_PARM, &parm) == 0,
               parm.parm.capture.capability & UInt32(V4L2_CAP_TIMEPERFRAME) != 0 else { return nil }
-        parm.parm.capture.timeperframe = v4l2_fract(numerator: UInt32(rate.frameInterval.numerator),
-                                                    denominator: UInt32(rate.frameInterval.denominator))
+        parm.parm.capture.timeperframe = V4L2Device.fract(rate.frameInterval)
         try file.ioctl(cv4l2_VIDIOC_S_PARM, &parm, "VIDIOC_S_PARM")
         let granted = parm.parm.capture.timeperframe
         return granted.numerator > 0 && granted.denominator > 0 ? FrameRate(interval: fraction(granted)) : nil
+    }
+
+    /// `value` as a `v4l2_fract`, approximated when its terms do not fit in 32 bits.
+    static func fract(_ value: Fraction) -> v4l2_fract {
+        var (numerator, denominator) = (value.numerator, value.denominator)
+        while numerator > Int(UInt32.max) || denominator > Int(UInt32.max) {
+            numerator = (numerator + 1) / 2
+            denominator = (denominator + 1) / 2
+        }
+        return v4l2_fract(numerator: UInt32(max(numerator, 1)), denominator: UInt32(max(denominator, 1)))
     }
 
     // MARK: controls
