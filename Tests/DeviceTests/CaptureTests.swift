@@ -53,8 +53,12 @@ final class CaptureTests: XCTestCase {
             XCTAssertEqual(next.sequence, previous.sequence + 1, "sequence numbers increase by one")
         }
         XCTAssertEqual(stats.measuredFrameRate, 25, accuracy: 2.5, "measured from driver timestamps")
-        let nowNS = UInt64(DispatchTime.now().uptimeNanoseconds)
-        XCTAssertLessThan(records.last!.timestamp, nowNS + 1_000_000_000, "timestamps are CLOCK_MONOTONIC")
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowNS = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        XCTAssertLessThan(records.last!.timestamp, nowNS, "timestamps are CLOCK_MONOTONIC: in the past")
+        let age = Double(nowNS &- records.first!.timestamp) / 1e9
+        XCTAssertLessThan(age, 60, "… and from this capture, not another clock (first frame \(age) s old)")
         XCTAssertGreaterThan(stats.meanCaptureDelayMicroseconds, 0, "dequeue time minus start-of-exposure timestamp")
         XCTAssertLessThan(stats.meanCaptureDelayMicroseconds, 500_000)
         XCTAssertTrue(records.allSatisfy { $0.captureDelay > .zero }, "every frame carries its delay")

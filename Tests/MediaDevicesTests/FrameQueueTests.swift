@@ -148,4 +148,32 @@ final class FrameQueueTests: XCTestCase {
         let latest = try await nextSequence(queue)
         XCTAssertEqual(latest, 10)
     }
+
+    func testASecondConcurrentWaiterIsRefusedNotLost() async throws {
+        let queue = FrameQueue(capacity: 2)
+        let first = Task { try await queue.next() }
+        // Wait until the first task is parked in next().
+        for _ in 0..<1000 where !queue.hasWaiter { await Task.yield() }
+        XCTAssertTrue(queue.hasWaiter)
+        do {
+            _ = try await queue.next()
+            XCTFail("a second waiter must be refused")
+        } catch let error as MediaDevicesError {
+            XCTAssertEqual(error.code, .invalidState)
+        }
+        queue.finish(error: nil)
+        let end = try await first.value
+        XCTAssertNil(end, "the first waiter still gets the end")
+    }
+
+    func testCancellingAWaiterEndsItsIteration() async throws {
+        let queue = FrameQueue(capacity: 2)
+        let waiter = Task { try await queue.next() }
+        for _ in 0..<1000 where !queue.hasWaiter { await Task.yield() }
+        XCTAssertTrue(queue.hasWaiter)
+        waiter.cancel()
+        let result = try await waiter.value
+        XCTAssertNil(result)
+        XCTAssertFalse(queue.hasWaiter)
+    }
 }

@@ -21,6 +21,12 @@ public enum VideoOrientation: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// The orientation for a camera whose `V4L2_CID_CAMERA_SENSOR_ROTATION` is `degrees`: the
+    /// kernel gives the counter-clockwise rotation that makes the image upright.
+    public init?(sensorRotation degrees: Int) {
+        self.init(rotationDegrees: 360 - degrees)
+    }
+
     /// The orientation for a clockwise rotation of `degrees` (a multiple of 90; others give `nil`).
     public init?(rotationDegrees degrees: Int) {
         switch ((degrees % 360) + 360) % 360 {

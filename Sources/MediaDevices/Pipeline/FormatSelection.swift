@@ -43,6 +43,12 @@ public enum FormatSelection {
         }
 
         let wantedSize = request.size ?? defaultSize
+        // Some drivers do not implement VIDIOC_ENUM_FRAMESIZES: ask for the size directly and
+        // let the driver's answer to S_FMT and S_PARM (recorded as adjustments) decide.
+        if let silent = candidates.first, candidates.allSatisfy({ $0.frameSizes.isEmpty }) {
+            return FormatChoice(pixelFormat: silent.pixelFormat, size: wantedSize, frameRate: request.frameRate,
+                                adjustments: [])
+        }
         var chosen: (format: CaptureFormat, option: FrameSizeOption)?
         for format in candidates {
             if let option = format.frameSizes.first(where: { $0.sizes.contains(wantedSize) }) {

@@ -48,6 +48,9 @@ final class FrameQueue: Sendable {
 
     var droppedFrames: Int { state.withLock { $0.dropped } }
 
+    /// Whether a task is parked in `next()`.
+    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
+
     /// Copies `frame` into a pooled buffer and queues it. Returns how many frames were dropped
     /// (0 or 1). Called on the capture thread.
     func push(_ frame: VideoFrame) -> Int {

@@ -15,7 +15,7 @@ final class CameraSession: @unchecked Sendable {
     init(info: CaptureDevice, request: FormatRequest) throws {
         device = try V4L2Device(path: info.path)
         self.info = info
-        orientation = device.control(cv4l2_CID_CAMERA_SENSOR_ROTATION).flatMap { VideoOrientation(rotationDegrees: 360 - Int($0)) } ?? .up
+        orientation = device.control(cv4l2_CID_CAMERA_SENSOR_ROTATION).flatMap { VideoOrientation(sensorRotation: Int($0)) } ?? .up
         negotiation = try CameraSession.negotiate(request, on: device)
     }
 
