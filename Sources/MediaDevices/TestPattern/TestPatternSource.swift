@@ -31,7 +31,6 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
     private struct State {
         var request: FormatRequest
         var negotiation: FormatNegotiation?
-        var run: CaptureRun?
     }
 
     /// What is drawn.
@@ -40,6 +39,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
     /// Serializes control calls; held while waiting for the drawing thread, which never takes it.
     private let control = NSLock()
     private let state: Mutex<State>
+    private let run = RunSlot()
 
     /// A source drawing `pattern` in the format `request` asks for (default YUYV 640x480 at 30 fps).
     public init(pattern: Pattern = .colorBars, request: FormatRequest = FormatRequest()) {
@@ -52,14 +52,8 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
     /// The outcome of the negotiation over `supportedFormats`.
     public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
-    private var run: CaptureRun? { state.withLock { $0.run } }
-
-    /// Throws if called from this source's own consumer callback (see `CameraSource`).
     private func refuseOnCaptureThread(_ operation: String) throws {
-        if run?.isCurrentThread == true {
-            throw MediaDevicesError(.invalidState, device: "testpattern", operation: operation,
-                                    detail: "Called from this source's frame callback, which runs on the thread that would have to stop; call it from another thread or task")
-        }
+        try run.refuseOnCaptureThread(device: "testpattern", operation: operation)
     }
 
     /// Chooses the format.
@@ -85,7 +79,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
     public func start() throws {
         try refuseOnCaptureThread("start")
         control.lock(); defer { control.unlock() }
-        if let run, run.isRunning { return }
+        if run.isRunning { return }
         do {
             try initializeLocked()
             delivery.beginRun()
@@ -100,34 +94,23 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
         let negotiation = state.withLock { $0.negotiation! }
         let (delivery, pattern) = (self.delivery, self.pattern)
         let rate = negotiation.frameRate ?? TestPatternSource.defaultFrameRate
-        let run = try CaptureRun(name: "md-testpattern", delivery: delivery, loop: { wake, _ in
+        run.current = try CaptureRun(name: "md-testpattern", delivery: delivery, loop: { wake, _ in
             TestPatternSource.draw(format: negotiation.format, rate: rate, pattern: pattern, wake: wake, delivery: delivery)
             return nil
         }, cleanup: { _ in })
-        state.withLock { $0.run = run }
     }
 
     /// Stops and waits for the drawing thread to end; ends every `frames` sequence. From this
     /// source's own callback it returns at once and drawing ends when the callback returns.
     public func stop() {
-        if let run, run.isCurrentThread {
-            run.stop()
+        if let current = run.current, current.isCurrentThread {
+            current.stop()
             return
         }
         control.lock()
-        let stopped = stopRunLocked(restarting: false)
+        let stopped = run.stop(restarting: false)
         control.unlock()
         if !stopped { delivery.finish(error: nil) }
-    }
-
-    /// Stops the run, if any, and waits for its thread; returns whether there was one.
-    private func stopRunLocked(restarting: Bool) -> Bool {
-        guard let run = state.withLock({ state -> CaptureRun? in
-            defer { state.run = nil }
-            return state.run
-        }) else { return false }
-        run.stop(restarting: restarting)
-        return true
     }
 
     /// Stops and forgets the negotiated format.
@@ -143,7 +126,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
     public func setFormat(_ request: FormatRequest) throws -> FormatNegotiation {
         try refuseOnCaptureThread("setFormat")
         control.lock(); defer { control.unlock() }
-        let wasRunning = stopRunLocked(restarting: true)
+        let wasRunning = run.stop(restarting: true)
         let old = state.withLock { ($0.request, $0.negotiation) }
         state.withLock { $0.request = request; $0.negotiation = nil }
         do {
@@ -159,7 +142,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
     }
 
     /// Whether frames are being delivered.
-    public var isCapturing: Bool { run?.isRunning ?? false }
+    public var isCapturing: Bool { run.isRunning }
 
     /// The format and rate in force.
     public var captureSettings: CaptureSettings? {

@@ -19,7 +19,6 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         var request: FormatRequest
         var negotiation: FormatNegotiation?
         var orientation: VideoOrientation = .up
-        var run: CaptureRun?
     }
 
     /// Buffers requested from the driver (at least 3).
@@ -32,6 +31,7 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     private let snapshot: Mutex<Snapshot>
     /// The open device; only touched with `control` held.
     private var session: CameraSession?
+    private let run = RunSlot()
 
     /// A source for `device`, to be configured as `request` asks when initialized.
     public init(device: CaptureDevice, request: FormatRequest = FormatRequest(), bufferCount: Int = 4) {
@@ -47,15 +47,8 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     /// The outcome of the last negotiation: format and rate in force and what was adjusted.
     public var negotiation: FormatNegotiation? { snapshot.withLock { $0.negotiation } }
 
-    private var run: CaptureRun? { snapshot.withLock { $0.run } }
-
-    /// Throws if called from this source's own consumer callback, where waiting for the capture
-    /// thread would wait forever.
     private func refuseOnCaptureThread(_ operation: String) throws {
-        if run?.isCurrentThread == true {
-            throw MediaDevicesError(.invalidState, device: device.path, operation: operation,
-                                    detail: "Called from this source's frame callback, which runs on the capture thread that would have to stop; call it from another thread or task")
-        }
+        try run.refuseOnCaptureThread(device: device.path, operation: operation)
     }
 
     /// Opens the device and negotiates the requested format.
@@ -88,13 +81,12 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     public func start() throws {
         try refuseOnCaptureThread("start")
         control.lock(); defer { control.unlock() }
-        if let run, run.isRunning { return }
-        _ = stopRunLocked(restarting: false)  // a run that ended by itself: wait until it let go
+        if run.isRunning { return }
+        _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
         do {
             try initializeLocked()
             delivery.beginRun()
-            let run = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery)
-            snapshot.withLock { $0.run = run }
+            run.current = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery)
         } catch let error as MediaDevicesError {
             delivery.finish(error: error)
             throw error
@@ -105,37 +97,27 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     /// configured. Ends every `frames` sequence and tells the consumer, once. Called from this
     /// source's own callback, it returns at once and capture ends when the callback returns.
     public func stop() {
-        if let run, run.isCurrentThread {
-            run.stop()
+        if let current = run.current, current.isCurrentThread {
+            current.stop()
             return
         }
         control.lock()
-        let stopped = stopRunLocked(restarting: false)
+        let stopped = run.stop(restarting: false)
         control.unlock()
         if !stopped { delivery.finish(error: nil) }  // nothing ran: still end waiting sequences
-    }
-
-    /// Stops the run, if any, and waits for its thread; returns whether there was one.
-    private func stopRunLocked(restarting: Bool) -> Bool {
-        guard let run = snapshot.withLock({ state -> CaptureRun? in
-            defer { state.run = nil }
-            return state.run
-        }) else { return false }
-        run.stop(restarting: restarting)
-        return true
     }
 
     /// Stops and closes the device (once the capture thread has let go of it).
     public func release() {
         stop()
-        if run?.isCurrentThread == true { return }  // from the callback: the thread closes it on exit
+        if run.isCurrentThread { return }  // from the callback: the thread closes it on exit
         control.lock(); defer { control.unlock() }
         session = nil
         publish(nil)
     }
 
     /// Whether frames are being delivered.
-    public var isCapturing: Bool { run?.isRunning ?? false }
+    public var isCapturing: Bool { run.isRunning }
 
     /// The negotiated format and rate.
     public var captureSettings: CaptureSettings? {
@@ -176,7 +158,7 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
             }
             return self.session!.negotiation
         }
-        let wasRunning = stopRunLocked(restarting: true)
+        let wasRunning = run.stop(restarting: true)
         do {
             try session.renegotiate(request)
         } catch {
@@ -205,7 +187,7 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         control.lock(); defer { control.unlock() }
         let request = request ?? snapshot.withLock { $0.request }
         let newSession = try CameraSession(info: device, request: request)
-        let wasRunning = stopRunLocked(restarting: true)
+        let wasRunning = run.stop(restarting: true)
         session = newSession
         snapshot.withLock { $0.request = request }
         publish(newSession)
@@ -217,8 +199,7 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     private func restartLocked() throws {
         delivery.streamRestarted()
         do {
-            let run = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery)
-            snapshot.withLock { $0.run = run }
+            run.current = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery)
         } catch let error as MediaDevicesError {
             delivery.finish(error: error)
             throw error
