@@ -59,6 +59,9 @@ final class EnumerationTests: XCTestCase {
         let reference = try V4L2Reference.formats(device.path)
         XCTAssertEqual(ours.count, reference.count, "\(device.path): format count")
         XCTAssertGreaterThan(ours.count, 10, "vivid offers dozens of formats")
+        let sizes = ours.reduce(0) { $0 + $1.frameSizes.count }
+        let rates = ours.reduce(0) { $0 + $1.frameSizes.reduce(0) { $0 + $1.frameRateRanges.count } }
+        print("figure: \(device.path) (\(device.isMultiplanar ? "multi-planar" : "single-planar")): \(ours.count) formats, \(sizes) sizes, \(rates) intervals compared with v4l2-ctl")
         for (mine, theirs) in zip(ours, reference) {
             let label = "\(device.path) '\(theirs.fourcc)'"
             XCTAssertEqual(mine.pixelFormat.fourCC.description, theirs.fourcc, label)

@@ -21,6 +21,8 @@ final class FailureTests: XCTestCase {
         let stats = source.statistics
         let fraction = Double(stats.droppedFrames) / Double(stats.droppedFrames + stats.deliveredFrames)
         XCTAssertEqual(fraction, 0.5, accuracy: 0.17, "about half dropped: \(stats)")
+        print(String(format: "figure: percentage_of_dropped_buffers=50: %d delivered, %d dropped (%.0f%%)",
+                     stats.deliveredFrames, stats.droppedFrames, fraction * 100))
         let records = recorder.snapshot
         let gaps = zip(records, records.dropFirst()).reduce(0) { $0 + Int($1.1.sequence - $1.0.sequence - 1) }
         XCTAssertEqual(gaps, stats.droppedFrames, "drops are the sequence gaps the consumer saw")

@@ -20,6 +20,7 @@ final class SteadyStateTests: XCTestCase {
         XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success, "60 frames arrived")
         source.stop()
         XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 50 frames")
+        print("figure: heap allocations on the capture thread over 50 NV12M frames: \(probe.allocations)")
         XCTAssertGreaterThan(frames.droppedFrames, 50)
         XCTAssertEqual(source.statistics.droppedFrames, 0)
     }
