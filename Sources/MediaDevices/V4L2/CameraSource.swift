@@ -107,10 +107,12 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         if !stopped { delivery.finish(error: nil) }  // nothing ran: still end waiting sequences
     }
 
-    /// Stops and closes the device (once the capture thread has let go of it).
+    /// Stops and closes the device (once the capture thread has let go of it). From this
+    /// source's own callback it only stops: the device closes at the next `release()` or when
+    /// the source is freed (the thread's own reference keeps it open until its buffers are gone).
     public func release() {
         stop()
-        if run.isCurrentThread { return }  // from the callback: the thread closes it on exit
+        if run.isCurrentThread { return }
         control.lock(); defer { control.unlock() }
         session = nil
         publish(nil)

@@ -120,9 +120,8 @@ final class V4L2Buffers: @unchecked Sendable {
         // or nonsense) the dequeue time stands in, and the capture delay is unknown (zero).
         let monotonic = buffer.flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK) == UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
             && buffer.timestamp.tv_sec >= 0 && buffer.timestamp.tv_usec >= 0
-        let driverTime = monotonic
+        let timestamp = monotonic
             ? UInt64(buffer.timestamp.tv_sec) * 1_000_000_000 + UInt64(buffer.timestamp.tv_usec) * 1_000 : now
-        let timestamp = monotonic ? driverTime : now
         let delay: Duration = now >= timestamp ? .nanoseconds(Int64(now - timestamp)) : .zero
         let index = Int(buffer.index)
         // Multi-planar: bytesused counts from the start of the plane, data_offset included.
