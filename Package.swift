@@ -24,11 +24,16 @@ let package = Package(
                        providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CUdev", path: "CShims/CUdev", pkgConfig: "libudev",
                        providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CYUV", path: "CShims/CYUV", providers: [.apt(["libyuv-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", path: "CShims/CTurboJPEG", pkgConfig: "libturbojpeg",
+                       providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CPNG", path: "CShims/CPNG", pkgConfig: "libpng",
+                       providers: [.apt(["libpng-dev"])]),
         // Layers 2-4: system layer, device types, pipeline.
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2",
+                "CV4L2", "CYUV", "CTurboJPEG", "CPNG",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
