@@ -33,7 +33,7 @@ let package = Package(
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2", "CYUV", "CTurboJPEG", "CPNG",
+                "CV4L2", "CDRM", "CYUV", "CTurboJPEG", "CPNG",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -54,6 +54,6 @@ let package = Package(
         .testTarget(name: "MediaDevicesTests",
                     dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "TestSupport"]),
         // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
-        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport"]),
+        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "CDRM"]),
     ]
 )

@@ -3,6 +3,7 @@
 #ifndef CDRM_H
 #define CDRM_H
 #include <stdint.h>
+#include <fcntl.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
 #include <drm_fourcc.h>
@@ -30,6 +31,21 @@ static const uint32_t cdrm_FORMAT_BGRX8888 = DRM_FORMAT_BGRX8888;
 static const uint32_t cdrm_FORMAT_BGRA8888 = DRM_FORMAT_BGRA8888;
 static const uint32_t cdrm_FORMAT_RGB565 = DRM_FORMAT_RGB565;
 static const uint32_t cdrm_FORMAT_XRGB2101010 = DRM_FORMAT_XRGB2101010;
+static const uint32_t cdrm_FORMAT_ARGB2101010 = DRM_FORMAT_ARGB2101010;
 static const uint64_t cdrm_FORMAT_MOD_LINEAR = DRM_FORMAT_MOD_LINEAR;
 static const uint64_t cdrm_FORMAT_MOD_INVALID = DRM_FORMAT_MOD_INVALID;
+
+// Screen capture (ScreenSource): the ioctls issued per frame without libdrm's allocating wrappers.
+static const unsigned long cdrm_IOCTL_MODE_GETPLANE = DRM_IOCTL_MODE_GETPLANE;
+static const unsigned long cdrm_IOCTL_MODE_GETCRTC = DRM_IOCTL_MODE_GETCRTC;
+static const unsigned long cdrm_IOCTL_MODE_GETFB = DRM_IOCTL_MODE_GETFB;
+static const unsigned long cdrm_IOCTL_MODE_GETFB2 = DRM_IOCTL_MODE_GETFB2;
+static const unsigned long cdrm_IOCTL_MODE_MAP_DUMB = DRM_IOCTL_MODE_MAP_DUMB;
+static const unsigned long cdrm_IOCTL_MODE_OBJ_GETPROPERTIES = DRM_IOCTL_MODE_OBJ_GETPROPERTIES;
+static const unsigned long cdrm_IOCTL_GEM_CLOSE = DRM_IOCTL_GEM_CLOSE;
+static const uint32_t cdrm_MODE_FB_MODIFIERS = DRM_MODE_FB_MODIFIERS;
+static const uint32_t cdrm_MODE_OBJECT_PLANE = DRM_MODE_OBJECT_PLANE;
+static const uint32_t cdrm_MODE_OBJECT_CONNECTOR = DRM_MODE_OBJECT_CONNECTOR;
+static const uint32_t cdrm_CLOEXEC = DRM_CLOEXEC;
+static const uint32_t cdrm_RDWR = DRM_RDWR;
 #endif

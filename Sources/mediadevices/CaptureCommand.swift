@@ -9,7 +9,7 @@ struct CaptureCommand: ParsableCommand {
         commandName: "capture",
         abstract: "Capture frames to a file (Y4M where the format allows it, else raw frames).")
 
-    @Argument(help: "A device path, an index from `list`, a uniqueID, `testpattern` or `testpattern:noise`.")
+    @Argument(help: "A device path, an index from `list`, a uniqueID, `testpattern`, `testpattern:noise`, or `screen:N` (a screen from `screens`).")
     var device: String
 
     @Option(help: "Pixel format as a fourcc or name (YUYV, NV12, YU12/I420, MJPG, …). Default: the first raw format.")
@@ -60,6 +60,9 @@ struct CaptureCommand: ParsableCommand {
             case .testPattern(let pattern):
                 let source = TestPatternSource(pattern: pattern, request: request)
                 (capturer, adjustments, deviceName) = (source, { source.negotiation?.adjustments ?? [] }, "testpattern")
+            case .screen(let screen):
+                let source = ScreenSource(screen: screen, frameRate: request.frameRate ?? ScreenSource.defaultFrameRate)
+                (capturer, adjustments, deviceName) = (source, { [] }, screen.uniqueID)
             }
             defer { capturer.release() }
             try capturer.initialize()

@@ -1,15 +1,17 @@
 import MediaDevices
 
 /// What a DEVICE argument names: a camera (by path, index from `list`, or uniqueID) or the
-/// built-in test pattern (`testpattern`, `testpattern:noise`).
+/// built-in test pattern (`testpattern`, `testpattern:noise`), or a screen (`screen:N`).
 enum DeviceSelection {
     case camera(CaptureDevice)
     case testPattern(TestPatternSource.Pattern)
+    case screen(Screen)
 
     /// Resolves `text`; throws `.notFound` naming what exists.
     static func resolve(_ text: String) throws -> DeviceSelection {
         if text == "testpattern" || text == "testpattern:bars" { return .testPattern(.colorBars) }
         if text == "testpattern:noise" { return .testPattern(.noise) }
+        if text == "screen" || text.hasPrefix("screen:") { return .screen(try resolveScreen(text)) }
         let devices = CaptureDevice.devices
         if let index = Int(text) {
             guard devices.indices.contains(index) else {
@@ -22,5 +24,18 @@ enum DeviceSelection {
         if text.hasPrefix("/") { return .camera(try CaptureDevice(path: text)) }
         throw MediaDevicesError(.notFound, device: text, operation: "find device",
                                 detail: "No device has that path, index or uniqueID; run `mediadevices list`, or use `testpattern`")
+    }
+
+    /// Resolves `screen` (the first), `screen:N` (index from `screens`) or `screen:NAME`
+    /// (connector name such as `Virtual-1`, or uniqueID such as `/dev/dri/card0:Virtual-1`).
+    static func resolveScreen(_ text: String) throws -> Screen {
+        let (screens, problems) = ScreenSource.enumerate()
+        let key = text == "screen" ? "0" : String(text.dropFirst("screen:".count))
+        let found = Int(key).flatMap { screens.indices.contains($0) ? screens[$0] : nil }
+            ?? screens.first { $0.name == key || $0.uniqueID == key }
+        if let found { return found }
+        if let problem = problems.first, screens.isEmpty { throw problem }
+        throw MediaDevicesError(.notFound, device: text, operation: "find screen",
+                                detail: "There are \(screens.count) screen(s) (\(screens.map(\.name).joined(separator: ", "))); run `mediadevices screens`")
     }
 }

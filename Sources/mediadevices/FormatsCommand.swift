@@ -17,6 +17,7 @@ struct FormatsCommand: ParsableCommand {
             switch try DeviceSelection.resolve(device) {
             case .camera(let camera): (name, formats) = (camera.path, try camera.supportedFormats())
             case .testPattern: (name, formats) = ("testpattern", TestPatternSource.supportedFormats)
+            case .screen(let screen): (name, formats) = (screen.uniqueID, try ScreenSource.currentFormats(screen))
             }
             if json {
                 struct Output: Encodable { let device: String; let formats: [FormatJSON] }

@@ -3,17 +3,19 @@ import MediaDevices
 
 /// `mediadevices list`: every capture device.
 struct ListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List capture devices.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List capture devices and screens.")
 
     @Flag(help: "Print JSON (see README for the shape).")
     var json = false
 
     func run() throws {
         let (devices, problems) = CaptureDevice.enumerate()
+        let (screens, screenProblems) = ScreenSource.enumerate()
         if json {
-            struct Output: Encodable { let cameras: [CameraJSON]; let skipped: [ErrorJSON.Body] }
+            struct Output: Encodable { let cameras: [CameraJSON]; let skipped: [ErrorJSON.Body]; let screens: [ScreenJSON] }
             printJSON(Output(cameras: devices.enumerated().map { CameraJSON(index: $0.offset, $0.element) },
-                             skipped: problems.map { ErrorJSON($0).error }))
+                             skipped: (problems + screenProblems).map { ErrorJSON($0).error },
+                             screens: screens.enumerated().map { ScreenJSON(index: $0.offset, $0.element) }))
             return
         }
         for problem in problems { print("skipped: \(problem)") }
@@ -23,5 +25,6 @@ struct ListCommand: ParsableCommand {
             print("    uniqueID: \(device.uniqueID)  position: \(device.position.rawValue)\(device.isMultiplanar ? "  multi-planar" : "")")
         }
         print("[testpattern] built-in colour bars (testpattern:noise for white noise)")
+        ScreensCommand.printScreens(screens, problems: screenProblems)
     }
 }

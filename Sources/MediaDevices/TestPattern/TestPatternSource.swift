@@ -164,8 +164,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { delivery.statistics }
 
-    /// The drawing loop: one frame per interval at absolute deadlines; a deadline missed by more
-    /// than a whole interval is skipped, and shows as a sequence gap (a dropped frame).
+    /// The drawing loop: one frame per interval at absolute deadlines (see `FramePacer`).
     private static func draw(format: VideoFormat, rate: FrameRate, pattern: Pattern, wake: WakeUpEvent, delivery: FrameDelivery) {
         var renderer = PatternRenderer(format: format)
         let memory = UnsafeMutableRawPointer.allocate(byteCount: max(format.imageSize, 8), alignment: 64)
@@ -175,24 +174,10 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
         let planes = UnsafeMutablePointer<UnsafeMutableRawPointer>.allocate(capacity: 3)
         defer { planes.deallocate() }
         for index in 0..<3 { planes[index] = memory + (index < locations.count ? locations[index].offset : 0) }
-        let start = MonotonicClock.now()
-        // Deadline k is start + k * interval. Computed in Double nanoseconds: exact to the
-        // nanosecond for over 100 days, and no overflow whatever fraction the rate is.
-        let intervalNanoseconds = rate.frameInterval.doubleValue * 1e9
-        func deadlineOf(_ k: UInt64) -> UInt64 { start + UInt64((Double(k) * intervalNanoseconds).rounded()) }
         let imageSize = format.imageSize
-        var wakePoll = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
-        var sequence: UInt64 = 0
-        while true {
-            let deadline = deadlineOf(sequence)
-            let now = MonotonicClock.now()
-            if deadline > now {
-                let milliseconds = Int32((deadline - now) / 1_000_000)
-                if poll(&wakePoll, 1, milliseconds) > 0 { return }
-                MonotonicClock.sleep(until: deadline)
-            } else if poll(&wakePoll, 1, 0) > 0 {
-                return
-            }
+        var pacer = FramePacer(rate: rate, wake: wake)
+        while let deadline = pacer.waitForNextFrame() {
+            let sequence = pacer.sequence
             switch pattern {
             case .colorBars: renderer.drawBars(index: sequence, planes: planes)
             case .noise: renderer.drawNoise(planes: planes, planeSizes: planeSizes)
@@ -207,10 +192,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
                                         orientation: .up, captureDelay: .nanoseconds(Int64(delivered - deadline)),
                                         planeCount: min(planeSizes.count, 3), bytesUsed: imageSize,
                                         plane0: plane(0), plane1: plane(1), plane2: plane(2)))
-            sequence += 1
-            // Fell more than one interval behind: skip the missed deadlines.
-            let after = MonotonicClock.now()
-            while deadlineOf(sequence + 1) < after { sequence += 1 }
+            pacer.frameDone()
         }
     }
 }

@@ -1,0 +1,232 @@
+import Foundation
+import Synchronization
+
+/// Screen sharing below any compositor: frames of what a DRM/KMS output scans out, grabbed
+/// from the primary plane's framebuffer (`GETFB2`, dumb-buffer map or PRIME), paced at the
+/// requested rate (15 fps by default, as the seeds' screen capturer), with monotonic
+/// timestamps and the same capturer contract, consumers and statistics as a camera.
+///
+/// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888), zero-copy:
+/// the planes point into the scanout buffer for the duration of the callback. A mode change
+/// while capturing is followed: frames go on at the new size.
+///
+/// Reading another program's framebuffer needs `CAP_SYS_ADMIN` or being the DRM master;
+/// without either, `initialize()` throws `.permissionDenied` saying how to grant it.
+public final class ScreenSource: VideoCapturer, @unchecked Sendable {
+    /// The rate used when none is given: 15 fps, the seeds' screen-sharing rate.
+    public static let defaultFrameRate = FrameRate(15)
+
+    /// Every connected output of every DRM card; cards that cannot be read are left out (see
+    /// `enumerate()` for why).
+    public static var screens: [Screen] { enumerate().screens }
+
+    /// Every connected output of every card, and the errors of cards that could not be read
+    /// (no permission, render-only GPUs).
+    public static func enumerate() -> (screens: [Screen], problems: [MediaDevicesError]) {
+        var screens: [Screen] = []
+        var problems: [MediaDevicesError] = []
+        for path in DRMCard.cardPaths {
+            do {
+                screens += try DRMCard(path: path).screens()
+            } catch let error as MediaDevicesError {
+                problems.append(error)
+            } catch {
+                problems.append(MediaDevicesError(.io, device: path, operation: "enumerate", detail: "\(error)"))
+            }
+        }
+        return (screens, problems)
+    }
+
+    /// The screen captured.
+    public let screen: Screen
+    /// Frames per second.
+    public let frameRate: FrameRate
+    /// The part of the screen delivered (screen coordinates, cut to the screen); `nil`: all of it.
+    public let region: Rect?
+    /// Whether the cursor plane's image is blended into the frames (XRGB8888/ARGB8888 screens).
+    public let showsCursor: Bool
+    /// How framebuffers are mapped.
+    public let mapping: FramebufferMapping
+
+    private final class Grabbing: @unchecked Sendable {
+        let grabber: ScreenGrabber
+        init(_ grabber: ScreenGrabber) { self.grabber = grabber }
+    }
+
+    private struct State {
+        var grabbing: Grabbing?
+        var settings: CaptureSettings?
+    }
+
+    private let delivery = FrameDelivery()
+    /// Serializes control calls; held while waiting for the capture thread, which never takes it.
+    private let control = NSLock()
+    private let state = Mutex(State())
+    private let run = RunSlot()
+
+    /// A source for `screen` at `frameRate`, optionally cut to `region` and with the cursor.
+    public init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
+                showsCursor: Bool = false, mapping: FramebufferMapping = .automatic) {
+        self.screen = screen
+        self.frameRate = frameRate
+        self.region = region
+        self.showsCursor = showsCursor
+        self.mapping = mapping
+    }
+
+    deinit { release() }
+
+    /// Opens the card and grabs once, to learn the format and check the privilege.
+    /// Throws `.permissionDenied` (with the remedy) when framebuffers cannot be read,
+    /// `.unsupportedFormat` for tiled or compressed framebuffers, `.invalidState` when the
+    /// output is off.
+    public func initialize() throws {
+        control.lock(); defer { control.unlock() }
+        try initializeLocked()
+    }
+
+    private func initializeLocked() throws {
+        if state.withLock({ $0.grabbing }) != nil { return }
+        let card = try DRMCard(path: screen.card)
+        // The screen as it is now (its CRTC and planes may have changed since enumeration).
+        guard let current = try card.screens().first(where: { $0.connectorID == screen.connectorID }) else {
+            throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "find connector",
+                                    detail: "\(screen.name) is no longer connected; run `mediadevices screens`")
+        }
+        if let region, region.width <= 0 || region.height <= 0 {
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
+                                    detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
+        }
+        let grabber = try ScreenGrabber(card: card, screen: current, region: region, showsCursor: showsCursor, method: mapping)
+        var format: VideoFormat?
+        guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, { format = $0.format }), let format else {
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "DRM_IOCTL_MODE_GETCRTC",
+                                    detail: "\(screen.name) shows no framebuffer (it is off or blanked) or the region lies outside it; turn it on or choose another region")
+        }
+        let settings = CaptureSettings(format: format, frameRate: frameRate)
+        state.withLock { $0.grabbing = Grabbing(grabber); $0.settings = settings }
+    }
+
+    /// Starts grabbing and delivering frames. If it fails, the `frames` sequences end with the error.
+    public func start() throws {
+        try run.refuseOnCaptureThread(device: screen.uniqueID, operation: "start")
+        control.lock(); defer { control.unlock() }
+        if run.isRunning { return }
+        do {
+            try initializeLocked()
+            delivery.beginRun()
+            let (grabbing, rate, delivery) = (state.withLock { $0.grabbing! }, frameRate, self.delivery)
+            run.current = try CaptureRun(name: "md-screen", delivery: delivery, loop: { wake, _ in
+                ScreenSource.capture(grabbing.grabber, rate: rate, wake: wake, delivery: delivery)
+            }, cleanup: { _ in })
+        } catch let error as MediaDevicesError {
+            delivery.finish(error: error)
+            throw error
+        }
+    }
+
+    /// The capture loop: one grab per deadline; a grab with nothing to show (output off)
+    /// leaves a sequence gap.
+    private static func capture(_ grabber: ScreenGrabber, rate: FrameRate, wake: WakeUpEvent,
+                                delivery: FrameDelivery) -> MediaDevicesError? {
+        var pacer = FramePacer(rate: rate, wake: wake)
+        while pacer.waitForNextFrame() != nil {
+            do {
+                _ = try grabber.grab(timestamp: MonotonicClock.now(), sequence: UInt32(truncatingIfNeeded: pacer.sequence)) {
+                    delivery.deliver($0)
+                }
+            } catch let error as MediaDevicesError {
+                return error
+            } catch {
+                return MediaDevicesError(.io, device: grabber.screen.uniqueID, operation: "grab", detail: "\(error)")
+            }
+            pacer.frameDone()
+        }
+        return nil
+    }
+
+    /// Stops and waits for the capture thread to end; ends every `frames` sequence. From this
+    /// source's own callback it returns at once and capture ends when the callback returns.
+    public func stop() {
+        if let current = run.current, current.isCurrentThread {
+            current.stop()
+            return
+        }
+        control.lock()
+        let stopped = run.stop(restarting: false)
+        control.unlock()
+        if !stopped { delivery.finish(error: nil) }
+    }
+
+    /// Stops and closes the card.
+    public func release() {
+        stop()
+        control.lock(); defer { control.unlock() }
+        state.withLock { $0.grabbing = nil; $0.settings = nil }
+    }
+
+    /// Grabs one frame now and lends it to `body` (a screenshot); initializes first if needed.
+    /// Not while capturing (use the consumer or `frames` then): throws `.invalidState`.
+    public func grabFrame<R>(_ body: (VideoFrame) throws -> R) throws -> R {
+        try run.refuseOnCaptureThread(device: screen.uniqueID, operation: "grabFrame")
+        control.lock(); defer { control.unlock() }
+        if run.isRunning {
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
+                                    detail: "The source is capturing; take frames from its consumer or `frames` sequence, or stop it first")
+        }
+        try initializeLocked()
+        let grabber = state.withLock { $0.grabbing!.grabber }
+        var result: Result<R, any Error>?
+        guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, { frame in result = Result { try body(frame) } }),
+              let result else {
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
+                                    detail: "\(screen.name) shows no framebuffer now (off or blanked)")
+        }
+        return try result.get()
+    }
+
+    /// The framebuffer grabbed last (id, format, modifier, pitch, mapping method).
+    public var framebuffer: FramebufferDescription? {
+        control.lock(); defer { control.unlock() }
+        return state.withLock { $0.grabbing?.grabber.framebuffer }
+    }
+
+    /// Whether frames are being delivered.
+    public var isCapturing: Bool { run.isRunning }
+
+    /// The format at initialization (it follows the screen's mode while capturing: each
+    /// frame's own `format` is the truth) and the requested rate.
+    public var captureSettings: CaptureSettings? { state.withLock { $0.settings } }
+
+    /// Always `.up`: KMS framebuffers are stored upright (a rotated panel shows as a plane
+    /// rotation, which is not applied).
+    public var orientation: VideoOrientation { .up }
+
+    /// The callback consumer.
+    public var consumer: (any VideoFrameConsumer)? {
+        get { delivery.consumer }
+        set { delivery.consumer = newValue }
+    }
+
+    /// A new asynchronous sequence of frames (see `VideoFrames`).
+    public func frames(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
+
+    /// Counters of the current or last run.
+    public var statistics: CaptureStatistics { delivery.statistics }
+}
+
+extension ScreenSource {
+    /// What `screen` offers now, in the format list shape cameras use: its framebuffer's
+    /// format at the current mode's size, at 1 to 60 fps (grabs are paced, not driven by the
+    /// display's refresh). Needs the same privilege as capturing.
+    public static func currentFormats(_ screen: Screen) throws -> [CaptureFormat] {
+        let source = ScreenSource(screen: screen)
+        defer { source.release() }
+        try source.initialize()
+        guard let format = source.captureSettings?.format else { return [] }
+        let rates = FrameRateRange(minInterval: Fraction(1, 60), maxInterval: Fraction(1, 1), step: nil)
+        return [CaptureFormat(pixelFormat: format.pixelFormat, description: "\(format.pixelFormat.name) framebuffer of \(screen.name)",
+                              isCompressed: false, isEmulated: false,
+                              frameSizes: [FrameSizeOption(sizes: .discrete(format.size), frameRateRanges: [rates])])]
+    }
+}
