@@ -26,6 +26,9 @@ final class DRMCard: Sendable {
             throw MediaDevicesError(.unsupportedFormat, device: path, operation: "DRM_CLIENT_CAP_UNIVERSAL_PLANES", errno: errno,
                                     detail: "The driver has no universal planes (Linux before 3.15, or not a KMS display); screens cannot be captured from it")
         }
+        // Atomic drivers show plane positions (CRTC_X, CRTC_Y: the cursor's) to atomic clients
+        // only. Asking commits nothing; drivers without atomic modesetting refuse, which is fine.
+        _ = drmSetClientCap(fd, UInt64(DRM_CLIENT_CAP_ATOMIC), 1)
         if let version = drmGetVersion(fd) {
             driver = version.pointee.name.map { String(cString: $0) } ?? "unknown"
             drmFreeVersion(version)
