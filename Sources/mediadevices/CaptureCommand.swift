@@ -36,6 +36,12 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: "Give up after this many seconds without all frames (default: 10 s plus twice the expected duration).")
     var timeout: Double?
 
+    @Option(help: "Screens only: capture this region, X,Y,WxH (e.g. 0,0,640x480).")
+    var region: String?
+
+    @Flag(help: "Screens only: blend the cursor plane's image in.")
+    var cursor = false
+
     @Flag(help: "Print the result as JSON (see README for the shape).")
     var json = false
 
@@ -44,6 +50,7 @@ struct CaptureCommand: ParsableCommand {
         if let size, Size(parsing: size) == nil { throw ValidationError("--size takes WxH, e.g. 640x480") }
         if let fps, FrameRate(parsing: fps) == nil { throw ValidationError("--fps takes a positive number or fraction, e.g. 30 or 30000/1001") }
         if frames < 1 { throw ValidationError("--frames must be at least 1") }
+        if let region, Rect(parsingRegion: region) == nil { throw ValidationError("--region takes X,Y,WxH, e.g. 0,0,640x480") }
     }
 
     func run() throws {
@@ -53,7 +60,8 @@ struct CaptureCommand: ParsableCommand {
             let capturer: any VideoCapturer
             var adjustments: () -> [FormatAdjustment]
             let deviceName: String
-            switch try DeviceSelection.resolve(device) {
+            let selection = try DeviceSelection.resolve(device)
+            switch selection {
             case .camera(let camera):
                 let source = CameraSource(device: camera, request: request, bufferCount: buffers)
                 (capturer, adjustments, deviceName) = (source, { source.negotiation?.adjustments ?? [] }, camera.path)
@@ -61,16 +69,31 @@ struct CaptureCommand: ParsableCommand {
                 let source = TestPatternSource(pattern: pattern, request: request)
                 (capturer, adjustments, deviceName) = (source, { source.negotiation?.adjustments ?? [] }, "testpattern")
             case .screen(let screen):
-                let source = ScreenSource(screen: screen, frameRate: request.frameRate ?? ScreenSource.defaultFrameRate)
+                let source = ScreenSource(screen: screen, frameRate: request.frameRate ?? ScreenSource.defaultFrameRate,
+                                          region: region.flatMap(Rect.init(parsingRegion:)), showsCursor: cursor)
                 (capturer, adjustments, deviceName) = (source, { [] }, screen.uniqueID)
             }
             defer { capturer.release() }
             try capturer.initialize()
-            let settings = capturer.captureSettings!
+            var settings = capturer.captureSettings!
+            // Screens give their framebuffer format (XRGB8888…): converted to the --format asked
+            // for, or to I420 for a .y4m file, at one size even across mode changes.
+            var conversion: OutputFormat?
+            if case .screen = selection {
+                let size = request.size ?? settings.format.size
+                if let pixelFormat = request.pixelFormat {
+                    conversion = OutputFormat(pixelFormat, size: size)
+                } else if output.hasSuffix(".y4m") {
+                    conversion = OutputFormat(.yu12, size: size)
+                }
+                if let conversion {
+                    settings.format = VideoFormat(pixelFormat: conversion.pixelFormat, width: size.width, height: size.height)
+                }
+            }
             let writer = try FrameFileWriter(path: output, format: settings.format, frameRate: settings.frameRate)
             // Frames are written from the bounded `frames` sequence, off the capture thread, so a
             // slow disk shows up as counted queue drops instead of starving the driver of buffers.
-            let frames = capturer.frames(bufferSize: queue)
+            let frames = try conversion.map { try capturer.frames(bufferSize: queue, output: $0) } ?? capturer.frames(bufferSize: queue)
             let sink = FileSink(writer: writer, limit: self.frames)
             try capturer.start()
             sink.drain(frames)

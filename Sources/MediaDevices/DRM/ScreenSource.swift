@@ -7,8 +7,9 @@ import Synchronization
 /// timestamps and the same capturer contract, consumers and statistics as a camera.
 ///
 /// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888), zero-copy:
-/// the planes point into the scanout buffer for the duration of the callback. A mode change
-/// while capturing is followed: frames go on at the new size.
+/// the planes point into the scanout buffer for the duration of the callback; ask
+/// `frames(bufferSize:output:)` (or wrap the consumer in a `ConvertingConsumer`) for ARGB or
+/// NV12. A mode change while capturing is followed: frames go on at the new size.
 ///
 /// Reading another program's framebuffer needs `CAP_SYS_ADMIN` or being the DRM master;
 /// without either, `initialize()` throws `.permissionDenied` saying how to grant it.
@@ -210,6 +211,13 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
     public func frames(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
+
+    /// A new asynchronous sequence of frames converted to `output` on the capture thread — the
+    /// seeds' screen capturer publishes `OutputFormat(.argb)`; encoders want `.nv12`. Give
+    /// `output.size` to keep one size across mode changes (frames are scaled to it).
+    public func frames(bufferSize: Int = 4, output: OutputFormat) throws -> VideoFrames {
+        delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: screen.uniqueID))
+    }
 
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { delivery.statistics }

@@ -1,0 +1,131 @@
+import ArgumentParser
+import Foundation
+import MediaDevices
+
+/// `mediadevices screen-benchmark`: what a full-screen grab plus conversion to NV12 costs per
+/// frame, against a plain memcpy of the same framebuffer and `ffmpeg -f kmsgrab`, measured in
+/// the same run. In the rig: see README ("Screens", benchmark).
+struct ScreenBenchmarkCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "screen-benchmark",
+        abstract: "Time a screen grab + NV12 conversion per frame against memcpy and ffmpeg -f kmsgrab.")
+
+    @Argument(help: "`screen:N`, a connector name or uniqueID. Default: the first screen.")
+    var screen: String = "screen:0"
+
+    @Option(help: "Frames to time in each measurement.")
+    var frames: Int = 100
+
+    @Option(help: "The conversion target: NV12, I420 or ARGB.")
+    var format: String = "NV12"
+
+    @Flag(help: "Skip the ffmpeg -f kmsgrab comparison.")
+    var noFFmpeg = false
+
+    @Flag(help: "Print the figures as JSON.")
+    var json = false
+
+    func validate() throws {
+        if frames < 2 { throw ValidationError("--frames must be at least 2") }
+        guard let pixelFormat = OutputFormat.pixelFormat(parsing: format), OutputFormat.producibleFormats.contains(pixelFormat) else {
+            throw ValidationError("--format takes NV12, I420 or ARGB")
+        }
+    }
+
+    struct Figures: Encodable {
+        let screen: String
+        let framebuffer: String
+        let width: Int
+        let height: Int
+        let frames: Int
+        let output: String
+        /// Grab only (GETCRTC + the mapped pointer), ms per frame.
+        let grabMilliseconds: Double
+        /// Grab + conversion, ms per frame.
+        let grabAndConvertMilliseconds: Double
+        /// memcpy of the same visible framebuffer bytes, ms per frame.
+        let memcpyMilliseconds: Double
+        let ratioToMemcpy: Double
+        /// ffmpeg -f kmsgrab + hwdownload + conversion, ms per frame (startup subtracted), when it works.
+        let ffmpegMilliseconds: Double?
+        let ratioToFFmpeg: Double?
+        let ffmpegError: String?
+    }
+
+    func run() throws {
+        try reportingErrors(json: json) {
+            let name = screen.hasPrefix("screen") ? screen : "screen:\(screen)"
+            let target = try DeviceSelection.resolveScreen(name)
+            let output = OutputFormat(OutputFormat.pixelFormat(parsing: format)!)
+            let source = ScreenSource(screen: target)
+            defer { source.release() }
+            try source.initialize()
+            let converter = try FrameConverter(output: output, device: target.uniqueID)
+
+            // Warm up: maps the framebuffer, sizes the converter's buffers.
+            let size = try source.grabFrame { frame in try converter.convert(frame) { _ in frame.format.size } }
+            let grab = try time(frames) { _ = try source.grabFrame { $0.bytesUsed } }
+            let grabConvert = try time(frames) { try source.grabFrame { frame in try converter.convert(frame) { _ in } } }
+            let copy = try source.grabFrame { frame -> Double in
+                let bytes = frame.plane(0).bytes
+                let target = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 64)
+                defer { target.deallocate() }
+                return try time(frames) { target.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            }
+            let ffmpeg = noFFmpeg ? (nil, "skipped") : kmsgrab(target, output: output)
+            let figures = Figures(screen: target.uniqueID, framebuffer: source.framebuffer?.description ?? "?",
+                                  width: size.width, height: size.height, frames: frames, output: output.pixelFormat.name,
+                                  grabMilliseconds: grab, grabAndConvertMilliseconds: grabConvert, memcpyMilliseconds: copy,
+                                  ratioToMemcpy: grabConvert / copy, ffmpegMilliseconds: ffmpeg.0,
+                                  ratioToFFmpeg: ffmpeg.0.map { grabConvert / $0 }, ffmpegError: ffmpeg.0 == nil ? ffmpeg.1 : nil)
+            if json { printJSON(figures); return }
+            print("screen \(figures.screen): \(figures.framebuffer)")
+            print(String(format: "grab only (zero-copy)            %8.3f ms/frame", grab))
+            print(String(format: "grab + %@ conversion           %8.3f ms/frame  = %.2f x memcpy", output.pixelFormat.name, grabConvert, figures.ratioToMemcpy))
+            print(String(format: "memcpy of the framebuffer        %8.3f ms/frame  (%.0f MB/s)", copy,
+                         Double(size.width * size.height * 4) / copy / 1000))
+            if let kms = ffmpeg.0 {
+                print(String(format: "ffmpeg -f kmsgrab → %@          %8.3f ms/frame  (ours: %.2f x ffmpeg)", output.pixelFormat.name, kms, grabConvert / kms))
+            } else {
+                print("ffmpeg -f kmsgrab: \(ffmpeg.1 ?? "failed")")
+            }
+        }
+    }
+
+    /// Milliseconds per call of `body`, over `count` calls.
+    private func time(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<count { try body() }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 / Double(count)
+    }
+
+    /// ffmpeg's kmsgrab on the same card, downloading and converting to the same format:
+    /// wall time of `frames` + 10 frames minus that of 10 frames (startup cancels out).
+    private func kmsgrab(_ screen: Screen, output: OutputFormat) -> (Double?, String?) {
+        let pixelFormat = ["NV12": "nv12", "YU12": "yuv420p"][output.pixelFormat.name] ?? "bgra"
+        func run(_ count: Int) -> (Double?, String?) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-device", screen.card,
+                                 "-f", "kmsgrab", "-framerate", "1000", "-i", "-",
+                                 "-vf", "hwdownload,format=bgr0,format=\(pixelFormat)", "-frames:v", "\(count)", "-f", "null", "-"]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            let start = DispatchTime.now().uptimeNanoseconds
+            do { try process.run() } catch { return (nil, "could not run ffmpeg: \(error)") }
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+            guard process.terminationStatus == 0 else {
+                return (nil, "failed (exit \(process.terminationStatus)): \(message.split(separator: "\n").suffix(4).joined(separator: " / "))")
+            }
+            return (elapsed, nil)
+        }
+        let short = run(10)
+        guard let base = short.0 else { return short }
+        let long = run(frames + 10)
+        guard let total = long.0 else { return long }
+        return (max(total - base, 0) / Double(frames), nil)
+    }
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import MediaDevices
+
+/// `mediadevices screenshot [SCREEN] --output FILE.png`: one grab of a screen, as PNG.
+struct ScreenshotCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "screenshot",
+        abstract: "Grab one frame of a screen (DRM/KMS framebuffer) and write it as PNG.")
+
+    @Argument(help: "`screen:N` (index from `screens`), a connector name such as Virtual-1, or a uniqueID. Default: the first screen.")
+    var screen: String = "screen:0"
+
+    @Option(help: "The PNG file to write.")
+    var output: String
+
+    @Option(help: "Only this region of the screen: X,Y,WxH (e.g. 0,0,640x480).")
+    var region: String?
+
+    @Flag(help: "Blend the cursor plane's image in (XRGB8888/ARGB8888 screens).")
+    var cursor = false
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func validate() throws {
+        if let region, Rect(parsingRegion: region) == nil { throw ValidationError("--region takes X,Y,WxH, e.g. 0,0,640x480") }
+    }
+
+    func run() throws {
+        try reportingErrors(json: json) {
+            let name = screen.hasPrefix("screen") ? screen : "screen:\(screen)"
+            let target = try DeviceSelection.resolveScreen(name)
+            let source = ScreenSource(screen: target, region: region.flatMap(Rect.init(parsingRegion:)), showsCursor: cursor)
+            defer { source.release() }
+            let format = try source.grabFrame { frame -> VideoFormat in
+                try PNGWriter.write(frame, to: output)
+                return frame.format
+            }
+            let framebuffer = source.framebuffer
+            if json {
+                struct Output: Encodable {
+                    let screen: String
+                    let output: String
+                    let width: Int
+                    let height: Int
+                    let framebufferFormat: String
+                    let mapping: String?
+                }
+                printJSON(Output(screen: target.uniqueID, output: output, width: format.width, height: format.height,
+                                 framebufferFormat: format.pixelFormat.fourCC.description, mapping: framebuffer?.mapping.rawValue))
+                return
+            }
+            print("wrote \(format.width)x\(format.height) PNG of \(target.name) to \(output) (\(framebuffer.map(\.description) ?? format.description))")
+        }
+    }
+}
+
+extension Rect {
+    /// Parses `X,Y,WxH`.
+    init?(parsingRegion text: String) {
+        let parts = text.split(separator: ",")
+        guard parts.count == 3, let x = Int(parts[0]), let y = Int(parts[1]), let size = Size(parsing: String(parts[2])),
+              x >= 0, y >= 0 else { return nil }
+        self.init(x: x, y: y, width: size.width, height: size.height)
+    }
+}
