@@ -19,7 +19,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
     @Option(help: "The conversion target: NV12, I420 or ARGB.")
     var format: String = "NV12"
 
-    @Flag(help: "Skip the ffmpeg -f kmsgrab comparison.")
+    @Flag(name: .customLong("no-ffmpeg"), help: "Skip the ffmpeg -f kmsgrab comparison.")
     var noFFmpeg = false
 
     @Flag(help: "Print the figures as JSON.")
@@ -106,7 +106,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
         func run(_ count: Int) -> (Double?, String?) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-device", screen.card,
+            process.arguments = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "warning", "-device", screen.card,
                                  "-f", "kmsgrab", "-framerate", "1000", "-i", "-",
                                  "-vf", "hwdownload,format=bgr0,format=\(pixelFormat)", "-frames:v", "\(count)", "-f", "null", "-"]
             let errors = Pipe()
@@ -118,7 +118,10 @@ struct ScreenBenchmarkCommand: ParsableCommand {
             process.waitUntilExit()
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
             guard process.terminationStatus == 0 else {
-                return (nil, "failed (exit \(process.terminationStatus)): \(message.split(separator: "\n").suffix(4).joined(separator: " / "))")
+                // kmsgrab's own messages say why (bochs: PRIME export, ENOSYS); else the last lines.
+                let lines = message.split(separator: "\n")
+                let own = lines.filter { $0.contains("kmsgrab") }
+                return (nil, "failed (exit \(process.terminationStatus)): \((own.isEmpty ? Array(lines.suffix(3)) : own).joined(separator: " / "))")
             }
             return (elapsed, nil)
         }

@@ -42,6 +42,9 @@ public struct FramebufferDescription: Sendable, Hashable, CustomStringConvertibl
 /// mapping exists (the mapping keeps the buffer alive); `memory` is unmapped in `deinit`.
 final class Framebuffer {
     let description: FramebufferDescription
+    /// Bytes per pixel, kept here: reading it from the layout goes through a generic
+    /// `Collection` accessor, which allocates per call in debug builds.
+    let bytesPerPixel: Int
     private let memory: MappedMemory
 
     /// The first pixel.
@@ -49,6 +52,7 @@ final class Framebuffer {
 
     private init(description: FramebufferDescription, memory: MappedMemory) {
         self.description = description
+        bytesPerPixel = description.pixelFormat.layout?.bytesPerPixel ?? 4
         self.memory = memory
     }
 

@@ -86,7 +86,7 @@ final class ScreenGrabber {
             next = View(fb: fb.id, x: next.x + left, y: next.y + top, width: right - left, height: bottom - top)
         }
         guard next.width > 0, next.height > 0 else { return false }
-        let bytesPerPixel = fb.pixelFormat.layout!.bytesPerPixel
+        let bytesPerPixel = primary!.bytesPerPixel
         let visibleBytes = (next.height - 1) * fb.bytesPerRow + next.width * bytesPerPixel
         if next != view || format == nil {
             view = next
