@@ -1,6 +1,7 @@
 import CDRM
 import CYUV
 import Glibc
+import Synchronization
 
 /// Grabs one screen, frame after frame, on the capture thread: reads the CRTC (framebuffer,
 /// viewport, mode) with one `DRM_IOCTL_MODE_GETCRTC`, maps a framebuffer again only when the
@@ -57,8 +58,10 @@ final class ScreenGrabber {
         composite?.deallocate()
     }
 
-    /// The framebuffer grabbed last.
-    var framebuffer: FramebufferDescription? { primary?.description }
+    /// The framebuffer grabbed last; readable from any thread (set when a framebuffer is
+    /// mapped, not per frame).
+    var framebuffer: FramebufferDescription? { mapped.withLock { $0 } }
+    private let mapped = Mutex<FramebufferDescription?>(nil)
 
     /// Grabs the screen as it is now and lends it to `body` as a frame stamped `timestamp`.
     /// Returns `false` when there is nothing to grab (the CRTC is off or between framebuffers).
@@ -73,6 +76,7 @@ final class ScreenGrabber {
             format = nil
             guard let mapped = try Framebuffer.map(card: card, id: crtc.fb_id, method: method, what: "primary plane of \(screen.name)") else { return false }
             primary = mapped
+            self.mapped.withLock { $0 = mapped.description }
         }
         let fb = primary!.description
         // The viewport: the CRTC's mode at (x, y) of the framebuffer, cut to the framebuffer,

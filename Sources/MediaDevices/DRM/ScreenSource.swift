@@ -159,8 +159,13 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         if !stopped { delivery.finish(error: nil) }
     }
 
-    /// Stops and closes the card.
+    /// Stops and closes the card. From this source's own callback it only stops (the capture
+    /// thread still uses the card); call it again from elsewhere to close the card.
     public func release() {
+        if let current = run.current, current.isCurrentThread {
+            current.stop()
+            return
+        }
         stop()
         control.lock(); defer { control.unlock() }
         state.withLock { $0.grabbing = nil; $0.settings = nil }
@@ -187,10 +192,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     }
 
     /// The framebuffer grabbed last (id, format, modifier, pitch, mapping method).
-    public var framebuffer: FramebufferDescription? {
-        control.lock(); defer { control.unlock() }
-        return state.withLock { $0.grabbing?.grabber.framebuffer }
-    }
+    public var framebuffer: FramebufferDescription? { state.withLock { $0.grabbing }?.grabber.framebuffer }
 
     /// Whether frames are being delivered.
     public var isCapturing: Bool { run.isRunning }
