@@ -100,6 +100,41 @@ enum ScreenScenarios {
         XCTAssertEqual(Set(timestamps).count, timestamps.count)
         XCTAssertEqual(statistics.deliveredFrames, count)
         XCTAssertEqual(statistics.measuredFrameRate, 20, accuracy: 2.5)
+        try converted(source)
+    }
+
+    /// The seeds' screen capturer publishes ARGB: through `frames(bufferSize:output:)` the
+    /// pattern arrives unchanged (alpha opaque); NV12 arrives at the screen's size.
+    private static func converted(_ source: ScreenSource) throws {
+        source.consumer = nil
+        let argb = try source.frames(bufferSize: 2, output: OutputFormat(.argb))
+        let nv12 = try source.frames(bufferSize: 2, output: OutputFormat(.nv12))
+        try source.start()
+        defer { source.stop() }
+        let results = Results()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            var argbIterator = argb.makeAsyncIterator(), nv12Iterator = nv12.makeAsyncIterator()
+            let first = try? await argbIterator.next()
+            results.argb = first?.withFrame { frame in
+                (frame.format.pixelFormat, ScreenCheck.firstMismatch(frame, screenWidth: 640, screenHeight: 480),
+                 frame.plane(0).bytes.load(fromByteOffset: 3, as: UInt8.self))
+            }
+            results.nv12 = try? await nv12Iterator.next()?.withFrame { ($0.format.pixelFormat, $0.format.size) }
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(results.argb?.0, .argb)
+        XCTAssertNotNil(results.argb, "an ARGB frame arrived")
+        if let argb = results.argb { XCTAssertNil(argb.1, "ARGB frames are the pattern") }
+        XCTAssertEqual(results.argb?.2, 0xFF, "opaque alpha")
+        XCTAssertEqual(results.nv12?.0, .nv12)
+        XCTAssertEqual(results.nv12?.1, Size(width: 640, height: 480))
+    }
+
+    private final class Results: @unchecked Sendable {
+        var argb: (PixelFormat, String?, UInt8)?
+        var nv12: (PixelFormat, Size)?
     }
 
     /// A mode change while capturing is followed: frames go on at the new size and show the

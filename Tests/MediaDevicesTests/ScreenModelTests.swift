@@ -66,4 +66,12 @@ final class ScreenModelTests: XCTestCase {
             XCTAssertTrue(FrameConverter.canConvert(format), "\(format) converts to NV12/ARGB")
         }
     }
+
+    func testModifierNamesComeFromLibdrm() {
+        XCTAssertEqual(Framebuffer.modifierName(0), "linear")
+        let yTiled: UInt64 = 0x0100_0000_0000_0002  // fourcc_mod_code(INTEL, 2): I915_FORMAT_MOD_Y_TILED
+        let name = Framebuffer.modifierName(yTiled)
+        XCTAssertTrue(name.contains("Y_TILED"), name)
+        XCTAssertTrue(name.contains("0x0100000000000002"), name)
+    }
 }
