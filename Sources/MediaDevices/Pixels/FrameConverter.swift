@@ -119,32 +119,30 @@ public final class FrameConverter: @unchecked Sendable {
             try write(source, kind, into: stage, as: working)
             current = stage.view
         }
+        // Each step writes into the next of two scratch buffers, the last one into `out`.
+        // (Plain variables, not a local function capturing them: unoptimized builds box
+        // captured variables on the heap.)
         var remaining = (plan.scaledSize != plan.crop.size ? 1 : 0) + (plan.rotation != .none ? 1 : 0) + (plan.mirrored ? 1 : 0)
         var useA = true
-        func destination(_ size: Size) -> ImageBuffer {
-            remaining -= 1
-            let buffer: ImageBuffer
-            if remaining == 0 && target == working {
-                buffer = out
-            } else {
-                buffer = useA ? stepA : stepB
-                useA.toggle()
-            }
-            buffer.prepare(working, size, colorimetry: colorimetry)
-            return buffer
-        }
         if plan.scaledSize != plan.crop.size {
-            let next = destination(plan.scaledSize)
+            remaining -= 1
+            let next = remaining == 0 && target == working ? out : (useA ? stepA : stepB)
+            useA.toggle()
+            next.prepare(working, plan.scaledSize, colorimetry: colorimetry)
             try check(GeometrySteps.scale(current, into: next), "scale")
             current = next.view
         }
         if plan.rotation != .none {
-            let next = destination(plan.outputSize)
+            remaining -= 1
+            let next = remaining == 0 && target == working ? out : (useA ? stepA : stepB)
+            useA.toggle()
+            next.prepare(working, plan.outputSize, colorimetry: colorimetry)
             try check(GeometrySteps.rotate(current, by: plan.rotation, into: next), "rotate")
             current = next.view
         }
         if plan.mirrored {
-            let next = destination(plan.outputSize)
+            let next = target == working ? out : (useA ? stepA : stepB)
+            next.prepare(working, plan.outputSize, colorimetry: colorimetry)
             try check(GeometrySteps.mirror(current, into: next), "mirror")
             current = next.view
         }
