@@ -63,8 +63,7 @@ public final class FrameConverter: @unchecked Sendable {
         }
         let plan = plan(for: source, orientation: frame.orientation)
         source = source.cropped(to: plan.crop)
-        let outputColorimetry = target == .argb ? Colorimetry(matrix: .bt601, range: .full)
-            : frame.format.pixelFormat.isYUV || frameKind == .grey ? source.colorimetry : .bt601Limited
+        let outputColorimetry = ConversionPlan.colorimetry(of: target, from: frame.format)
         if plan.isDirect {
             out.prepare(target, plan.outputSize, colorimetry: outputColorimetry)
             try write(source, kind, into: out, as: target)
@@ -83,9 +82,9 @@ public final class FrameConverter: @unchecked Sendable {
            cached.format == source.pixelFormat, cached.orientation == orientation {
             return cached.plan
         }
-        let subsampling = source.pixelFormat.layout?.chromaSubsampling ?? (1, 1)
         let plan = ConversionPlan(source: Size(width: Int(source.width), height: Int(source.height)),
-                                  orientation: orientation, request: output, alignment: subsampling)
+                                  orientation: orientation, request: output,
+                                  alignment: ConversionPlan.alignment(of: source.pixelFormat))
         cachedPlan = (source.width, source.height, source.pixelFormat, orientation, plan)
         return plan
     }
