@@ -13,7 +13,7 @@ struct ScreenshotCommand: ParsableCommand {
     @Option(help: "The PNG file to write.")
     var output: String
 
-    @Option(help: "Only this region of the screen: X,Y,WxH (e.g. 0,0,640x480).")
+    @Option(help: "Only this region of the screen, WxH+X+Y (e.g. 640x480+0+0).")
     var region: String?
 
     @Flag(help: "Blend the cursor plane's image in (XRGB8888/ARGB8888 screens).")
@@ -23,14 +23,14 @@ struct ScreenshotCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let region, Rect(parsingRegion: region) == nil { throw ValidationError("--region takes X,Y,WxH, e.g. 0,0,640x480") }
+        if let region, Rect(parsing: region) == nil { throw ValidationError("--region takes WxH+X+Y, e.g. 640x480+0+0") }
     }
 
     func run() throws {
         try reportingErrors(json: json) {
             let name = screen.hasPrefix("screen") ? screen : "screen:\(screen)"
             let target = try DeviceSelection.resolveScreen(name)
-            let source = ScreenSource(screen: target, region: region.flatMap(Rect.init(parsingRegion:)), showsCursor: cursor)
+            let source = ScreenSource(screen: target, region: region.flatMap(Rect.init(parsing:)), showsCursor: cursor)
             defer { source.release() }
             let format = try source.grabFrame { frame -> VideoFormat in
                 try PNGWriter.write(frame, to: output)
@@ -52,15 +52,5 @@ struct ScreenshotCommand: ParsableCommand {
             }
             print("wrote \(format.width)x\(format.height) PNG of \(target.name) to \(output) (\(framebuffer.map(\.description) ?? format.description))")
         }
-    }
-}
-
-extension Rect {
-    /// Parses `X,Y,WxH`.
-    init?(parsingRegion text: String) {
-        let parts = text.split(separator: ",")
-        guard parts.count == 3, let x = Int(parts[0]), let y = Int(parts[1]), let size = Size(parsing: String(parts[2])),
-              x >= 0, y >= 0 else { return nil }
-        self.init(x: x, y: y, width: size.width, height: size.height)
     }
 }
