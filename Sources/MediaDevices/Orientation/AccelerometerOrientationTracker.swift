@@ -52,14 +52,14 @@ public struct Accelerometer: Sendable, Hashable, CustomStringConvertible {
         }
         resolvedPath = path
         self.sysfsPath = sysfsPath
-        name = Accelerometer.attribute(path, "name") ?? "iio"
-        scale = (Accelerometer.attribute(path, "in_accel_scale") ?? Accelerometer.attribute(path, "in_accel_x_scale")).flatMap(Double.init) ?? 1
-        offset = Accelerometer.attribute(path, "in_accel_offset").flatMap(Double.init) ?? 0
+        name = Sysfs.attribute(path, "name") ?? "iio"
+        scale = (Sysfs.attribute(path, "in_accel_scale") ?? Sysfs.attribute(path, "in_accel_x_scale")).flatMap(Double.init) ?? 1
+        offset = Sysfs.attribute(path, "in_accel_offset").flatMap(Double.init) ?? 0
         if let mountMatrix {
             (self.mountMatrix, mountMatrixSource) = (mountMatrix, .app)
         } else if let hwdb = Accelerometer.udevProperty(path, "ACCEL_MOUNT_MATRIX").flatMap(MountMatrix.init) {
             (self.mountMatrix, mountMatrixSource) = (hwdb, .hwdb)
-        } else if let kernel = (Accelerometer.attribute(path, "in_accel_mount_matrix") ?? Accelerometer.attribute(path, "mount_matrix")).flatMap(MountMatrix.init) {
+        } else if let kernel = (Sysfs.attribute(path, "in_accel_mount_matrix") ?? Sysfs.attribute(path, "mount_matrix")).flatMap(MountMatrix.init) {
             (self.mountMatrix, mountMatrixSource) = (kernel, .kernel)
         } else {
             (self.mountMatrix, mountMatrixSource) = (.identity, .identity)
@@ -91,10 +91,6 @@ public struct Accelerometer: Sendable, Hashable, CustomStringConvertible {
             values.append((raw + offset) * scale)
         }
         return mountMatrix.apply(AccelerationReading(x: values[0], y: values[1], z: values[2]))
-    }
-
-    static func attribute(_ folder: String, _ name: String) -> String? {
-        (try? String(contentsOfFile: "\(folder)/\(name)", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A property udev recorded for the device (only when systemd-udevd runs).
