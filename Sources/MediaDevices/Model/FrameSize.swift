@@ -1,3 +1,41 @@
+/// A rectangle of pixels: a region of a frame.
+public struct Rect: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// Left edge in pixels.
+    public var x: Int
+    /// Top edge in pixels.
+    public var y: Int
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+
+    /// A rectangle at (`x`, `y`) of `width` by `height` pixels.
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x; self.y = y; self.width = width; self.height = height
+    }
+
+    /// The rectangle covering all of `size`.
+    public init(_ size: Size) { self.init(x: 0, y: 0, width: size.width, height: size.height) }
+
+    /// The rectangle's size.
+    public var size: Size { Size(width: width, height: height) }
+
+    /// `"WxH+X+Y"`, as X11 geometry and v4l2-ctl's selection print it.
+    public var description: String { "\(width)x\(height)+\(x)+\(y)" }
+
+    /// Parses `"WxH+X+Y"` (or `"WxH"` for a rectangle at the origin).
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "+", omittingEmptySubsequences: false)
+        guard parts.count == 1 || parts.count == 3, let size = Size(parsing: String(parts[0])) else { return nil }
+        var x = 0, y = 0
+        if parts.count == 3 {
+            guard let px = Int(parts[1]), let py = Int(parts[2]), px >= 0, py >= 0 else { return nil }
+            x = px; y = py
+        }
+        self.init(x: x, y: y, width: size.width, height: size.height)
+    }
+}
+
 /// A width and height in pixels.
 public struct Size: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
     /// Width in pixels.

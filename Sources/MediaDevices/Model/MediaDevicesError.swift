@@ -23,6 +23,9 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         case io
         /// No such device (the path, index or identifier names nothing).
         case notFound
+        /// One frame could not be used (a truncated or corrupt JPEG): it is dropped and counted,
+        /// and capture goes on.
+        case corruptFrame
     }
 
     /// The stable code.

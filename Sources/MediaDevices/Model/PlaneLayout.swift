@@ -92,5 +92,11 @@ public struct PlaneLayout: Hashable, Sendable {
                            memoryPlaneCount: memoryPlanes, chromaSubsampling: (2, 2))
     }
 
+    static func planar(horizontal: Int, vertical: Int) -> PlaneLayout {
+        let chroma = PlaneDescription(bytesPerSample: 1, horizontalSubsampling: horizontal, verticalSubsampling: vertical)
+        return PlaneLayout(planes: [PlaneDescription(bytesPerSample: 1), chroma, chroma],
+                           chromaSubsampling: (horizontal, vertical))
+    }
+
     static let compressed = PlaneLayout(planes: [PlaneDescription(bytesPerSample: 1)], isCompressed: true)
 }

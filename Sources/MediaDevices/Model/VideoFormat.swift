@@ -13,21 +13,27 @@ public struct VideoFormat: Hashable, Sendable, CustomStringConvertible {
     /// The size in bytes of each memory buffer (`sizeimage`): one entry, or one per memory plane
     /// for the multi-planar formats (NV12M, YUV420M).
     public var bufferSizes: [Int]
+    /// The YCbCr matrix and range of the data (for YUV formats; RGB and grey data are full range).
+    /// Without one, BT.601 limited for YUV, full range otherwise (`Colorimetry.default(for:)`).
+    public var colorimetry: Colorimetry
 
     /// A format with the driver-reported strides and buffer sizes.
-    public init(pixelFormat: PixelFormat, width: Int, height: Int, bytesPerRow: [Int], bufferSizes: [Int]) {
+    public init(pixelFormat: PixelFormat, width: Int, height: Int, bytesPerRow: [Int], bufferSizes: [Int],
+                colorimetry: Colorimetry? = nil) {
         self.pixelFormat = pixelFormat
         self.width = width
         self.height = height
         self.bytesPerRow = bytesPerRow
         self.bufferSizes = bufferSizes
+        self.colorimetry = colorimetry ?? Colorimetry.default(for: pixelFormat)
     }
 
     /// A tightly packed format (no row padding), as a source that owns its memory lays it out.
-    public init(pixelFormat: PixelFormat, width: Int, height: Int) {
+    public init(pixelFormat: PixelFormat, width: Int, height: Int, colorimetry: Colorimetry? = nil) {
         self.pixelFormat = pixelFormat
         self.width = width
         self.height = height
+        self.colorimetry = colorimetry ?? Colorimetry.default(for: pixelFormat)
         let planes = pixelFormat.layout?.planes ?? []
         bytesPerRow = planes.map { $0.minimumBytesPerRow(width: width) }
         let planeSizes = zip(planes, bytesPerRow).map { $0.rows(height: height) * $1 }

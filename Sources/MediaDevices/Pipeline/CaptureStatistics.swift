@@ -12,6 +12,10 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     public var meanCaptureDelayMicroseconds: Double = 0
     /// Largest capture delay seen, in microseconds.
     public var maxCaptureDelayMicroseconds: Double = 0
+    /// Frames dropped because they could not be used (a truncated or corrupt JPEG, a short buffer).
+    public var corruptFrames: Int = 0
+    /// Why the last corrupt frame was dropped.
+    public var lastCorruptFrameReason: String?
 
     /// Empty statistics.
     public init() {}
@@ -45,6 +49,12 @@ struct StatisticsAccumulator {
             statistics.measuredFrameRate = Double(statistics.deliveredFrames - 1) * 1e9
                 / Double(lastTimestamp - firstTimestamp)
         }
+    }
+
+    /// Records a frame dropped as corrupt, and why.
+    mutating func recordCorruptFrame(_ error: MediaDevicesError) {
+        statistics.corruptFrames += 1
+        statistics.lastCorruptFrameReason = error.description
     }
 
     /// Adds frames dropped by a bounded queue.

@@ -8,6 +8,8 @@ final class FrameDelivery: Sendable {
     /// task was cancelled) stops costing a copy per frame.
     private struct WeakQueue {
         weak var queue: FrameQueue?
+        /// Converts frames to the output the sequence asked for; `nil` delivers them as they come.
+        var converter: FrameConverter?
     }
 
     private struct State {
@@ -29,12 +31,13 @@ final class FrameDelivery: Sendable {
     /// Statistics so far.
     var statistics: CaptureStatistics { state.withLock { $0.accumulator.statistics } }
 
-    /// A new asynchronous sequence fed by this delivery.
-    func makeFrames(bufferSize: Int) -> VideoFrames {
+    /// A new asynchronous sequence fed by this delivery, converting each frame with `converter`
+    /// (on the capture thread, into the sequence's pooled buffers) when there is one.
+    func makeFrames(bufferSize: Int, converter: FrameConverter? = nil) -> VideoFrames {
         let queue = FrameQueue(capacity: max(1, bufferSize))
         state.withLock { state in
             state.queues.removeAll { $0.queue == nil }
-            state.queues.append(WeakQueue(queue: queue))
+            state.queues.append(WeakQueue(queue: queue, converter: converter))
         }
         return VideoFrames(queue: queue)
     }
@@ -60,14 +63,33 @@ final class FrameDelivery: Sendable {
         }
         consumer?.consumeFrame(frame)
         var drops = 0
+        var corrupt: MediaDevicesError?
         // An index loop: in unoptimized builds `for in` goes through the stdlib's generic
         // iterator, whose coroutine frame is heap-allocated per call.
         var index = 0
         while index < queues.count {
-            if let queue = queues[index].queue { drops += queue.push(frame) }
+            if let queue = queues[index].queue {
+                if let converter = queues[index].converter {
+                    do {
+                        drops += try converter.convert(frame) { queue.push($0) }
+                    } catch let error as MediaDevicesError where error.code == .corruptFrame {
+                        corrupt = error
+                    } catch {
+                        // The sequence cannot be served at all (a format it cannot read): end it.
+                        queue.finish(error: error as? MediaDevicesError)
+                    }
+                } else {
+                    drops += queue.push(frame)
+                }
+            }
             index += 1
         }
-        if drops > 0 { state.withLock { $0.accumulator.recordQueueDrops(drops) } }
+        if drops > 0 || corrupt != nil {
+            state.withLock { state in
+                state.accumulator.recordQueueDrops(drops)
+                if let corrupt { state.accumulator.recordCorruptFrame(corrupt) }
+            }
+        }
     }
 
     /// Capturing ended (or never started): ends every sequence (throwing `error`, if any) and,

@@ -27,6 +27,11 @@ public protocol VideoCapturer: AnyObject, Sendable {
     /// A new asynchronous sequence of frames, with room for `bufferSize` frames before the oldest
     /// is dropped. It ends when the source stops or fails (then it throws the failure).
     func frames(bufferSize: Int) -> VideoFrames
+    /// A new asynchronous sequence of frames converted to `output` (format, size, rotation,
+    /// mirroring) on the capture thread. Each sequence may ask for a different output. Frames
+    /// that cannot be converted (corrupt JPEGs) are dropped and counted in `statistics`.
+    /// Throws `.unsupportedFormat` for an output the pipeline cannot produce.
+    func frames(bufferSize: Int, output: OutputFormat) throws -> VideoFrames
     /// Counters and measurements of the current or last run.
     var statistics: CaptureStatistics { get }
 }

@@ -159,6 +159,11 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     /// A new asynchronous sequence of frames (see `VideoFrames`).
     public func frames(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
 
+    /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
+    public func frames(bufferSize: Int = 4, output: OutputFormat) throws -> VideoFrames {
+        delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: device.path))
+    }
+
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { delivery.statistics }
 

@@ -217,8 +217,11 @@ final class V4L2Device: @unchecked Sendable {
             if count == 1, let layout = pixelFormat.layout, layout.planes.count > 1, let first = strides.first {
                 strides = layout.planes.map { $0.bytesPerRow(luminanceBytesPerRow: first, luminance: layout.planes[0]) }
             }
+            let colorimetry = Colorimetry(v4l2Colorspace: pix.colorspace, encoding: UInt32(pix.ycbcr_enc),
+                                          quantization: UInt32(pix.quantization), isYUV: pixelFormat.isYUV)
             return VideoFormat(pixelFormat: pixelFormat, width: Int(pix.width), height: Int(pix.height),
-                               bytesPerRow: strides, bufferSizes: planes.map { Int($0.sizeimage) })
+                               bytesPerRow: strides, bufferSizes: planes.map { Int($0.sizeimage) },
+                               colorimetry: colorimetry)
         }
         let pix = format.fmt.pix
         let pixelFormat = PixelFormat(v4l2: FourCC(rawValue: pix.pixelformat))
@@ -226,8 +229,10 @@ final class V4L2Device: @unchecked Sendable {
         let strides = pixelFormat.layout.map { layout in
             layout.planes.map { $0.bytesPerRow(luminanceBytesPerRow: first, luminance: layout.planes[0]) }
         } ?? [first]
+        let colorimetry = Colorimetry(v4l2Colorspace: pix.colorspace, encoding: pix.ycbcr_enc,
+                                      quantization: pix.quantization, isYUV: pixelFormat.isYUV)
         return VideoFormat(pixelFormat: pixelFormat, width: Int(pix.width), height: Int(pix.height),
-                           bytesPerRow: strides, bufferSizes: [Int(pix.sizeimage)])
+                           bytesPerRow: strides, bufferSizes: [Int(pix.sizeimage)], colorimetry: colorimetry)
     }
 }
 

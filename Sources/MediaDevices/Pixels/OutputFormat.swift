@@ -1,0 +1,128 @@
+/// What a consumer asks of a stream (Twilio's `requestOutputFormat`): a pixel format, a size
+/// reached by centre-cropping to its aspect ratio and then scaling, a rotation and mirroring.
+/// Several consumers of one source may ask for different outputs.
+public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
+    /// The output pixel format: `.nv12`, `.yu12` (I420) or `.argb`.
+    public var pixelFormat: PixelFormat
+    /// The output size, after rotation; `nil` keeps the (cropped, rotated) source size.
+    public var size: Size?
+    /// A clockwise rotation, applied after cropping and scaling.
+    public var rotation: FrameRotation
+    /// Rotate each frame by its own `orientation` as well, so that it arrives upright (`.up`).
+    public var upright: Bool
+    /// Mirror left to right, last (a selfie view).
+    public var mirrored: Bool
+    /// A region of the source to use, before everything else; `nil` is the whole frame.
+    public var crop: Rect?
+
+    /// The formats the pipeline produces.
+    public static let producibleFormats: [PixelFormat] = [.nv12, .yu12, .argb]
+
+    /// An output request. `pixelFormat` must be one of `producibleFormats`.
+    public init(_ pixelFormat: PixelFormat = .nv12, size: Size? = nil, rotation: FrameRotation = .none,
+                upright: Bool = false, mirrored: Bool = false, crop: Rect? = nil) {
+        self.pixelFormat = pixelFormat
+        self.size = size
+        self.rotation = rotation
+        self.upright = upright
+        self.mirrored = mirrored
+        self.crop = crop
+    }
+
+    /// Parses an output pixel format: `NV12`, `I420`/`YU12`, `ARGB` (libyuv's: bytes B, G, R, A).
+    public static func pixelFormat(parsing text: String) -> PixelFormat? {
+        switch text.uppercased() {
+        case "ARGB", "AR24", "BGRA8888": return .argb
+        case "I420", "YU12", "IYUV": return .yu12
+        case "NV12": return .nv12
+        default: return nil
+        }
+    }
+
+    /// `"NV12 480x480 rot90 mirrored crop 320x240+0+0"`.
+    public var description: String {
+        var text = "\(pixelFormat.fourCC)"
+        if let size { text += " \(size)" }
+        if rotation != .none { text += " rot\(rotation.rawValue)" }
+        if upright { text += " upright" }
+        if mirrored { text += " mirrored" }
+        if let crop { text += " crop \(crop)" }
+        return text
+    }
+}
+
+extension PixelFormat {
+    /// ARGB as libyuv, WebRTC and the video-chat SDKs mean it: 32 bits per pixel, bytes B, G, R, A
+    /// in memory (DRM `ARGB8888`, V4L2 `ABGR32`, fourcc `AR24`).
+    public static var argb: PixelFormat { .abgr32 }
+}
+
+/// The geometry of one conversion: which source region is read, what size it is scaled to,
+/// and how it is turned. Computed once per source format and request, not per frame.
+struct ConversionPlan: Equatable {
+    /// The source region read (aligned to the source's chroma subsampling).
+    var crop: Rect
+    /// The size the region is scaled to, before rotation.
+    var scaledSize: Size
+    /// The total clockwise rotation.
+    var rotation: FrameRotation
+    /// Mirror after rotating.
+    var mirrored: Bool
+
+    /// The output size.
+    var outputSize: Size {
+        rotation.swapsDimensions ? Size(width: scaledSize.height, height: scaledSize.width) : scaledSize
+    }
+
+    /// Whether a single conversion call from the cropped source does the whole job.
+    var isDirect: Bool { scaledSize == crop.size && rotation == .none && !mirrored }
+
+    /// The plan for a `source` frame of `orientation` under `request`. `alignment` is the
+    /// source's chroma subsampling: crop edges fall on whole chroma samples.
+    init(source: Size, orientation: VideoOrientation, request: OutputFormat,
+         alignment: (horizontal: Int, vertical: Int)) {
+        var region = Rect(source)
+        if let crop = request.crop {
+            let x = min(max(crop.x, 0), source.width - 1), y = min(max(crop.y, 0), source.height - 1)
+            region = Rect(x: x, y: y, width: max(1, min(crop.width, source.width - x)),
+                          height: max(1, min(crop.height, source.height - y)))
+        }
+        var rotation = request.rotation
+        if request.upright, let upright = FrameRotation(degrees: orientation.rotationDegrees) {
+            rotation = upright.adding(rotation)
+        }
+        // The requested size as seen before rotating.
+        var target = request.size.map { rotation.swapsDimensions ? Size(width: $0.height, height: $0.width) : $0 }
+        if let wanted = target {
+            // Centre-crop the region to the wanted aspect ratio.
+            if region.width * wanted.height > region.height * wanted.width {
+                let width = max(1, region.height * wanted.width / wanted.height)
+                region.x += (region.width - width) / 2
+                region.width = width
+            } else if region.width * wanted.height < region.height * wanted.width {
+                let height = max(1, region.width * wanted.height / wanted.width)
+                region.y += (region.height - height) / 2
+                region.height = height
+            }
+        }
+        region = ConversionPlan.aligned(region, to: alignment)
+        if target == nil { target = region.size }
+        crop = region
+        scaledSize = target!
+        self.rotation = rotation
+        mirrored = request.mirrored
+    }
+
+    /// `region` with its edges moved inwards onto whole chroma samples.
+    static func aligned(_ region: Rect, to alignment: (horizontal: Int, vertical: Int)) -> Rect {
+        func align(_ start: Int, _ length: Int, _ step: Int) -> (Int, Int) {
+            guard step > 1 else { return (start, length) }
+            let first = (start + step - 1) / step * step
+            let end = (start + length) / step * step
+            return end - first >= step ? (first, end - first) : (start / step * step, max(length, step))
+        }
+        let (x, width) = align(region.x, region.width, alignment.horizontal)
+        let (y, height) = align(region.y, region.height, alignment.vertical)
+        return Rect(x: x, y: y, width: width, height: height)
+    }
+}

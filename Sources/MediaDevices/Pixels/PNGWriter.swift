@@ -1,0 +1,40 @@
+import CPNG
+import CYUV
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes frames as PNG files through libpng (its simplified `png_image` API). Any frame the
+/// pixel pipeline reads can be written: it is converted to RGB first.
+public enum PNGWriter {
+    /// Writes `frame` to `path` as an 8-bit RGB PNG.
+    public static func write(_ frame: VideoFrame, to path: String) throws {
+        let converter = try FrameConverter(output: OutputFormat(.argb))
+        try converter.convert(frame) { argb in
+            let width = argb.width, height = argb.height
+            let rowBytes = width * 3
+            let rgb = UnsafeMutablePointer<UInt8>.allocate(capacity: rowBytes * height)
+            defer { rgb.deallocate() }
+            let plane = argb.plane(0)
+            // libyuv's RGB24 is bytes B, G, R: libpng's BGR format.
+            ARGBToRGB24(plane.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(plane.bytesPerRow),
+                        rgb, Int32(rowBytes), Int32(width), Int32(height))
+            var image = png_image()
+            image.version = cpng_IMAGE_VERSION
+            image.width = UInt32(width)
+            image.height = UInt32(height)
+            image.format = cpng_FORMAT_BGR
+            let status = png_image_write_to_file(&image, path, 0, rgb, Int32(rowBytes), nil)
+            let error = errno
+            let message = withUnsafeBytes(of: image.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            png_image_free(&image)
+            guard status != 0 else {
+                if error != 0, message.contains("open") || message.isEmpty {
+                    throw MediaDevicesError.fromFileErrno(error, path: path, operation: "write PNG")
+                }
+                throw MediaDevicesError(.io, device: nil, operation: "write PNG",
+                                        detail: "libpng could not write \(path): \(message)")
+            }
+        }
+    }
+}
