@@ -85,23 +85,71 @@ final class OrientationDeviceTests: XCTestCase {
         XCTAssertEqual(seen, .left, "the reading thread saw the left edge go up")
         print("orientation change seen after \(Int(Date().timeIntervalSince(started) * 1000)) ms (interval 100 ms)")
 
-        // A camera with this tracker stamps each frame with the orientation at capture time.
+        // A camera with this tracker stamps each frame with the orientation at capture time,
+        // and a consumer that asks for upright frames gets them turned by the pixel pipeline.
         let node = try Rig.loadVivid("n_devs=1")[0]
+        try Rig.colourBars(node)
         let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga))
         try source.setOrientationTracker(tracker)
         let recorder = FrameRecorder(target: 5)
         source.consumer = recorder
+        let upright = try source.frames(bufferSize: 2, output: OutputFormat(.argb, upright: true))
         try source.start()
         XCTAssertTrue(recorder.wait(seconds: 20))
         XCTAssertEqual(recorder.snapshot.last?.orientation, .left, "vivid has no sensor rotation: the tracker's orientation alone")
+        var iterator = upright.makeAsyncIterator()
+        let turned = try await nextFrame(&iterator)
+        XCTAssertEqual(turned.size, Size(width: 480, height: 640), "turned a quarter: portrait")
+        XCTAssertEqual(turned.orientation, .up)
+        // vivid's bars run white … black from left to right; turned clockwise they run from top
+        // to bottom, so each row is one colour: white at the top, black at the bottom.
+        XCTAssertEqual(turned.firstPixel(row: 0), turned.lastPixel(row: 0), "a row is one bar")
+        XCTAssertGreaterThan(turned.firstPixel(row: 0).luma, 200, "top row white")
+        XCTAssertLessThan(turned.firstPixel(row: 639).luma, 40, "bottom row black")
+
         pose(sensor, 0, Self.g, 0)
         let deadline = Date().addingTimeInterval(5)
         while source.orientation != .down, Date() < deadline { usleep(50_000) }
-        let before = recorder.count
-        while recorder.count < before + 3, Date() < deadline.addingTimeInterval(5) { usleep(50_000) }
+        var flipped = try await nextFrame(&iterator)
+        for _ in 0..<10 where flipped.size != Size(width: 640, height: 480) { flipped = try await nextFrame(&iterator) }
+        XCTAssertEqual(flipped.size, Size(width: 640, height: 480), "upside down: landscape again")
+        XCTAssertLessThan(flipped.firstPixel(row: 0).luma, 40, "turned half: black bar on the left")
+        XCTAssertGreaterThan(flipped.lastPixel(row: 0).luma, 200, "white bar on the right")
         source.release()
         XCTAssertEqual(recorder.snapshot.last?.orientation, .down, "frames follow the tracker while capturing")
         tracker.stop()
         XCTAssertFalse(tracker.isTracking)
+    }
+
+    private func nextFrame(_ iterator: inout VideoFrames.AsyncIterator) async throws -> Pixels {
+        guard let buffer = try await iterator.next() else {
+            XCTFail("the upright sequence ended")
+            throw RigError.commandFailed("frames")
+        }
+        return buffer.withFrame { Pixels($0) }
+    }
+
+    /// An ARGB frame's first plane, copied (bytes B, G, R, A).
+    struct Pixels {
+        struct BGR: Equatable {
+            var b: UInt8, g: UInt8, r: UInt8
+            var luma: Int { (Int(r) * 299 + Int(g) * 587 + Int(b) * 114) / 1000 }
+        }
+        let size: Size
+        let orientation: VideoOrientation
+        let bytes: [UInt8]
+        let stride: Int
+        init(_ frame: VideoFrame) {
+            size = Size(width: frame.width, height: frame.height)
+            orientation = frame.orientation
+            bytes = Array(frame.plane(0).bytes)
+            stride = frame.plane(0).bytesPerRow
+        }
+        func pixel(_ x: Int, _ y: Int) -> BGR {
+            let i = y * stride + x * 4
+            return BGR(b: bytes[i], g: bytes[i + 1], r: bytes[i + 2])
+        }
+        func firstPixel(row: Int) -> BGR { pixel(2, row) }
+        func lastPixel(row: Int) -> BGR { pixel(size.width - 3, row) }
     }
 }
