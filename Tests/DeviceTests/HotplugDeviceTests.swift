@@ -102,6 +102,28 @@ final class HotplugDeviceTests: XCTestCase {
         monitor.stop()
     }
 
+    /// A DRM card coming and going (bochs, the rig's std display). Connector hotplug (a
+    /// `changed` event with HOTPLUG=1) cannot be caused in this rig: bochs and virtio-gpu only
+    /// send it when QEMU changes the display.
+    func testScreenCardAddedAndRemoved() throws {
+        Rig.shell("modprobe -r bochs")
+        let monitor = try DeviceMonitor(kinds: [.screen])
+        let events = Collector(monitor)
+        try Rig.run("modprobe bochs")
+        let added = try XCTUnwrap(events.wait("screen added") { $0.kind == .screen && $0.action == .added })
+        let card = try XCTUnwrap(added.device.cardNumber)
+        XCTAssertEqual(added.device.devnode, "/dev/dri/card\(card)")
+        XCTAssertEqual(added.device.name, "bochs-drm", "the DRM driver")
+        XCTAssertTrue(added.uniqueID.hasPrefix("drm:pci0000:00/"), added.uniqueID)
+        XCTAssertFalse(events.all.contains { $0.device.sysname.hasPrefix("renderD") || $0.device.sysname.contains("-") },
+                       "only cards, not connectors or render nodes")
+        try Rig.run("modprobe -r bochs")
+        let removed = try XCTUnwrap(events.wait("screen removed") { $0.kind == .screen && $0.action == .removed })
+        XCTAssertEqual(removed.uniqueID, added.uniqueID)
+        XCTAssertEqual(removed.device.name, "bochs-drm", "remembered from when it came")
+        monitor.stop()
+    }
+
     func testMonitorCommandPrintsJSONLines() throws {
         Rig.shell("modprobe -r snd-aloop")
         let out = "\(Rig.scratch)/monitor.json", err = "\(Rig.scratch)/monitor.err"

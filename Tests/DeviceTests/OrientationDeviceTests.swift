@@ -121,6 +121,53 @@ final class OrientationDeviceTests: XCTestCase {
         XCTAssertFalse(tracker.isTracking)
     }
 
+    func testOrientationCommand() throws {
+        let (sensor, _) = try makeSensor()
+        defer { uhidaccel_destroy(sensor) }
+        pose(sensor, Self.g, 0, 0)
+        let json = try Rig.run("\(Rig.tool) orientation --json")
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], json)
+        XCTAssertEqual(object["deviceOrientation"] as? String, "left-up")
+        XCTAssertEqual(object["orientation"] as? String, "left")
+        XCTAssertEqual(object["rotation"] as? Int, 90)
+        XCTAssertEqual(object["mountMatrixSource"] as? String, "identity")
+        // --watch: the change to upside down, as one JSON line, then stop after one change.
+        let out = "\(Rig.scratch)/orientation.json"
+        let script = """
+            \(Rig.tool) orientation --watch --json --interval 100 --count 1 --timeout 20 >\(out) &
+            pid=$!
+            for i in $(seq 200); do [ -s \(out) ] && break; sleep 0.05; done
+            wait $pid
+            """
+        let watcher = Thread { _ = Rig.shell(script) }
+        watcher.start()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").isEmpty { usleep(50_000) }
+        pose(sensor, 0, Self.g, 0)
+        while Date() < deadline, ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").count < 2 { usleep(50_000) }
+        let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, "the current orientation, then one change: \(lines)")
+        let last = try XCTUnwrap(JSONSerialization.jsonObject(with: Data((lines.last ?? "").utf8)) as? [String: Any])
+        XCTAssertEqual(last["deviceOrientation"] as? String, "bottom-up")
+        XCTAssertEqual(last["orientation"] as? String, "down")
+    }
+
+    /// bochs (the rig's std display) has a connector without "panel orientation" and a primary
+    /// plane without "rotation": upright. The answer must come from libdrm's view of the card.
+    func testDisplayOrientationOnBochs() throws {
+        try Rig.run("modprobe bochs")
+        let card = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: "/dev/dri").filter { $0.hasPrefix("card") }.sorted().first)
+        let tracker = try DisplayOrientationTracker(card: "/dev/dri/\(card)")
+        print("display: /dev/dri/\(card) \(tracker.properties)")
+        XCTAssertTrue(tracker.properties.connector.hasPrefix("Virtual-"), tracker.properties.connector)
+        XCTAssertNil(tracker.properties.panelOrientation)
+        XCTAssertEqual(tracker.orientation, .up)
+        XCTAssertThrowsError(try DisplayOrientationTracker(card: "/dev/dri/\(card)", connector: "eDP-9")) { error in
+            XCTAssertEqual((error as? MediaDevicesError)?.code, .notFound)
+            XCTAssertTrue("\(error)".contains(tracker.properties.connector), "names the connectors there are: \(error)")
+        }
+    }
+
     private func nextFrame(_ iterator: inout VideoFrames.AsyncIterator) async throws -> Pixels {
         guard let buffer = try await iterator.next() else {
             XCTFail("the upright sequence ended")
