@@ -12,11 +12,7 @@ struct MonitorCommand: ParsableCommand {
     @Flag(help: "Print one JSON object per event and line (see README for the shape).")
     var json = false
 
-    @Option(help: "Stop after this many events.")
-    var count: Int?
-
-    @Option(help: "Stop after this many seconds (exit status 0).")
-    var timeout: Double?
+    @OptionGroup var streaming: StreamingOptions
 
     @Option(help: "Kinds to watch, comma-separated: camera, screen, sound (default: all).")
     var kinds: String?
@@ -39,35 +35,16 @@ struct MonitorCommand: ParsableCommand {
             }
             let monitor = try DeviceMonitor(kinds: chosen, source: source)
             FileHandle.standardError.write(Data("monitor: listening (\(monitor.source.rawValue) events: \(chosen.map(\.rawValue).sorted().joined(separator: ", ")))\n".utf8))
-            let done = DispatchSemaphore(value: 0)
-            let limit = count
             let json = self.json
-            let task = Task {
-                var seen = 0
-                for await event in monitor {
-                    if json { printJSONLine(DeviceEventJSON(event)) } else { print(DeviceEventJSON.line(event)) }
-                    fflush(nil)
-                    seen += 1
-                    if let limit, seen >= limit { break }
-                }
-                done.signal()
+            streaming.forEach(monitor) { event in
+                if json { printJSON(DeviceEventJSON(event), compact: true) } else { print(DeviceEventJSON.line(event)) }
             }
-            if let timeout { _ = done.wait(timeout: .now() + timeout) } else { done.wait() }
-            task.cancel()
             monitor.stop()
         }
     }
 }
 
 extension DeviceMonitor.Source: ExpressibleByArgument {}
-
-/// Prints `value` as compact JSON on one line.
-func printJSONLine<T: Encodable>(_ value: T) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-    print(String(decoding: data, as: UTF8.self))
-}
 
 /// An event in `monitor --json`.
 struct DeviceEventJSON: Encodable {

@@ -20,11 +20,7 @@ struct OrientationCommand: ParsableCommand {
     @Flag(help: "Keep printing each change.")
     var watch = false
 
-    @Option(help: "With --watch: stop after this many changes.")
-    var count: Int?
-
-    @Option(help: "With --watch: stop after this many seconds (exit status 0).")
-    var timeout: Double?
+    @OptionGroup(title: "With --watch") var streaming: StreamingOptions
 
     @Option(help: "The accelerometer's sysfs folder (default: the first IIO accelerometer).")
     var accelerometer: String?
@@ -61,9 +57,9 @@ struct OrientationCommand: ParsableCommand {
     func run() throws {
         try reportingErrors(json: json) {
             let (tracker, describe) = try makeTracker()
-            let emit = { (output: Output) in
+            let emit: @Sendable (Output) -> Void = { output in
                 if json {
-                    watch ? printJSONLine(output) : printJSON(output)
+                    printJSON(output, compact: watch)
                 } else {
                     var line = "\(output.source): \(output.deviceOrientation.map { "\($0), " } ?? "")picture \(output.orientation) (turn \(output.rotation)° clockwise)"
                     if let reading = output.reading { line += String(format: "  reading (%.2f, %.2f, %.2f) m/s²", reading.x, reading.y, reading.z) }
@@ -76,26 +72,13 @@ struct OrientationCommand: ParsableCommand {
             }
             emit(describe())
             guard watch else { return }
-            let done = DispatchSemaphore(value: 0)
-            let limit = count
-            let task = Task {
-                var seen = 0
-                var changes = tracker.orientationChanges().makeAsyncIterator()
-                _ = await changes.next()  // the current one, printed already
-                while let _ = await changes.next() {
-                    emit(describe())
-                    seen += 1
-                    if let limit, seen >= limit { break }
-                }
-                done.signal()
-            }
-            if let timeout { _ = done.wait(timeout: .now() + timeout) } else { done.wait() }
-            task.cancel()
+            // The sequence starts with the orientation now, printed already.
+            streaming.forEach(tracker.orientationChanges().dropFirst()) { _ in emit(describe()) }
             (tracker as? AccelerometerOrientationTracker)?.stop()
         }
     }
 
-    private func makeTracker() throws -> (any OrientationTracker, () -> Output) {
+    private func makeTracker() throws -> (any OrientationTracker, @Sendable () -> Output) {
         if let display {
             let tracker = try DisplayOrientationTracker(card: display, connector: connector)
             return (tracker, {
@@ -126,7 +109,7 @@ struct OrientationCommand: ParsableCommand {
         let sensor = try accelerometer.map { try Accelerometer(sysfsPath: $0, mountMatrix: matrix) }
             ?? Accelerometer.all().first.map { try Accelerometer(sysfsPath: $0.sysfsPath, mountMatrix: matrix) }
         let tracker = try AccelerometerOrientationTracker(accelerometer: sensor, interval: .milliseconds(max(10, interval)))
-        if !watch { try tracker.update() }
+        try tracker.update()  // the current answer now, not after the first interval
         return (tracker, {
             Output(source: "accelerometer", orientation: tracker.orientation.rawValue, rotation: tracker.orientation.rotationDegrees,
                    device: "\(tracker.accelerometer.sysfsPath) \(tracker.accelerometer.name)",
