@@ -102,6 +102,36 @@ final class HotplugDeviceTests: XCTestCase {
         monitor.stop()
     }
 
+    /// Unplugged while streaming, then plugged in again: the source resumes on the same
+    /// physical camera (same uniqueID) and the consumer gets frames again.
+    func testResumeWhenTheSameCameraComesBack() async throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let device = try CaptureDevice(path: node)
+        let source = CameraSource(device: device, request: FormatRequest(pixelFormat: .yuyv, size: .vga))
+        let first = FrameRecorder(target: 3)
+        source.consumer = first
+        try source.start()
+        XCTAssertTrue(first.wait(seconds: 20))
+        try Rig.setControl(node, "disconnect=1")
+        for _ in 0..<100 where source.isCapturing { usleep(20_000) }
+        XCTAssertEqual(first.stopError?.code, .disconnected)
+        // The failed run closed the device, so vivid can go and come back.
+        try Rig.run("modprobe -r vivid")
+        let none = try await source.resumeWhenReconnected(timeout: .milliseconds(500))
+        XCTAssertFalse(none, "nothing to resume on while the camera is away")
+        let again = FrameRecorder(target: 3)
+        source.consumer = again
+        let resumer = Task { try await source.resumeWhenReconnected(timeout: .seconds(20)) }
+        try await Task.sleep(for: .milliseconds(300))
+        try Rig.run("modprobe vivid n_devs=1")
+        let resumed = try await resumer.value
+        XCTAssertTrue(resumed)
+        XCTAssertTrue(again.wait(seconds: 20), "frames again after the camera came back")
+        XCTAssertEqual(source.device.uniqueID, device.uniqueID)
+        XCTAssertTrue(source.isCapturing)
+        source.release()
+    }
+
     /// A DRM card coming and going (bochs, the rig's std display). Connector hotplug (a
     /// `changed` event with HOTPLUG=1) cannot be caused in this rig: bochs and virtio-gpu only
     /// send it when QEMU changes the display.
