@@ -17,7 +17,7 @@ final class OrientationDeviceTests: XCTestCase {
         try Rig.run("modprobe uhid && modprobe hid-sensor-hub && modprobe hid-sensor-accel-3d")
         var error = [CChar](repeating: 0, count: 256)
         guard let sensor = uhidaccel_create("MediaDevices test accelerometer", &error, error.count) else {
-            XCTFail("uhid accelerometer: \(String(cString: error))")
+            XCTFail("uhid accelerometer: \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
             throw RigError.commandFailed("uhidaccel_create")
         }
         let deadline = Date().addingTimeInterval(10)
