@@ -95,7 +95,8 @@ public final class AudioDriverSide: Sendable {
     public var statistics: AudioStatistics {
         let baseline = state.withLock { $0.shortfallBaseline }
         let shortfall = (direction == .input ? bus.droppedCaptureSamples : bus.missingRenderSamples) - baseline
-        return counters.snapshot(rate: format?.sampleRate ?? 0, shortfall: shortfall)
+        let burst = direction == .output ? max(0, (bufferFrames ?? 0) - (periodFrames ?? 0)) : 0
+        return counters.snapshot(rate: format?.sampleRate ?? 0, shortfall: shortfall, burst: burst)
     }
 
     /// Starts the audio thread. The bus direction is emptied first (do not read or write it

@@ -6,7 +6,8 @@ public struct AudioStatistics: Sendable, Codable, Equatable {
     public var frames: Int = 0
     /// Seconds from the first to the last period.
     public var elapsedSeconds: Double = 0
-    /// Frames per second actually moved (`frames` over `elapsedSeconds`, one period excluded).
+    /// Frames per second actually moved (`frames` over `elapsedSeconds`, excluding the first
+    /// period and, for rendering, the initial fill of the device buffer, which go at once).
     public var achievedSampleRate: Double = 0
     /// Device underruns (render) or overruns (capture) that were recovered (`-EPIPE` from ALSA).
     public var xruns: Int = 0
@@ -77,7 +78,7 @@ final class AudioCounters: Sendable {
         costNanoseconds.store(0, ordering: .relaxed)
     }
 
-    func snapshot(rate: Int, shortfall: Int) -> AudioStatistics {
+    func snapshot(rate: Int, shortfall: Int, burst: Int = 0) -> AudioStatistics {
         var result = AudioStatistics()
         result.frames = frames.load(ordering: .relaxed)
         result.xruns = xruns.load(ordering: .relaxed)
@@ -85,7 +86,7 @@ final class AudioCounters: Sendable {
         let first = firstPeriodNanoseconds.load(ordering: .relaxed), last = lastPeriodNanoseconds.load(ordering: .relaxed)
         result.elapsedSeconds = last > first ? Double(last - first) / 1e9 : 0
         if result.elapsedSeconds > 0 {
-            result.achievedSampleRate = Double(result.frames - firstPeriodFrames.load(ordering: .relaxed)) / result.elapsedSeconds
+            result.achievedSampleRate = Double(max(0, result.frames - firstPeriodFrames.load(ordering: .relaxed) - burst)) / result.elapsedSeconds
         }
         result.delayFrames = delayFrames.load(ordering: .relaxed)
         let count = delayCount.load(ordering: .relaxed)

@@ -105,6 +105,23 @@ public enum ToneAnalysis {
         samples.withUnsafeBufferPointer { frequency(of: $0, sampleRate: sampleRate) }
     }
 
+    /// The median of `frequency(of:)` over consecutive windows of `window` seconds: robust to a
+    /// dropout (an xrun) inside one window. Nil if no window holds a tone.
+    public static func medianFrequency(of samples: [Float], sampleRate: Int, window: Double = 0.1) -> Double? {
+        let size = max(16, Int(window * Double(sampleRate)))
+        var estimates: [Double] = []
+        samples.withUnsafeBufferPointer { all in
+            var start = 0
+            while start + size <= all.count {
+                if let value = frequency(of: UnsafeBufferPointer(rebasing: all[start..<start + size]), sampleRate: sampleRate) { estimates.append(value) }
+                start += size
+            }
+        }
+        guard !estimates.isEmpty else { return nil }
+        estimates.sort()
+        return estimates[estimates.count / 2]
+    }
+
     /// The RMS level in dB relative to full scale (a full-scale sine is -3.01 dBFS).
     public static func rmsDecibels(of samples: [Float]) -> Double {
         guard !samples.isEmpty else { return -.infinity }
