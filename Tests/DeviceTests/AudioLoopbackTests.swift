@@ -1,5 +1,6 @@
 import Foundation
 import MediaDevices
+import TestSupport
 import XCTest
 
 /// ALSA through snd-aloop: a tone rendered into hw:Loopback,0,0 comes back on hw:Loopback,1,0
@@ -68,6 +69,42 @@ final class AudioLoopbackTests: XCTestCase {
         XCTAssertGreaterThan(stats.busShortfallSamples, format.sampleRate / 10, "the gap is counted as missing samples")
         _ = AudioToneRun.assertTone(Array(second.captured.suffix(format.sampleRate / 2)), format: format, skip: 0, label: "after the gap")
         print("figure: starved render side: \(xruns) ALSA underrun(s) recovered; with silence fill \(stats.busShortfallSamples) missing samples counted, \(stats.xruns) xruns")
+    }
+
+    func testAudioThreadsAllocateNothingPerPeriod() throws {
+        XCTAssertTrue(AllocationProbe.isActive, "malloc is interposed in the test binary")
+        let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .floatLE)
+        // Steady state must not allocate. Recovering from an xrun (which a loaded, emulated
+        // host causes now and then) is allowed a bounded cost, so an attempt with xruns is
+        // repeated; if every attempt had xruns, allocations must stay within 2 per xrun.
+        var last: (capture: UInt64, render: UInt64, xruns: Int) = (0, 0, 0)
+        for attempt in 1...3 {
+            let driver = try loopbackDriver(format, options: AudioStreamOptions(periodFrames: 256, periods: 4))
+            let captureProbe = AudioAllocationProbe(warmUp: 10, measured: 60), renderProbe = AudioAllocationProbe(warmUp: 10, measured: 60)
+            driver.capture.periodObserver = captureProbe.observer
+            driver.render.periodObserver = renderProbe.observer
+            // The render side plays silence (bus empty) then the tone; capture fills its bus unread.
+            var sine = SineGenerator(frequency: 997, sampleRate: 48000)
+            let tone = sine.samples(frames: 48000, channels: 2)
+            try driver.startCapture()
+            try driver.startRendering()
+            _ = tone.withUnsafeBufferPointer { driver.bus.writeRenderData($0) }
+            XCTAssertEqual(captureProbe.done.wait(timeout: .now() + 30), .success, "70 capture periods")
+            XCTAssertEqual(renderProbe.done.wait(timeout: .now() + 30), .success, "70 render periods")
+            driver.stopRendering()
+            driver.stopCapture()
+            let xruns = driver.render.statistics.xruns + driver.capture.statistics.xruns
+            last = (captureProbe.allocations, renderProbe.allocations, xruns)
+            print("figure: heap allocations over 60 periods of 256 frames (attempt \(attempt)): capture thread \(last.capture), render thread \(last.render), xruns \(xruns)")
+            driver.render.terminate()
+            driver.capture.terminate()
+            if xruns == 0 {
+                XCTAssertEqual(last.capture, 0, "heap allocations on the capture thread (first in period \(captureProbe.firstAllocatingPeriod))")
+                XCTAssertEqual(last.render, 0, "heap allocations on the render thread (first in period \(renderProbe.firstAllocatingPeriod))")
+                return
+            }
+        }
+        XCTAssertLessThanOrEqual(last.capture + last.render, UInt64(2 * last.xruns), "only xrun recovery allocates")
     }
 
     func testEnumerationAgreesWithAplayAndArecord() throws {

@@ -87,7 +87,7 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
         pcm = nil
     }
 
-    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, shouldStop: () -> Bool) -> MediaDevicesError? {
+    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError? {
         guard let pcm else { return MediaDevicesError(.invalidState, device: name, operation: "start", detail: "The stream is closed; initialize it again") }
         let frameBytes = format.bytesPerFrame, sampleBytes = format.sampleFormat.bytesPerSample
         let periodBytes = periodFrames * frameBytes
@@ -156,6 +156,7 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
                     bus.writeCaptureBytes(buffer, count: frames * frameBytes, frameBytes: frameBytes, sampleBytes: sampleBytes)
                     let end = MonotonicClock.now()
                     counters.period(frames: frames, now: end, cost: end - copyStart)
+                    observer?(counters.periods.load(ordering: .relaxed))
                 } else {
                     let got = bus.readRenderBytes(into: buffer, count: periodBytes, frameBytes: frameBytes, sampleBytes: sampleBytes, countShortfall: fillsSilence)
                     if got < periodBytes {
@@ -175,6 +176,7 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
                         break
                     }
                     counters.period(frames: written, now: MonotonicClock.now(), cost: cost)
+                    observer?(counters.periods.load(ordering: .relaxed))
                 }
                 var delay: snd_pcm_sframes_t = 0
                 if snd_pcm_delay(pcm, &delay) == 0 { counters.delay(delay) }

@@ -11,6 +11,7 @@ public final class AudioDriverSide: Sendable {
         var wake: WakeUpEvent?
         var shortfallBaseline = 0
         var onStop: (@Sendable (MediaDevicesError?) -> Void)?
+        var observer: AudioPeriodObserver?
     }
 
     /// `.input` for the capture side, `.output` for the render side.
@@ -84,6 +85,13 @@ public final class AudioDriverSide: Sendable {
         set { state.withLock { $0.onStop = newValue } }
     }
 
+    /// Called on the audio thread after every period (see `AudioPeriodObserver`); takes effect
+    /// at the next `start()`.
+    public var periodObserver: AudioPeriodObserver? {
+        get { state.withLock { $0.observer } }
+        set { state.withLock { $0.observer = newValue } }
+    }
+
     /// The delay measured last from the device (`snd_pcm_delay`, Pulse stream latency), in
     /// seconds: capture delay for the capture side, render delay for the render side.
     public var estimatedDelay: Double {
@@ -118,8 +126,9 @@ public final class AudioDriverSide: Sendable {
             running.store(true, ordering: .releasing)
             let bus = self.bus, counters = self.counters
             let handler = state.onStop
+            let observer = state.observer
             let thread = try CaptureThread(name: direction == .input ? "audio-capture" : "audio-render") { [self] in
-                let failure = stream.run(bus: bus, counters: counters, wake: wake) { self.stopRequested.load(ordering: .acquiring) }
+                let failure = stream.run(bus: bus, counters: counters, wake: wake, observer: observer) { self.stopRequested.load(ordering: .acquiring) }
                 if let failure { self.lastFailure.withLock { $0 = failure } }
                 self.running.store(false, ordering: .releasing)
                 handler?(failure)

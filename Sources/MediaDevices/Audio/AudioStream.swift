@@ -28,7 +28,11 @@ protocol AudioBackendStream: AnyObject, Sendable {
     var bufferFrames: Int { get }
     /// The audio thread: moves periods between the device and the bus until `shouldStop()` or a
     /// wake-up, or until the device fails; returns the failure.
-    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, shouldStop: () -> Bool) -> MediaDevicesError?
+    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError?
     /// Closes the device (after the thread has ended).
     func close()
 }
+
+/// Called on the audio thread after each period with the number of periods so far; it must
+/// not allocate, lock or block (tests use it to count the thread's heap allocations).
+public typealias AudioPeriodObserver = @Sendable (_ periods: Int) -> Void

@@ -70,7 +70,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
         }
     }
 
-    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, shouldStop: () -> Bool) -> MediaDevicesError? {
+    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError? {
         guard let simple else { return MediaDevicesError(.invalidState, device: name, operation: "start", detail: "The stream is closed; initialize it again") }
         let frameBytes = format.bytesPerFrame, sampleBytes = format.sampleFormat.bytesPerSample
         let periodBytes = periodFrames * frameBytes
@@ -86,6 +86,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
                 bus.writeCaptureBytes(buffer, count: periodBytes, frameBytes: frameBytes, sampleBytes: sampleBytes)
                 let end = MonotonicClock.now()
                 counters.period(frames: periodFrames, now: end, cost: end - copyStart)
+                observer?(counters.periods.load(ordering: .relaxed))
             } else {
                 var bytes = periodBytes
                 let got = bus.readRenderBytes(into: buffer, count: periodBytes, frameBytes: frameBytes, sampleBytes: sampleBytes, countShortfall: fillsSilence)
@@ -106,6 +107,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
                     return PulseStream.error(error, device: name, operation: "pa_simple_write")
                 }
                 counters.period(frames: bytes / frameBytes, now: MonotonicClock.now(), cost: cost)
+                observer?(counters.periods.load(ordering: .relaxed))
             }
             let latency = pa_simple_get_latency(simple, &error)
             if latency != UInt64.max { counters.delay(Int(latency * UInt64(format.sampleRate) / 1_000_000)) }
