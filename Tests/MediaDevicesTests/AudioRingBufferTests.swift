@@ -96,6 +96,8 @@ final class AudioRingBufferTests: XCTestCase {
         var s16 = [Int16](repeating: 0, count: 3)
         s32.withUnsafeBytes { src in s16.withUnsafeMutableBytes { SampleConversion.convert(src.baseAddress!, .s32LE, to: $0.baseAddress!, .s16LE, count: 3) } }
         XCTAssertEqual(s16, [16384, 32767, -32768])
+        XCTAssertEqual([Float.nan, 1e9, -1e9, 0.1 / 32768, -0.6 / 32768].map(SampleConversion.int16), [0, 32767, -32768, 0, -1], "NaN, clipping, rounding")
+        XCTAssertEqual([Float.nan, 1e9, -1e9].map(SampleConversion.int32), [0, .max, .min])
         XCTAssertEqual(SampleFormat(named: "s16"), .s16LE)
         XCTAssertEqual(SampleFormat(named: "FLOAT_LE"), .floatLE)
         XCTAssertEqual(SampleFormat(named: "f32"), .floatLE)

@@ -31,8 +31,11 @@ public final class AudioBus: Sendable {
     /// The format the render side plays (set when the render side initializes).
     public var renderFormat: AudioFormat? { Self.decode(renderFormatCode.load(ordering: .acquiring)) }
 
-    func setCaptureFormat(_ format: AudioFormat) { captureFormatCode.store(Self.encode(format), ordering: .releasing) }
-    func setRenderFormat(_ format: AudioFormat) { renderFormatCode.store(Self.encode(format), ordering: .releasing) }
+    /// Sets the format of the capture direction (the driver does when its capture side
+    /// initializes; a custom driver or a test sets it itself). Not while the direction is in use.
+    public func setCaptureFormat(_ format: AudioFormat) { captureFormatCode.store(Self.encode(format), ordering: .releasing) }
+    /// Sets the format of the render direction; see `setCaptureFormat(_:)`.
+    public func setRenderFormat(_ format: AudioFormat) { renderFormatCode.store(Self.encode(format), ordering: .releasing) }
 
     /// Captured samples the application has not taken yet.
     public var captureSamplesAvailable: Int {

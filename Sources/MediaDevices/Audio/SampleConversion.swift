@@ -1,5 +1,6 @@
 /// Converts interleaved samples between the sample formats, as a sound card's plug layer does:
-/// integers scale to -1...1 floats by 2^15 or 2^31, floats are clipped and rounded back.
+/// integers scale to -1...1 floats by 2^15 or 2^31, floats are clipped and rounded back (NaN
+/// becomes 0).
 /// Allocation-free: audio threads and the bus call it on ring regions.
 public enum SampleConversion {
     /// Converts `count` samples at `source` in `from` to `to` at `destination`.
@@ -36,14 +37,17 @@ public enum SampleConversion {
     /// A float sample as a 16-bit integer, clipped and rounded.
     @inline(__always)
     public static func int16(_ value: Float) -> Int16 {
-        let scaled = (value * 32768).rounded()
-        return scaled >= 32767 ? .max : scaled <= -32768 ? .min : Int16(scaled)
+        guard !value.isNaN else { return 0 }
+        // Clip, then round half away from zero by truncating ±0.5 (cvttss2si: no libm call).
+        let scaled = Swift.min(Swift.max(value * 32768, -32768), 32767)
+        return Int16(scaled + (scaled < 0 ? -0.5 : 0.5))
     }
 
     /// A float sample as a 32-bit integer, clipped and rounded.
     @inline(__always)
     public static func int32(_ value: Float) -> Int32 {
-        let scaled = (Double(value) * 2147483648.0).rounded()
-        return scaled >= 2147483647 ? .max : scaled <= -2147483648 ? .min : Int32(scaled)
+        guard !value.isNaN else { return 0 }
+        let scaled = Swift.min(Swift.max(Double(value) * 2147483648.0, -2147483648.0), 2147483647.0)
+        return Int32(scaled + (scaled < 0 ? -0.5 : 0.5))
     }
 }
