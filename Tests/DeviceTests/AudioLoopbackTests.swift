@@ -135,6 +135,25 @@ final class AudioLoopbackTests: XCTestCase {
         }
     }
 
+    func testListAndFormatsCommandsShowAudio() throws {
+        let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try Rig.run("\(Rig.tool) list --json").utf8)) as? [String: Any])
+        XCTAssertNotNil(listed["cameras"], "the camera shape stays")
+        let audio = try XCTUnwrap(listed["audio"] as? [String: Any])
+        let inputs = try XCTUnwrap(audio["inputs"] as? [[String: Any]])
+        XCTAssertTrue(inputs.contains { $0["uniqueID"] as? String == "alsa:hw:CARD=Loopback,DEV=1" && $0["backend"] as? String == "alsa" }, "\(inputs)")
+        let index = try XCTUnwrap(inputs.firstIndex { $0["name"] as? String == "plughw:CARD=Loopback,DEV=1" })
+        XCTAssertEqual(inputs[index]["index"] as? Int, index)
+        let formats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try Rig.run("\(Rig.tool) formats hw:Loopback,0,0 --json").utf8)) as? [String: Any])
+        let entries = try XCTUnwrap(formats["audioFormats"] as? [[String: Any]])
+        XCTAssertEqual(Set(entries.compactMap { $0["direction"] as? String }), ["input", "output"])
+        XCTAssertEqual(entries.first?["sampleFormats"] as? [String], ["S16_LE", "S32_LE", "FLOAT_LE"])
+        let text = try Rig.run("\(Rig.tool) list")
+        XCTAssertTrue(text.contains("Audio inputs") && text.contains("alsa:plughw:CARD=Loopback,DEV=0"), text)
+        let missing = Rig.shell("\(Rig.tool) record 99 --seconds 1 --output \(Rig.scratch)/x.wav --json")
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.output.contains("\"code\" : \"notFound\""), missing.output)
+    }
+
     func testRecordAndPlayCommands() throws {
         let tone = "\(Rig.scratch)/tone.wav", recording = "\(Rig.scratch)/recording.wav"
         var sine = SineGenerator(frequency: AudioToneRun.frequency, amplitude: AudioToneRun.amplitude, sampleRate: 44100)
