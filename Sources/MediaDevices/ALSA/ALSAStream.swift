@@ -158,17 +158,12 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
                     counters.period(frames: frames, now: end, cost: end - copyStart)
                     observer?(counters.periods.load(ordering: .relaxed))
                 } else {
-                    let got = bus.readRenderBytes(into: buffer, count: periodBytes, frameBytes: frameBytes, sampleBytes: sampleBytes, countShortfall: fillsSilence)
-                    if got < periodBytes {
-                        if fillsSilence {
-                            (buffer + got).initializeMemory(as: UInt8.self, repeating: 0, count: periodBytes - got)
-                        } else if got == 0 {
-                            starved = true
-                            break
-                        } else {
-                            frames = got / frameBytes
-                        }
+                    let bytes = bus.renderPeriod(into: buffer, periodBytes: periodBytes, format: format, fillsSilence: fillsSilence)
+                    if bytes == 0 {
+                        starved = true  // told not to fill: let the device underrun
+                        break
                     }
+                    frames = bytes / frameBytes
                     let cost = MonotonicClock.now() - begin
                     let written = snd_pcm_writei(pcm, buffer, snd_pcm_uframes_t(frames))
                     if written < 0 {

@@ -101,7 +101,16 @@ public final class AudioBus: Sendable {
         return got
     }
 
-    func countMissingRender(samples: Int) { underflowSamples.add(samples, ordering: .relaxed) }
+    /// The render threads' period: fills `buffer` with up to `periodBytes` from the render ring
+    /// and returns how many bytes to play. Short of a period, it pads with silence
+    /// (`fillsSilence`, the shortfall counted) or returns what there is, 0 when starved.
+    func renderPeriod(into buffer: UnsafeMutableRawPointer, periodBytes: Int, format: AudioFormat, fillsSilence: Bool) -> Int {
+        let got = readRenderBytes(into: buffer, count: periodBytes, frameBytes: format.bytesPerFrame,
+                                  sampleBytes: format.sampleFormat.bytesPerSample, countShortfall: fillsSilence)
+        guard got < periodBytes, fillsSilence else { return got }
+        (buffer + got).initializeMemory(as: UInt8.self, repeating: 0, count: periodBytes - got)
+        return periodBytes
+    }
 
     // MARK: Application side
 

@@ -79,7 +79,8 @@ public final class AudioDriverSide: Sendable {
     public var endError: MediaDevicesError? { lastFailure.withLock { $0 } }
 
     /// Called on the audio thread once a run has ended, with the failure that ended it (nil for
-    /// `stop()`). Must not call `stop()` or `start()` of this side.
+    /// `stop()`). Must not call `stop()` or `start()` of this side. Takes effect at the next
+    /// `start()`.
     public var onStop: (@Sendable (MediaDevicesError?) -> Void)? {
         get { state.withLock { $0.onStop } }
         set { state.withLock { $0.onStop = newValue } }

@@ -88,19 +88,12 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
                 counters.period(frames: periodFrames, now: end, cost: end - copyStart)
                 observer?(counters.periods.load(ordering: .relaxed))
             } else {
-                var bytes = periodBytes
-                let got = bus.readRenderBytes(into: buffer, count: periodBytes, frameBytes: frameBytes, sampleBytes: sampleBytes, countShortfall: fillsSilence)
-                if got < periodBytes {
-                    if fillsSilence {
-                        (buffer + got).initializeMemory(as: UInt8.self, repeating: 0, count: periodBytes - got)
-                    } else if got == 0 {
-                        // Nothing to play: wait a period for the application (the server underruns).
-                        var wakePoll = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
-                        if poll(&wakePoll, 1, Int32(max(1, periodFrames * 1000 / format.sampleRate))) > 0 { break }
-                        continue
-                    } else {
-                        bytes = got
-                    }
+                let bytes = bus.renderPeriod(into: buffer, periodBytes: periodBytes, format: format, fillsSilence: fillsSilence)
+                if bytes == 0 {
+                    // Nothing to play: wait a period for the application (the server underruns).
+                    var wakePoll = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+                    if poll(&wakePoll, 1, Int32(max(1, periodFrames * 1000 / format.sampleRate))) > 0 { break }
+                    continue
                 }
                 let cost = MonotonicClock.now() - begin
                 if pa_simple_write(simple, buffer, bytes, &error) < 0 {
