@@ -154,6 +154,25 @@ final class AudioLoopbackTests: XCTestCase {
         XCTAssertTrue(missing.output.contains("\"code\" : \"notFound\""), missing.output)
     }
 
+    func testNoCardAndNoServerGiveEmptyListsWithReasonsQuickly() throws {
+        try Rig.run("modprobe -r snd-aloop")
+        defer { Rig.shell("modprobe snd-aloop") }
+        let previous = ProcessInfo.processInfo.environment["PULSE_SERVER"]
+        setenv("PULSE_SERVER", "unix:\(Rig.scratch)/no-such-server", 1)
+        defer { if let previous { setenv("PULSE_SERVER", previous, 1) } else { unsetenv("PULSE_SERVER") } }
+        let start = Date()
+        let (devices, problems) = AudioDevice.enumerate()
+        let elapsed = Date().timeIntervalSince(start)
+        XCTAssertTrue(devices.allSatisfy { $0.name == "default" }, "no card, no server: at most ALSA's configured default: \(devices)")
+        XCTAssertTrue(problems.contains { $0.operation == "snd_card_next" && $0.detail.contains("snd-aloop") }, "\(problems)")
+        XCTAssertTrue(problems.contains { $0.device == "pulse" && $0.code == .notFound }, "\(problems)")
+        XCTAssertLessThan(elapsed, 3, "never a hang")
+        XCTAssertThrowsError(try AudioDriver().initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: AudioFormat(sampleRate: 48000, channels: 2))) { error in
+            XCTAssertEqual((error as? MediaDevicesError)?.code, .notFound, "\(error)")
+        }
+        print(String(format: "figure: no card and no server: %d devices, %d reasons, in %.2f s", devices.count, problems.count, elapsed))
+    }
+
     func testRecordAndPlayCommands() throws {
         let tone = "\(Rig.scratch)/tone.wav", recording = "\(Rig.scratch)/recording.wav"
         var sine = SineGenerator(frequency: AudioToneRun.frequency, amplitude: AudioToneRun.amplitude, sampleRate: 44100)
