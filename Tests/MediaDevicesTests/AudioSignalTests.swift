@@ -33,6 +33,8 @@ final class AudioSignalTests: XCTestCase {
         for i in 9000..<11000 { gapped[i] = 0 }
         XCTAssertGreaterThan(abs(ToneAnalysis.frequency(of: gapped, sampleRate: 48000)! - 1000), 1)
         XCTAssertEqual(ToneAnalysis.medianFrequency(of: gapped, sampleRate: 48000) ?? 0, 1000, accuracy: 0.05)
+        XCTAssertLessThan(ToneAnalysis.rmsDecibels(of: gapped), ToneAnalysis.sineDecibels(amplitude: 0.25) - 0.3, "the gap lowers the overall level")
+        XCTAssertEqual(ToneAnalysis.medianRMSDecibels(of: gapped, sampleRate: 48000), ToneAnalysis.sineDecibels(amplitude: 0.25), accuracy: 0.01)
         XCTAssertEqual(ToneAnalysis.onset(in: [0, 0.01, -0.3, 0.5], threshold: 0.2), 2)
     }
 

@@ -129,6 +129,21 @@ public enum ToneAnalysis {
         return 10 * log10(max(sum / Double(samples.count), 1e-20))
     }
 
+    /// The median of the RMS levels (dBFS) of consecutive windows of `window` seconds: the
+    /// tone's level, unmoved by a dropout inside one window. -infinity for no whole window.
+    public static func medianRMSDecibels(of samples: [Float], sampleRate: Int, window: Double = 0.05) -> Double {
+        let size = max(16, Int(window * Double(sampleRate)))
+        var levels: [Double] = []
+        var start = 0
+        while start + size <= samples.count {
+            levels.append(rmsDecibels(of: Array(samples[start..<start + size])))
+            start += size
+        }
+        guard !levels.isEmpty else { return -.infinity }
+        levels.sort()
+        return levels[levels.count / 2]
+    }
+
     /// The RMS level of a sine of peak `amplitude`, in dBFS.
     public static func sineDecibels(amplitude: Double) -> Double { 20 * log10(amplitude / 2.squareRoot()) }
 
