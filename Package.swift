@@ -33,7 +33,7 @@ let package = Package(
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2", "CYUV", "CTurboJPEG", "CPNG", "CUdev", "CDRM",
+                "CV4L2", "CYUV", "CTurboJPEG", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
