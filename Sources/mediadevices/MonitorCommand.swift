@@ -60,6 +60,8 @@ struct DeviceEventJSON: Encodable {
     let name: String?
     let connectorHotplug: Bool
     let camera: CameraJSON?
+    let screens: [ScreenJSON]?
+    let audio: [AudioDeviceJSON]?
     let problem: ErrorJSON.Body?
 
     init(_ event: DeviceEvent) {
@@ -75,6 +77,8 @@ struct DeviceEventJSON: Encodable {
         name = event.device.name
         connectorHotplug = event.isConnectorHotplug
         camera = event.camera.map { CameraJSON(index: -1, $0) }
+        screens = event.kind == .screen ? event.screens.map { ScreenJSON(index: -1, $0) } : nil
+        audio = event.kind == .sound ? event.audioDevices.map { AudioDeviceJSON(index: -1, $0) } : nil
         problem = event.problem.map { ErrorJSON($0).error }
     }
 

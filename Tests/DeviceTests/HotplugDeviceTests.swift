@@ -62,6 +62,10 @@ final class HotplugDeviceTests: XCTestCase {
         XCTAssertEqual(soundAdded.uniqueID, "alsa:platform/snd_aloop.0", "no udevd, so no ID_PATH: the physical path")
         let aplay = Rig.shell("aplay -l").output
         XCTAssertTrue(aplay.contains("card \(card): Loopback"), "aplay agrees on the card number:\n\(aplay)")
+        // The event carries the card's PCMs as audio enumeration describes them.
+        let enumeratedPCMs = AudioDevice.enumerate(pulseTimeout: 0.2).devices.filter { $0.backend == .alsa && $0.card == card }
+        XCTAssertFalse(soundAdded.audioDevices.isEmpty, "the added card's PCMs")
+        XCTAssertEqual(Set(soundAdded.audioDevices.map(\.uniqueID)), Set(enumeratedPCMs.map(\.uniqueID)))
 
         try Rig.run("modprobe -r vivid")
         let cameraRemoved = try XCTUnwrap(events.wait("camera removed") { $0.action == .removed && $0.kind == .camera })
@@ -71,6 +75,7 @@ final class HotplugDeviceTests: XCTestCase {
         let soundRemoved = try XCTUnwrap(events.wait("sound card removed") { $0.action == .removed && $0.kind == .sound })
         XCTAssertEqual(soundRemoved.uniqueID, soundAdded.uniqueID)
         XCTAssertEqual(soundRemoved.device.name, "Loopback", "remembered from when it came")
+        XCTAssertEqual(soundRemoved.audioDevices.map(\.uniqueID), soundAdded.audioDevices.map(\.uniqueID), "remembered PCMs")
         monitor.stop()
         print("hotplug: \(events.all.count) events in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
     }
@@ -145,12 +150,16 @@ final class HotplugDeviceTests: XCTestCase {
         XCTAssertEqual(added.device.devnode, "/dev/dri/card\(card)")
         XCTAssertEqual(added.device.name, "bochs-drm", "the DRM driver")
         XCTAssertTrue(added.uniqueID.hasPrefix("drm:pci0000:00/"), added.uniqueID)
+        // The event carries the card's screens as screen enumeration describes them.
+        XCTAssertEqual(added.screens.map(\.uniqueID), ScreenSource.screens.filter { $0.card == added.device.devnode }.map(\.uniqueID))
+        XCTAssertEqual(added.screens.first?.name, "Virtual-1")
         XCTAssertFalse(events.all.contains { $0.device.sysname.hasPrefix("renderD") || $0.device.sysname.contains("-") },
                        "only cards, not connectors or render nodes")
         try Rig.run("modprobe -r bochs")
         let removed = try XCTUnwrap(events.wait("screen removed") { $0.kind == .screen && $0.action == .removed })
         XCTAssertEqual(removed.uniqueID, added.uniqueID)
         XCTAssertEqual(removed.device.name, "bochs-drm", "remembered from when it came")
+        XCTAssertEqual(removed.screens.map(\.uniqueID), added.screens.map(\.uniqueID), "remembered screens")
         monitor.stop()
     }
 

@@ -48,9 +48,15 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     public let problem: MediaDevicesError?
     /// For screens: the kernel said a connector changed (`HOTPLUG=1`).
     public let isConnectorHotplug: Bool
+    /// For screen (DRM card) events: the card's connected screens as `ScreenSource.screens`
+    /// describes them now (for a removed card, the ones it had).
+    public var screens: [Screen] = []
+    /// For sound card events: the card's ALSA PCMs as `AudioDevice.enumerate()` describes them
+    /// now (for a removed card, the ones it had).
+    public var audioDevices: [AudioDevice] = []
 
     /// The identifier enumeration gives: `CaptureDevice.uniqueID` for cameras, else
-    /// `device.uniqueID`.
+    /// `device.uniqueID` (each screen and PCM of a card has its own `uniqueID` as well).
     public var uniqueID: String { camera?.uniqueID ?? device.uniqueID }
 
     /// `"added camera /dev/video0 (v4l2:vivid:platform:vivid-000)"`.
@@ -225,8 +231,43 @@ private final class KnownDevices: @unchecked Sendable {
             case .removed: facts = others.removeValue(forKey: info.syspath) ?? info
             case .changed: facts = info.name == nil ? (others[info.syspath] ?? info) : info
             }
-            return DeviceEvent(action: action, kind: kind, device: facts, camera: nil, problem: nil,
-                               isConnectorHotplug: kind == .screen && hotplug)
+            var event = DeviceEvent(action: action, kind: kind, device: facts, camera: nil, problem: nil,
+                                    isConnectorHotplug: kind == .screen && hotplug)
+            describe(&event, card: facts)
+            return event
+        }
+    }
+
+    /// Screens and PCMs of each card, as enumeration described them at the last event.
+    private var screensByCard: [String: [Screen]] = [:]
+    private var audioByCard: [Int: [AudioDevice]] = [:]
+
+    /// Adds to `event` what enumeration says of the card now (or, removed, what it said before).
+    private func describe(_ event: inout DeviceEvent, card: UdevDevice) {
+        switch event.kind {
+        case .screen:
+            let node = card.devnode ?? "/dev/dri/\(card.sysname)"
+            if event.action == .removed {
+                event.screens = screensByCard.removeValue(forKey: node) ?? []
+            } else {
+                event.screens = ScreenSource.screens.filter { $0.card == node }
+                screensByCard[node] = event.screens
+            }
+        case .sound:
+            guard let number = card.cardNumber else { return }
+            if event.action == .removed {
+                event.audioDevices = audioByCard.removeValue(forKey: number) ?? []
+            } else {
+                // The card's control and PCM nodes follow its uevent by a moment.
+                for _ in 0..<25 {
+                    event.audioDevices = ALSADevices.enumerate().devices.filter { $0.card == number }
+                    if !event.audioDevices.isEmpty || event.action != .added { break }
+                    usleep(20_000)
+                }
+                audioByCard[number] = event.audioDevices
+            }
+        case .camera:
+            return
         }
     }
 
