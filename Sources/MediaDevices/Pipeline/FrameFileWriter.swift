@@ -67,7 +67,13 @@ public final class FrameFileWriter: @unchecked Sendable {
             for index in planeOrder where index < min(planes.count, frame.planeCount) {
                 let plane = frame.plane(index)
                 let rowBytes = planes[index].minimumBytesPerRow(width: frame.width)
-                for row in 0..<planes[index].rows(height: frame.height) {
+                let rows = planes[index].rows(height: frame.height)
+                if plane.bytesPerRow == rowBytes, plane.bytes.count >= rowBytes * rows {
+                    // No row padding: one write for the plane (one syscall, as v4l2-ctl does).
+                    try write(UnsafeRawBufferPointer(rebasing: plane.bytes[0..<(rowBytes * rows)]))
+                    continue
+                }
+                for row in 0..<rows {
                     let start = row * plane.bytesPerRow
                     guard start + rowBytes <= plane.bytes.count else { break }
                     try write(UnsafeRawBufferPointer(rebasing: plane.bytes[start..<(start + rowBytes)]))
