@@ -1,0 +1,135 @@
+import Foundation
+import Glibc
+
+/// Part 3: CPU time per delivered frame (user + system of the process) for `mediadevices capture`
+/// and the field's tools, each streaming the same device at the same format and rate.
+///
+/// Every tool runs twice, for a short and a long stream; the CPU per frame is the difference
+/// over the difference in frames (the steady-state cost, free of start-up: loading libraries,
+/// opening the device, GStreamer's plugin scan). The long run's total over its frames is
+/// printed beside it.
+struct CaptureCPUBenchmark {
+    struct Row: Encodable {
+        var tool: String
+        var command: String
+        var shortFrames: Int
+        var longFrames: Int
+        var shortCPUNanoseconds: Double
+        var longCPUNanoseconds: Double
+        /// (long CPU − short CPU) / (long frames − short frames).
+        var cpuPerFrameNanoseconds: Double
+        /// Long CPU / long frames, start-up included.
+        var cpuPerFrameWithStartupNanoseconds: Double
+        /// Frames per second between the two runs' wall times: proof that the tool streamed.
+        var measuredFrameRate: Double
+        var overV4L2Ctl: Double?
+        var overFFmpeg: Double?
+    }
+
+    var device: String
+    var width: Int
+    var height: Int
+    var fps: Int
+    var shortFrames: Int
+    var longFrames: Int
+    var repeats: Int
+    var workDirectory: String
+
+    /// The tools, as argument lists for a stream of `frames` frames.
+    func tools(includeConversion: Bool) -> [(name: String, arguments: (Int) -> [String])] {
+        let me = ProcessCPU.ownExecutable
+        let size = "\(width)x\(height)"
+        var list: [(String, (Int) -> [String])] = [
+            ("mediadevices capture", { [me, "capture", device, "--format", "YUYV", "--size", size, "--fps", "\(fps)",
+                                        "--frames", "\($0)", "--output", "/dev/null"] }),
+        ]
+        if includeConversion {
+            list.append(("mediadevices capture → NV12", { [me, "capture", device, "--format", "YUYV", "--size", size, "--fps", "\(fps)",
+                                                           "--output-format", "NV12", "--frames", "\($0)", "--output", "/dev/null"] }))
+        }
+        list += [
+            ("v4l2-ctl", { ["v4l2-ctl", "-d", device, "--set-fmt-video=width=\(width),height=\(height),pixelformat=YUYV",
+                            "--set-parm=\(fps)", "--stream-mmap", "--stream-count=\($0)", "--stream-to=/dev/null"] }),
+            ("ffmpeg", { ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "v4l2", "-input_format", "yuyv422",
+                          "-video_size", size, "-framerate", "\(fps)", "-i", device, "-frames:v", "\($0)", "-f", "null", "-"] }),
+            ("gst-launch-1.0", { ["gst-launch-1.0", "-q", "v4l2src", "device=\(device)", "num-buffers=\($0)", "!",
+                                  "video/x-raw,format=YUY2,width=\(width),height=\(height),framerate=\(fps)/1", "!", "fakesink"] }),
+        ]
+        return list
+    }
+
+    /// Whether this build's `capture` takes `--output-format` (the pipeline's CLI option).
+    static func captureConverts() -> Bool {
+        let log = NSTemporaryDirectory() + "mediadevices-capture-help.txt"
+        unlink(log)
+        guard (try? ProcessCPU.run([ProcessCPU.ownExecutable, "capture", "--help"], log: log)) != nil,
+              let help = try? String(contentsOfFile: log, encoding: .utf8) else { return false }
+        return help.contains("--output-format")
+    }
+
+    func run(progress: (String) -> Void) throws -> [Row] {
+        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+        // GStreamer writes its plugin registry under HOME: give it a writable one, built once
+        // (the first scan takes ~40 s under emulation) before anything is timed.
+        setenv("GST_REGISTRY", workDirectory + "/gst-registry.bin", 1)
+        if access(getenv("HOME").map { String(cString: $0) } ?? "/nonexistent", W_OK) != 0 { setenv("HOME", workDirectory, 1) }
+        let log = workDirectory + "/tools.log"
+        let list = tools(includeConversion: Self.captureConverts())
+        // Warm-up: libraries into the page cache, GStreamer's registry, the device's first open.
+        for tool in list {
+            progress("warming up \(tool.name)")
+            let usage = try ProcessCPU.run(tool.arguments(5), log: log)
+            guard usage.status == 0 else { throw failure(tool.name, tool.arguments(5), usage.status, log) }
+        }
+        var samples: [String: [(short: ProcessCPU.Usage, long: ProcessCPU.Usage)]] = [:]
+        for repeat_ in 0..<repeats {
+            for tool in list {
+                var pair: [ProcessCPU.Usage] = []
+                for frames in [shortFrames, longFrames] {
+                    progress("run \(repeat_ + 1)/\(repeats): \(tool.name), \(frames) frames")
+                    let usage = try ProcessCPU.run(tool.arguments(frames), log: log)
+                    guard usage.status == 0 else { throw failure(tool.name, tool.arguments(frames), usage.status, log) }
+                    pair.append(usage)
+                }
+                samples[tool.name, default: []].append((pair[0], pair[1]))
+            }
+        }
+        let extra = Double(longFrames - shortFrames)
+        var rows: [Row] = list.map { tool in
+            let runs = samples[tool.name]!
+            // The repeat with the median marginal cost.
+            let sorted = runs.sorted { ($0.long.cpuNanoseconds - $0.short.cpuNanoseconds) < ($1.long.cpuNanoseconds - $1.short.cpuNanoseconds) }
+            let run = sorted[sorted.count / 2]
+            return Row(tool: tool.name, command: tool.arguments(longFrames).joined(separator: " "),
+                       shortFrames: shortFrames, longFrames: longFrames,
+                       shortCPUNanoseconds: run.short.cpuNanoseconds, longCPUNanoseconds: run.long.cpuNanoseconds,
+                       cpuPerFrameNanoseconds: (run.long.cpuNanoseconds - run.short.cpuNanoseconds) / extra,
+                       cpuPerFrameWithStartupNanoseconds: run.long.cpuNanoseconds / Double(longFrames),
+                       measuredFrameRate: extra / ((run.long.wallNanoseconds - run.short.wallNanoseconds) / 1e9))
+        }
+        let v4l2 = rows.first { $0.tool == "v4l2-ctl" }?.cpuPerFrameNanoseconds
+        let ffmpeg = rows.first { $0.tool == "ffmpeg" }?.cpuPerFrameNanoseconds
+        for index in rows.indices {
+            rows[index].overV4L2Ctl = v4l2.map { rows[index].cpuPerFrameNanoseconds / $0 }
+            rows[index].overFFmpeg = ffmpeg.map { rows[index].cpuPerFrameNanoseconds / $0 }
+        }
+        return rows
+    }
+
+    private func failure(_ name: String, _ arguments: [String], _ status: Int32, _ log: String) -> BenchmarkError {
+        let tail = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(5).joined(separator: "\n")
+        return BenchmarkError("\(name) exited with status \(status): \(arguments.joined(separator: " "))\n\(tail)")
+    }
+
+    static func table(_ rows: [Row]) -> String {
+        var table = BenchmarkTable("tool", "CPU/frame", "with start-up", "fps", "÷ v4l2-ctl", "÷ ffmpeg", "goals (≤1.2× v4l2-ctl, ≤0.3× ffmpeg)")
+        for row in rows {
+            let goals = row.tool.hasPrefix("mediadevices")
+                ? "\(goalMark(row.overV4L2Ctl ?? .infinity, 1.2)), \(goalMark(row.overFFmpeg ?? .infinity, 0.3))" : ""
+            table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds), formatDuration(row.cpuPerFrameWithStartupNanoseconds),
+                      String(format: "%.1f", row.measuredFrameRate), formatRatio(row.overV4L2Ctl ?? .nan),
+                      formatRatio(row.overFFmpeg ?? .nan), goals)
+        }
+        return table.text
+    }
+}
