@@ -10,7 +10,7 @@ struct BenchmarkCommand: ParsableCommand {
         commandName: "benchmark",
         abstract: "Measure conversion, MJPEG decode, capture CPU and latency against direct library calls and the field's tools.",
         discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part.",
-        subcommands: [Conversion.self, MJPEG.self, CaptureCPU.self, Latency.self])
+        subcommands: [Conversion.self, MJPEG.self, CaptureCPU.self, Latency.self, Stream.self])
 
     /// Options every part takes.
     struct Common: ParsableArguments {
@@ -193,6 +193,36 @@ struct BenchmarkCommand: ParsableCommand {
                                              frames: frames, warmUpFrames: warmUp)
             let rows = try benchmark.run(progress: common.progress)
             common.report("Latency, \(device) YUYV \(size) @ \(fps) fps, \(frames) frames", rows, table: LatencyBenchmark.table(rows))
+        }
+    }
+
+    struct Stream: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stream N frames from a camera to nothing (the library's own cost; `benchmark capture` runs it).",
+            shouldDisplay: false)
+
+        @OptionGroup var common: Common
+
+        @Option(help: "The V4L2 capture node.")
+        var device: String
+
+        @Option(help: "Frame size.")
+        var size = "640x480"
+
+        @Option(help: "Frame rate.")
+        var fps = 25
+
+        @Option(help: "Frames to receive.")
+        var frames = 100
+
+        @Option(help: "callback (zero-copy consumer), sequence (pooled copies) or converted (NV12 sequence).")
+        var path = "callback"
+
+        func run() throws {
+            guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
+            guard let streamPath = StreamOnly.Path(rawValue: path) else { throw ValidationError("--path is callback, sequence or converted") }
+            try StreamOnly(device: device, width: frameSize.width, height: frameSize.height, fps: fps, frames: frames,
+                           path: streamPath).run()
         }
     }
 }

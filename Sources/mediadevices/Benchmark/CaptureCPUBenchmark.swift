@@ -4,10 +4,12 @@ import Glibc
 /// Part 3: CPU time per delivered frame (user + system of the process) for `mediadevices capture`
 /// and the field's tools, each streaming the same device at the same format and rate.
 ///
-/// Every tool runs twice, for a short and a long stream; the CPU per frame is the difference
-/// over the difference in frames (the steady-state cost, free of start-up: loading libraries,
-/// opening the device, GStreamer's plugin scan). The long run's total over its frames is
-/// printed beside it.
+/// Every tool runs twice, for a short and a long stream, a few times over; the CPU per frame is
+/// the difference between the least CPU the long and the short run took, over the difference in
+/// frames: the steady-state cost, free of start-up (loading libraries, opening the device,
+/// GStreamer's plugin scan). The long run's total over its frames is printed beside it. Rows
+/// "MediaDevices … only" stream through the library to nothing (`benchmark stream`), to show
+/// what the library costs apart from `capture`'s queue copy and file writing.
 struct CaptureCPUBenchmark {
     struct Row: Encodable {
         var tool: String
@@ -46,6 +48,10 @@ struct CaptureCPUBenchmark {
         if includeConversion {
             list.append(("mediadevices capture → NV12", { [me, "capture", device, "--format", "YUYV", "--size", size, "--fps", "\(fps)",
                                                            "--output-format", "NV12", "--frames", "\($0)", "--output", "/dev/null"] }))
+        }
+        for path in StreamOnly.Path.allCases {
+            list.append(("MediaDevices \(path.rawValue) only", { [me, "benchmark", "stream", "--device", device, "--size", size, "--fps", "\(fps)",
+                                                                  "--frames", "\($0)", "--path", path.rawValue] }))
         }
         list += [
             ("v4l2-ctl", { ["v4l2-ctl", "-d", device, "--set-fmt-video=width=\(width),height=\(height),pixelformat=YUYV",
@@ -97,9 +103,10 @@ struct CaptureCPUBenchmark {
         let extra = Double(longFrames - shortFrames)
         var rows: [Row] = list.map { tool in
             let runs = samples[tool.name]!
-            // The repeat with the median marginal cost.
-            let sorted = runs.sorted { ($0.long.cpuNanoseconds - $0.short.cpuNanoseconds) < ($1.long.cpuNanoseconds - $1.short.cpuNanoseconds) }
-            let run = sorted[sorted.count / 2]
+            // Noise (other work on the machine, an emulated CPU descheduled by its host) only adds
+            // CPU time: the fewest seen over the repeats is the best estimate of each run.
+            let run = (short: runs.min { $0.short.cpuNanoseconds < $1.short.cpuNanoseconds }!.short,
+                       long: runs.min { $0.long.cpuNanoseconds < $1.long.cpuNanoseconds }!.long)
             return Row(tool: tool.name, command: tool.arguments(longFrames).joined(separator: " "),
                        shortFrames: shortFrames, longFrames: longFrames,
                        shortCPUNanoseconds: run.short.cpuNanoseconds, longCPUNanoseconds: run.long.cpuNanoseconds,
@@ -124,7 +131,7 @@ struct CaptureCPUBenchmark {
     static func table(_ rows: [Row]) -> String {
         var table = BenchmarkTable("tool", "CPU/frame", "with start-up", "fps", "÷ v4l2-ctl", "÷ ffmpeg", "goals (≤1.2× v4l2-ctl, ≤0.3× ffmpeg)")
         for row in rows {
-            let goals = row.tool.hasPrefix("mediadevices")
+            let goals = row.tool.hasPrefix("mediadevices capture")
                 ? "\(goalMark(row.overV4L2Ctl ?? .infinity, 1.2)), \(goalMark(row.overFFmpeg ?? .infinity, 0.3))" : ""
             table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds), formatDuration(row.cpuPerFrameWithStartupNanoseconds),
                       String(format: "%.1f", row.measuredFrameRate), formatRatio(row.overV4L2Ctl ?? .nan),
