@@ -12,14 +12,9 @@ struct CaptureCommand: ParsableCommand {
     @Argument(help: "A device path, an index from `list`, a uniqueID, `testpattern` or `testpattern:noise`.")
     var device: String
 
-    @Option(help: "Pixel format as a fourcc or name (YUYV, NV12, YU12/I420, MJPG, …). Default: the first raw format.")
-    var format: String?
+    @OptionGroup var formatOptions: FormatOptions
 
-    @Option(help: "Frame size WxH. Default: 640x480 or the nearest offered.")
-    var size: String?
-
-    @Option(help: "Frame rate (30, 30000/1001, 29.97): the best rate at or below it is chosen.")
-    var fps: String?
+    @OptionGroup var outputOptions: OutputOptions
 
     @Option(help: "Number of frames to write.")
     var frames: Int = 30
@@ -40,34 +35,23 @@ struct CaptureCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let format, PixelFormat(named: format) == nil { throw ValidationError("unknown pixel format '\(format)'") }
-        if let size, Size(parsing: size) == nil { throw ValidationError("--size takes WxH, e.g. 640x480") }
-        if let fps, FrameRate(parsing: fps) == nil { throw ValidationError("--fps takes a positive number or fraction, e.g. 30 or 30000/1001") }
         if frames < 1 { throw ValidationError("--frames must be at least 1") }
     }
 
     func run() throws {
         try reportingErrors(json: json) {
-            let request = FormatRequest(pixelFormat: format.flatMap(PixelFormat.init(named:)),
-                                        size: size.flatMap(Size.init(parsing:)), frameRate: fps.flatMap(FrameRate.init(parsing:)))
-            let capturer: any VideoCapturer
-            var adjustments: () -> [FormatAdjustment]
-            let deviceName: String
-            switch try DeviceSelection.resolve(device) {
-            case .camera(let camera):
-                let source = CameraSource(device: camera, request: request, bufferCount: buffers)
-                (capturer, adjustments, deviceName) = (source, { source.negotiation?.adjustments ?? [] }, camera.path)
-            case .testPattern(let pattern):
-                let source = TestPatternSource(pattern: pattern, request: request)
-                (capturer, adjustments, deviceName) = (source, { source.negotiation?.adjustments ?? [] }, "testpattern")
-            }
+            let opened = try OpenedCapturer(device, request: formatOptions.request, buffers: buffers)
+            let (capturer, adjustments, deviceName) = (opened.capturer, opened.adjustments, opened.name)
             defer { capturer.release() }
             try capturer.initialize()
             let settings = capturer.captureSettings!
-            let writer = try FrameFileWriter(path: output, format: settings.format, frameRate: settings.frameRate)
+            // Without --output-format, conversion (asked for by the other output options) gives I420.
+            let output = outputOptions.isRequested ? outputOptions.output(fallback: .yu12) : nil
+            let fileFormat = output?.format(for: settings.format, orientation: capturer.orientation) ?? settings.format
+            let writer = try FrameFileWriter(path: self.output, format: fileFormat, frameRate: settings.frameRate)
             // Frames are written from the bounded `frames` sequence, off the capture thread, so a
             // slow disk shows up as counted queue drops instead of starving the driver of buffers.
-            let frames = capturer.frames(bufferSize: queue)
+            let frames = try output.map { try capturer.frames(bufferSize: queue, output: $0) } ?? capturer.frames(bufferSize: queue)
             let sink = FileSink(writer: writer, limit: self.frames)
             try capturer.start()
             sink.drain(frames)
@@ -82,17 +66,18 @@ struct CaptureCommand: ParsableCommand {
                 throw MediaDevicesError(.timeout, device: deviceName, operation: "capture",
                                         detail: "Only \(writer.framesWritten) of \(self.frames) frames arrived in \(limit) s; check the device, or raise --timeout")
             }
-            report(device: deviceName, settings: settings, adjustments: adjustments(), writer: writer,
-                   statistics: capturer.statistics)
+            report(device: deviceName, settings: settings, output: output.map { _ in fileFormat }, adjustments: adjustments(),
+                   writer: writer, statistics: capturer.statistics)
         }
     }
 
-    private func report(device: String, settings: CaptureSettings, adjustments: [FormatAdjustment],
+    private func report(device: String, settings: CaptureSettings, output: VideoFormat?, adjustments: [FormatAdjustment],
                         writer: FrameFileWriter, statistics: CaptureStatistics) {
         if json {
             struct Output: Encodable {
                 let device: String
                 let format: VideoFormatJSON
+                let outputFormat: VideoFormatJSON?
                 let frameRate: FractionJSON?
                 let adjustments: [AdjustmentJSON]
                 let output: String
@@ -100,19 +85,22 @@ struct CaptureCommand: ParsableCommand {
                 let framesWritten: Int
                 let statistics: CaptureStatistics
             }
-            printJSON(Output(device: device, format: VideoFormatJSON(settings.format),
+            printJSON(Output(device: device, format: VideoFormatJSON(settings.format), outputFormat: output.map(VideoFormatJSON.init),
                              frameRate: settings.frameRate.map { FractionJSON($0.framesPerSecond) },
                              adjustments: adjustments.map(AdjustmentJSON.init), output: writer.path,
                              container: writer.container.rawValue, framesWritten: writer.framesWritten, statistics: statistics))
             return
         }
         for adjustment in adjustments { print("adjusted \(adjustment)") }
-        print("wrote \(writer.framesWritten) frames of \(settings.format) @ \(settings.frameRate?.description ?? "unknown rate") to \(writer.path) (\(writer.container.rawValue))")
-        print(String(format: "delivered %d, dropped %d (driver) + %d (queue), measured %.2f fps, capture delay mean %.0f µs, max %.0f µs",
-                     statistics.deliveredFrames, statistics.droppedFrames, statistics.queueDroppedFrames,
+        let written = output ?? settings.format
+        let converted = output == nil ? "" : " converted from \(settings.format)"
+        print("wrote \(writer.framesWritten) frames of \(written)\(converted) @ \(settings.frameRate?.description ?? "unknown rate") to \(writer.path) (\(writer.container.rawValue))")
+        print(String(format: "delivered %d, dropped %d (driver) + %d (queue) + %d (corrupt), measured %.2f fps, capture delay mean %.0f µs, max %.0f µs",
+                     statistics.deliveredFrames, statistics.droppedFrames, statistics.queueDroppedFrames, statistics.corruptFrames,
                      statistics.measuredFrameRate, statistics.meanCaptureDelayMicroseconds, statistics.maxCaptureDelayMicroseconds))
-        if writer.container == .raw, let name = ffmpegName(settings.format.pixelFormat) {
-            print("play: ffplay -f rawvideo -pixel_format \(name) -video_size \(settings.format.width)x\(settings.format.height) \(writer.path)")
+        if let reason = statistics.lastCorruptFrameReason { print("last corrupt frame: \(reason)") }
+        if writer.container == .raw, let name = ffmpegName(written.pixelFormat) {
+            print("play: ffplay -f rawvideo -pixel_format \(name) -video_size \(written.width)x\(written.height) \(writer.path)")
         }
     }
 

@@ -8,7 +8,7 @@ struct MediaDevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mediadevices",
         abstract: "Cameras (V4L2), screens and audio on Linux: list devices and formats, capture frames.",
-        subcommands: [ListCommand.self, FormatsCommand.self, CaptureCommand.self,
+        subcommands: [ListCommand.self, FormatsCommand.self, CaptureCommand.self, SnapshotCommand.self,
                       BenchmarkCommand.self])
 
     /// Sends the library's log messages to standard error, keeping standard output for results

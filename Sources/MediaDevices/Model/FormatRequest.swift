@@ -1,5 +1,21 @@
-/// What an application asks a source for. Any field left `nil` is chosen for it: a raw pixel
-/// format before a compressed one, 640x480 (or the size nearest to it), the highest rate.
+/// How a source chooses its device format when the application names none.
+public enum FormatPreference: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The cheapest to process: a raw format when one gives the size and rate, MJPEG only when
+    /// none does (webcams often give 720p and above at full rate only as MJPEG).
+    case automatic
+    /// Raw formats only, even at a lower rate: no decoding, no compression artefacts.
+    case rawOnly
+    /// The fewest bytes per frame over the bus (MJPEG when offered, else the most subsampled
+    /// raw format): for several cameras on one USB bus.
+    case lowestBandwidth
+    /// The most colour information: raw before compressed, then RGB and 4:4:4 before 4:2:2
+    /// before 4:2:0.
+    case bestQuality
+}
+
+/// What an application asks a source for. Any field left `nil` is chosen for it: the device
+/// format by `preference` (by default a raw format when one gives the size and rate),
+/// 640x480 (or the size nearest to it), the highest rate.
 public struct FormatRequest: Sendable, Hashable, CustomStringConvertible {
     /// The pixel format, or `nil` to let the source choose.
     public var pixelFormat: PixelFormat?
@@ -7,12 +23,16 @@ public struct FormatRequest: Sendable, Hashable, CustomStringConvertible {
     public var size: Size?
     /// The desired rate: the best rate at or below it is chosen. `nil` for the highest.
     public var frameRate: FrameRate?
+    /// How to choose the pixel format when `pixelFormat` is `nil`.
+    public var preference: FormatPreference
 
     /// A request.
-    public init(pixelFormat: PixelFormat? = nil, size: Size? = nil, frameRate: FrameRate? = nil) {
+    public init(pixelFormat: PixelFormat? = nil, size: Size? = nil, frameRate: FrameRate? = nil,
+                preference: FormatPreference = .automatic) {
         self.pixelFormat = pixelFormat
         self.size = size
         self.frameRate = frameRate
+        self.preference = preference
     }
 
     /// `"YUYV 640x480 @ 30 fps"`, with `any` for open fields.

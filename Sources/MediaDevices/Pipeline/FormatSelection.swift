@@ -15,7 +15,11 @@ public struct FormatChoice: Sendable, Hashable {
 /// so the rules are unit-tested over made-up tables.
 ///
 /// Rules: a requested pixel format must be offered (else `.unsupportedFormat`); without one, the
-/// first raw format offering the size wins, then compressed ones. A requested size that is not
+/// formats that give the size at the wanted rate are ranked by the request's `preference`
+/// (`FormatPreference`), and the reason for the choice is recorded. The wanted rate is the
+/// requested one, or without one the highest any format offers at that size, capped at 30 fps.
+/// When no format gives size and rate, the first raw format offering the size wins, then
+/// compressed ones. A requested size that is not
 /// offered is replaced by the nearest offered size. The rate is the highest at or below the
 /// requested one (the exact rate when it is offered); if none is at or below, the lowest offered.
 public enum FormatSelection {
@@ -38,8 +42,13 @@ public enum FormatSelection {
                                         detail: "\(wanted.name) is not offered; the device offers \(offered)")
             }
         } else {
-            candidates = formats.filter { !$0.isCompressed && $0.pixelFormat.isKnown }
-                + formats.filter { $0.isCompressed || !$0.pixelFormat.isKnown }
+            let raw = formats.filter { !$0.isCompressed && FrameConverter.canConvert($0.pixelFormat) }
+            let rest = formats.filter { !raw.contains($0) && (request.preference != .rawOnly || !$0.isCompressed) }
+            candidates = raw + rest
+            guard !candidates.isEmpty else {
+                throw MediaDevicesError(.unsupportedFormat, device: device, operation: "choose format",
+                                        detail: "no raw format is offered and the request allows raw formats only")
+            }
         }
 
         let wantedSize = request.size ?? defaultSize
@@ -50,7 +59,12 @@ public enum FormatSelection {
                                 adjustments: [])
         }
         var chosen: (format: CaptureFormat, option: FrameSizeOption)?
-        for format in candidates {
+        var preferenceReason: String?
+        if request.pixelFormat == nil, let ranked = rank(candidates, size: wantedSize, request: request) {
+            chosen = (ranked.format, ranked.option)
+            preferenceReason = ranked.reason
+        }
+        for format in candidates where chosen == nil {
             if let option = format.frameSizes.first(where: { $0.sizes.contains(wantedSize) }) {
                 chosen = (format, option)
                 break
@@ -78,12 +92,74 @@ public enum FormatSelection {
         }
         let (format, option) = chosen!
         if request.pixelFormat == nil {
+            let reason = preferenceReason
+                ?? (format.isCompressed ? "no raw format offers \(size)" : "first raw format offering \(size)")
             adjustments.insert(FormatAdjustment(field: .pixelFormat, requested: "any", chosen: format.pixelFormat.name,
-                                                reason: format.isCompressed ? "no raw format offers \(size)" : "first raw format offering \(size)"),
+                                                reason: reason),
                                at: 0)
         }
         let rate = chooseRate(request.frameRate, from: option.frameRateRanges, adjustments: &adjustments)
         return FormatChoice(pixelFormat: format.pixelFormat, size: size, frameRate: rate, adjustments: adjustments)
+    }
+
+    /// The rate a request wants at `size`: its own, or the highest any candidate offers there,
+    /// capped at 30 fps (a video-call rate; a higher one is asked for explicitly).
+    static func wantedRate(_ request: FormatRequest, _ offers: [(CaptureFormat, FrameSizeOption)]) -> FrameRate? {
+        if let rate = request.frameRate { return rate }
+        guard let highest = offers.flatMap({ $0.1.frameRateRanges.map(\.maxFrameRate) }).max() else { return nil }
+        return min(highest, FrameRate(30))
+    }
+
+    /// The candidates that give `size` at the wanted rate, ranked by the request's preference;
+    /// the best, with the reason. `nil` when none gives both (the caller falls back).
+    static func rank(_ candidates: [CaptureFormat], size: Size, request: FormatRequest)
+        -> (format: CaptureFormat, option: FrameSizeOption, reason: String)? {
+        let offers = candidates.compactMap { format in
+            format.frameSizes.first(where: { $0.sizes.contains(size) }).map { (format, $0) }
+        }
+        let rate = wantedRate(request, offers)
+        func reaches(_ option: FrameSizeOption) -> Bool {
+            guard let rate, let best = option.frameRateRanges.map(\.maxFrameRate).max() else { return true }
+            return best >= rate
+        }
+        let able = offers.filter { reaches($0.1) }
+        let rateText = rate.map { " at \($0) fps" } ?? ""
+        let raw = able.filter { !$0.0.isCompressed }
+        switch request.preference {
+        case .automatic, .rawOnly:
+            if let first = raw.first {
+                return (first.0, first.1, "first raw format giving \(size)\(rateText)")
+            }
+            guard request.preference == .automatic, let compressed = able.first else { return nil }
+            let rawBest = offers.filter { !$0.0.isCompressed }.compactMap { offer in
+                offer.1.frameRateRanges.map(\.maxFrameRate).max().map { "\(offer.0.pixelFormat.name) at most \($0) fps" }
+            }
+            let why = rawBest.isEmpty ? "no raw format offers \(size)" : "no raw format gives \(size)\(rateText) (\(rawBest.joined(separator: ", ")))"
+            return (compressed.0, compressed.1, "\(why); \(compressed.0.pixelFormat.name) is decoded by the pipeline")
+        case .lowestBandwidth:
+            guard let best = able.min(by: { bytesPerPixel($0.0) < bytesPerPixel($1.0) }) else { return nil }
+            return (best.0, best.1, "fewest bytes per frame giving \(size)\(rateText) (about \(bytesPerPixel(best.0)) bytes per pixel)")
+        case .bestQuality:
+            guard let best = able.max(by: { quality($0.0) < quality($1.0) }) else { return nil }
+            return (best.0, best.1, "most colour information giving \(size)\(rateText)")
+        }
+    }
+
+    /// Bytes per pixel over the bus: exact for raw formats, an estimate for compressed ones
+    /// (MJPEG at webcam quality is about 1.6 bits per pixel).
+    static func bytesPerPixel(_ format: CaptureFormat) -> Double {
+        guard !format.isCompressed, let layout = format.pixelFormat.layout else { return 0.2 }
+        return layout.planes.reduce(0.0) {
+            $0 + Double($1.bytesPerSample) / Double($1.horizontalSubsampling * $1.verticalSubsampling)
+        }
+    }
+
+    /// A rank of colour information: compressed lowest, grey next, then chroma resolution.
+    static func quality(_ format: CaptureFormat) -> Double {
+        guard !format.isCompressed, let layout = format.pixelFormat.layout else { return 0 }
+        guard format.pixelFormat.isYUV || layout.planes[0].bytesPerSample >= 2 else { return 0.1 }
+        let (h, v) = layout.chromaSubsampling
+        return 1 + 1 / Double(h * v)
     }
 
     /// The best rate at or below `desired` among `ranges`; the highest if `desired` is nil; the

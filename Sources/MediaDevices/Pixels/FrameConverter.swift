@@ -63,8 +63,7 @@ public final class FrameConverter: @unchecked Sendable {
         }
         let plan = plan(for: source, orientation: frame.orientation)
         source = source.cropped(to: plan.crop)
-        let outputColorimetry = target == .argb ? Colorimetry(matrix: .bt601, range: .full)
-            : frame.format.pixelFormat.isYUV || frameKind == .grey ? source.colorimetry : .bt601Limited
+        let outputColorimetry = ConversionPlan.colorimetry(of: target, from: frame.format)
         if plan.isDirect {
             out.prepare(target, plan.outputSize, colorimetry: outputColorimetry)
             try write(source, kind, into: out, as: target)
@@ -83,9 +82,9 @@ public final class FrameConverter: @unchecked Sendable {
            cached.format == source.pixelFormat, cached.orientation == orientation {
             return cached.plan
         }
-        let subsampling = source.pixelFormat.layout?.chromaSubsampling ?? (1, 1)
         let plan = ConversionPlan(source: Size(width: Int(source.width), height: Int(source.height)),
-                                  orientation: orientation, request: output, alignment: subsampling)
+                                  orientation: orientation, request: output,
+                                  alignment: ConversionPlan.alignment(of: source.pixelFormat))
         cachedPlan = (source.width, source.height, source.pixelFormat, orientation, plan)
         return plan
     }
@@ -119,32 +118,30 @@ public final class FrameConverter: @unchecked Sendable {
             try write(source, kind, into: stage, as: working)
             current = stage.view
         }
+        // Each step writes into the next of two scratch buffers, the last one into `out`.
+        // (Plain variables, not a local function capturing them: unoptimized builds box
+        // captured variables on the heap.)
         var remaining = (plan.scaledSize != plan.crop.size ? 1 : 0) + (plan.rotation != .none ? 1 : 0) + (plan.mirrored ? 1 : 0)
         var useA = true
-        func destination(_ size: Size) -> ImageBuffer {
-            remaining -= 1
-            let buffer: ImageBuffer
-            if remaining == 0 && target == working {
-                buffer = out
-            } else {
-                buffer = useA ? stepA : stepB
-                useA.toggle()
-            }
-            buffer.prepare(working, size, colorimetry: colorimetry)
-            return buffer
-        }
         if plan.scaledSize != plan.crop.size {
-            let next = destination(plan.scaledSize)
+            remaining -= 1
+            let next = remaining == 0 && target == working ? out : (useA ? stepA : stepB)
+            useA.toggle()
+            next.prepare(working, plan.scaledSize, colorimetry: colorimetry)
             try check(GeometrySteps.scale(current, into: next), "scale")
             current = next.view
         }
         if plan.rotation != .none {
-            let next = destination(plan.outputSize)
+            remaining -= 1
+            let next = remaining == 0 && target == working ? out : (useA ? stepA : stepB)
+            useA.toggle()
+            next.prepare(working, plan.outputSize, colorimetry: colorimetry)
             try check(GeometrySteps.rotate(current, by: plan.rotation, into: next), "rotate")
             current = next.view
         }
         if plan.mirrored {
-            let next = destination(plan.outputSize)
+            let next = target == working ? out : (useA ? stepA : stepB)
+            next.prepare(working, plan.outputSize, colorimetry: colorimetry)
             try check(GeometrySteps.mirror(current, into: next), "mirror")
             current = next.view
         }

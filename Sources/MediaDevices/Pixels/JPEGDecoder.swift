@@ -3,8 +3,11 @@ import CTurboJPEG
 /// Decodes JPEG and MJPEG frames with libjpeg-turbo (TurboJPEG) into planar YUV at the JPEG's
 /// own subsampling. A truncated or corrupt image is an error (`.corruptFrame`) with libjpeg's
 /// reason, never a half-decoded picture: libjpeg's warnings stop the decode.
+///
+/// After a failed decode, TurboJPEG 2.1's handle misreads the next header (it reports an empty
+/// image for a good JPEG), so the decoder replaces its handle after every failure.
 final class JPEGDecoder {
-    private let handle: tjhandle
+    private var handle: tjhandle
     /// The plane pointers and strides TurboJPEG takes, allocated once.
     private let planes = UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>.allocate(capacity: 3)
     private let strides = UnsafeMutablePointer<Int32>.allocate(capacity: 3)
@@ -41,6 +44,9 @@ final class JPEGDecoder {
                                   &width, &height, &subsampling, &colorspace) == 0 else {
             throw corrupt(device, "unreadable JPEG header: \(reason())")
         }
+        guard width > 0, height > 0 else {
+            throw corrupt(device, "JPEG header gives an empty image (\(width)x\(height)); subsampling \(subsampling)")
+        }
         let layout: PixelFormat
         switch subsampling {
         case Int32(TJSAMP_420.rawValue): layout = .yu12
@@ -72,8 +78,13 @@ final class JPEGDecoder {
         tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown libjpeg error"
     }
 
+    /// The error for a frame that cannot be used; the handle is replaced (see the type's notes).
     private func corrupt(_ device: String?, _ detail: String) -> MediaDevicesError {
-        MediaDevicesError(.corruptFrame, device: device, operation: "JPEG decode",
-                          detail: detail + "; the frame is dropped and counted")
+        if let fresh = tjInitDecompress() {
+            tjDestroy(handle)
+            handle = fresh
+        }
+        return MediaDevicesError(.corruptFrame, device: device, operation: "JPEG decode",
+                                 detail: detail + "; the frame is dropped and counted")
     }
 }

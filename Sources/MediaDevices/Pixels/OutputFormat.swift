@@ -39,6 +39,16 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The format frames of `source` (content `orientation`) come out in: the size after
+    /// cropping, scaling and rotating, tightly packed.
+    public func format(for source: VideoFormat, orientation: VideoOrientation = .up) -> VideoFormat {
+        let plan = ConversionPlan(source: source.size, orientation: orientation, request: self,
+                                  alignment: ConversionPlan.alignment(of: source.pixelFormat))
+        let size = plan.outputSize
+        return VideoFormat(pixelFormat: pixelFormat, width: size.width, height: size.height,
+                           colorimetry: ConversionPlan.colorimetry(of: pixelFormat, from: source))
+    }
+
     /// `"NV12 480x480 rot90 mirrored crop 320x240+0+0"`.
     public var description: String {
         var text = "\(pixelFormat.fourCC)"
@@ -111,6 +121,20 @@ struct ConversionPlan: Equatable {
         scaledSize = target!
         self.rotation = rotation
         mirrored = request.mirrored
+    }
+
+    /// The colorimetry of `output` frames converted from `source` frames: RGB is full range; YUV
+    /// keeps the source's (JPEG's is full-range BT.601), and RGB sources give libyuv's BT.601
+    /// limited range.
+    static func colorimetry(of output: PixelFormat, from source: VideoFormat) -> Colorimetry {
+        if output == .argb || source.pixelFormat.layout?.isCompressed == true { return .jpeg }
+        return source.pixelFormat.isYUV || source.pixelFormat == .grey ? source.colorimetry : .bt601Limited
+    }
+
+    /// The crop alignment for `format`: its chroma subsampling (JPEG frames decode to 4:2:0).
+    static func alignment(of format: PixelFormat) -> (horizontal: Int, vertical: Int) {
+        guard let layout = format.layout else { return (1, 1) }
+        return layout.isCompressed ? (2, 2) : layout.chromaSubsampling
     }
 
     /// `region` with its edges moved inwards onto whole chroma samples.

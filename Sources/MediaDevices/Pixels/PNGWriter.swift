@@ -29,7 +29,8 @@ public enum PNGWriter {
             let message = withUnsafeBytes(of: image.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             png_image_free(&image)
             guard status != 0 else {
-                if error != 0, message.contains("open") || message.isEmpty {
+                // libpng reports a failed fopen with strerror(errno) as its message.
+                if error != 0, message.isEmpty || message == String(cString: strerror(error)) {
                     throw MediaDevicesError.fromFileErrno(error, path: path, operation: "write PNG")
                 }
                 throw MediaDevicesError(.io, device: nil, operation: "write PNG",

@@ -24,9 +24,10 @@ enum ReferenceImages {
 
     static let ffmpeg: String? = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    /// Runs ffmpeg on raw video: `input` in `inputFormat` at `size` → raw bytes in each of `outputs`.
+    /// Runs ffmpeg on raw video: `input` in `inputFormat` at `size` → the bytes of each of
+    /// `outputs` (pixel formats), raw or in `container` (`mjpeg` makes a JPEG).
     static func convert(_ input: [UInt8], from inputFormat: String, width: Int = width, height: Int = height,
-                        to outputs: [String], filter: String? = nil,
+                        to outputs: [String], filter: String? = nil, container: String = "rawvideo",
                         file: StaticString = #filePath, line: UInt = #line) throws -> [[UInt8]] {
         guard let ffmpeg else {
             XCTFail("ffmpeg is not installed: the converter tests compare against it (scripts/install installs it)", file: file, line: line)
@@ -41,7 +42,7 @@ enum ReferenceImages {
                          "-s", "\(width)x\(height)", "-i", inputURL.path]
         for (index, output) in outputs.enumerated() {
             if let filter { arguments += ["-vf", filter] }
-            arguments += ["-sws_flags", "bilinear+accurate_rnd+full_chroma_int", "-f", "rawvideo", "-pix_fmt", output,
+            arguments += ["-sws_flags", "bilinear+accurate_rnd+full_chroma_int", "-f", container, "-pix_fmt", output,
                           "-y", dir.appendingPathComponent("out\(index).raw").path]
         }
         let process = Process()
@@ -59,11 +60,22 @@ enum ReferenceImages {
 struct PaddedImage {
     let format: VideoFormat
     let planes: [[UInt8]]
+    /// The payload length of a compressed frame.
+    let bytesUsed: Int?
 
     /// Lays `tight` (planes one after another, no padding) out with `padding` bytes per row.
     init(tight: [UInt8], pixelFormat: PixelFormat, width: Int, height: Int, padding: Int = 16,
          colorimetry: Colorimetry? = nil) {
         let layout = pixelFormat.layout!
+        if layout.isCompressed {
+            // A JPEG: one buffer holding the bytes as they are, with room to spare as a driver's.
+            planes = [tight + [UInt8](repeating: 0, count: padding)]
+            format = VideoFormat(pixelFormat: pixelFormat, width: width, height: height, bytesPerRow: [0],
+                                 bufferSizes: [planes[0].count], colorimetry: colorimetry)
+            bytesUsed = tight.count
+            return
+        }
+        bytesUsed = nil
         var offset = 0
         var planes: [[UInt8]] = []
         var strides: [Int] = []
@@ -96,7 +108,7 @@ struct PaddedImage {
             i < copies.count ? FramePlane(bytes: UnsafeRawBufferPointer(copies[i]), bytesPerRow: format.bytesPerRow[i]) : .empty
         }
         let frame = VideoFrame(format: format, timestamp: 1, sequence: 7, orientation: orientation, captureDelay: .zero,
-                               planeCount: planes.count, bytesUsed: planes[0].count,
+                               planeCount: planes.count, bytesUsed: bytesUsed ?? planes[0].count,
                                plane0: plane(0), plane1: plane(1), plane2: plane(2))
         return try body(frame)
     }

@@ -1,0 +1,91 @@
+import ArgumentParser
+import MediaDevices
+
+/// The device-format options shared by `capture` and `snapshot`.
+struct FormatOptions: ParsableArguments {
+    @Option(help: "Pixel format as a fourcc or name (YUYV, NV12, YU12/I420, MJPG, …). Default: chosen by --prefer.")
+    var format: String?
+
+    @Option(help: "Frame size WxH. Default: 640x480 or the nearest offered.")
+    var size: String?
+
+    @Option(help: "Frame rate (30, 30000/1001, 29.97): the best rate at or below it is chosen.")
+    var fps: String?
+
+    @Option(help: "Without --format: automatic (raw when a raw format gives size and rate, else MJPEG), raw-only, lowest-bandwidth or best-quality.")
+    var prefer: String = "automatic"
+
+    func validate() throws {
+        if let format, PixelFormat(named: format) == nil { throw ValidationError("unknown pixel format '\(format)'") }
+        if let size, Size(parsing: size) == nil { throw ValidationError("--size takes WxH, e.g. 640x480") }
+        if let fps, FrameRate(parsing: fps) == nil { throw ValidationError("--fps takes a positive number or fraction, e.g. 30 or 30000/1001") }
+        if preference == nil { throw ValidationError("--prefer takes automatic, raw-only, lowest-bandwidth or best-quality") }
+    }
+
+    private var preference: FormatPreference? {
+        FormatPreference.allCases.first { $0.rawValue.lowercased() == prefer.replacingOccurrences(of: "-", with: "").lowercased() }
+    }
+
+    /// The request these options make.
+    var request: FormatRequest {
+        FormatRequest(pixelFormat: format.flatMap(PixelFormat.init(named:)), size: size.flatMap(Size.init(parsing:)),
+                      frameRate: fps.flatMap(FrameRate.init(parsing:)), preference: preference ?? .automatic)
+    }
+}
+
+/// The output-request options shared by `capture` and `snapshot`: what the pixel pipeline turns
+/// each frame into.
+struct OutputOptions: ParsableArguments {
+    @Option(name: .customLong("output-format"), help: "Convert to NV12, I420 or ARGB.")
+    var outputFormat: String?
+
+    @Option(name: .customLong("output-size"), help: "Centre-crop to the aspect ratio of WxH, then scale to it (the size after --rotate).")
+    var outputSize: String?
+
+    @Option(help: "Rotate clockwise by 0, 90, 180 or 270 degrees.")
+    var rotate: Int = 0
+
+    @Flag(help: "Mirror left to right (after rotating).")
+    var mirror = false
+
+    @Option(help: "Use only this region of the frame, WxH+X+Y, before anything else.")
+    var crop: String?
+
+    func validate() throws {
+        if let outputFormat, OutputFormat.pixelFormat(parsing: outputFormat) == nil {
+            throw ValidationError("--output-format takes NV12, I420 or ARGB")
+        }
+        if let outputSize, Size(parsing: outputSize) == nil { throw ValidationError("--output-size takes WxH, e.g. 480x480") }
+        if FrameRotation(degrees: rotate) == nil { throw ValidationError("--rotate takes 0, 90, 180 or 270") }
+        if let crop, Rect(parsing: crop) == nil { throw ValidationError("--crop takes WxH+X+Y, e.g. 320x240+16+8") }
+    }
+
+    /// Whether any option asks for conversion.
+    var isRequested: Bool { outputFormat != nil || outputSize != nil || rotate % 360 != 0 || mirror || crop != nil }
+
+    /// The output these options ask for; `fallback` is the pixel format when none is named.
+    func output(fallback: PixelFormat) -> OutputFormat {
+        OutputFormat(outputFormat.flatMap(OutputFormat.pixelFormat(parsing:)) ?? fallback,
+                     size: outputSize.flatMap(Size.init(parsing:)), rotation: FrameRotation(degrees: rotate) ?? .none,
+                     mirrored: mirror, crop: crop.flatMap(Rect.init(parsing:)))
+    }
+}
+
+/// A capturer made from a DEVICE argument, with a name for messages and its negotiation.
+struct OpenedCapturer {
+    let capturer: any VideoCapturer
+    let name: String
+    let adjustments: () -> [FormatAdjustment]
+
+    /// Resolves `device` and makes its capturer for `request` (not yet initialized).
+    init(_ device: String, request: FormatRequest, buffers: Int = 4) throws {
+        switch try DeviceSelection.resolve(device) {
+        case .camera(let camera):
+            let source = CameraSource(device: camera, request: request, bufferCount: buffers)
+            (capturer, adjustments, name) = (source, { source.negotiation?.adjustments ?? [] }, camera.path)
+        case .testPattern(let pattern):
+            let source = TestPatternSource(pattern: pattern, request: request)
+            (capturer, adjustments, name) = (source, { source.negotiation?.adjustments ?? [] }, "testpattern")
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import MediaDevices
+import TestSupport
+import XCTest
+
+/// The pixel pipeline on real V4L2 frames: every raw format vivid offers that the pipeline reads
+/// (single- and multi-planar) converted to ARGB gives vivid's 100% colour bars; conversion with
+/// three outputs allocates nothing per frame; `snapshot` writes a PNG that FFmpeg reads back
+/// as the bars.
+final class ConversionTests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+
+    typealias RGB = (r: Int, g: Int, b: Int)
+    /// vivid's 100% colour bars, left to right.
+    static let bars: [RGB] = [(255, 255, 255), (255, 255, 0), (0, 255, 255), (0, 255, 0),
+                              (255, 0, 255), (255, 0, 0), (0, 0, 255), (0, 0, 0)]
+
+    /// Captures a few frames of `pixelFormat` from `node` at 320x180, converted to ARGB, and
+    /// checks the centre of each bar; returns the largest difference seen.
+    func barError(node: String, pixelFormat: PixelFormat) throws -> Int {
+        let source = CameraSource(device: try CaptureDevice(path: node),
+                                  request: FormatRequest(pixelFormat: pixelFormat, size: Size(width: 320, height: 180)))
+        let recorder = FrameRecorder(target: 4, keepIndex: 2)
+        source.consumer = try ConvertingConsumer(output: OutputFormat(.argb), consumer: recorder)
+        try source.start()
+        let finished = recorder.wait(seconds: 20)
+        source.stop()
+        XCTAssertTrue(finished, "\(pixelFormat): 4 frames did not arrive")
+        guard finished, let format = recorder.keptFormat else { return .max }
+        XCTAssertEqual(format.pixelFormat, .argb)
+        XCTAssertEqual(source.negotiation?.format.pixelFormat, pixelFormat)
+        let plane = recorder.kept[0]
+        let barWidth = format.width / Self.bars.count
+        var worst = 0
+        for (index, expected) in Self.bars.enumerated() {
+            let x = barWidth * index + barWidth / 2, y = format.height / 2
+            let i = y * plane.bytesPerRow + x * 4
+            let got: RGB = (Int(plane.bytes[i + 2]), Int(plane.bytes[i + 1]), Int(plane.bytes[i]))
+            var want = expected
+            if pixelFormat == .grey {
+                // Grey carries luma only; vivid computes it with BT.709 weights, full range
+                // (measured: BT.601 weights miss green by 32).
+                let luma = Int((0.2126 * Double(expected.r) + 0.7152 * Double(expected.g) + 0.0722 * Double(expected.b)).rounded())
+                want = (luma, luma, luma)
+            }
+            worst = max(worst, abs(got.r - want.r), abs(got.g - want.g), abs(got.b - want.b))
+        }
+        return worst
+    }
+
+    func testEveryReadableVividFormatGivesTheBarsInARGB() throws {
+        let nodes = try Rig.loadVivid("n_devs=2 multiplanar=1,2")
+        var report: [String] = []
+        for node in nodes {
+            try Rig.colourBars(node)
+            let offered = try CaptureDevice(path: node).supportedFormats()
+                .filter { !$0.isCompressed && FrameConverter.canConvert($0.pixelFormat) }
+                .filter { $0.frameSizes.contains { $0.sizes.contains(Size(width: 320, height: 180)) } }
+            XCTAssertGreaterThanOrEqual(offered.count, node == nodes[0] ? 15 : 3, "\(node) offers the formats the pipeline reads")
+            for format in offered {
+                let worst = try barError(node: node, pixelFormat: format.pixelFormat)
+                report.append("\(format.pixelFormat.name) \(worst)")
+                // RGB565 keeps 5-6 bits per channel. YUV: libyuv's fixed-point BT.601 misses
+                // saturated blue by 5 (measured; FFmpeg's swscale by 1).
+                let tolerance = format.pixelFormat == .rgb565 ? 8 : format.pixelFormat.isYUV ? 6 : 2
+                XCTAssertLessThanOrEqual(worst, tolerance, "\(node) \(format.pixelFormat): bar colours off by \(worst)")
+            }
+        }
+        print("figure: vivid formats converted to ARGB, largest bar-colour error: " + report.joined(separator: ", "))
+    }
+
+    func testConversionOnRealFramesAllocatesNothingPerFrame() throws {
+        XCTAssertTrue(AllocationProbe.isActive, "malloc is interposed in the test binary")
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let source = CameraSource(device: try CaptureDevice(path: node),
+                                  request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 180), frameRate: FrameRate(50)))
+        let probe = AllocationProbe(warmUp: 10, measured: 200)
+        let square = try ConvertingConsumer(output: OutputFormat(.nv12, size: Size(width: 180, height: 180)), consumer: probe)
+        source.consumer = square
+        let turned = try source.frames(bufferSize: 2, output: OutputFormat(.argb, rotation: .clockwise90, mirrored: true))
+        let small = try source.frames(bufferSize: 2, output: OutputFormat(.yu12, size: Size(width: 160, height: 90)))
+        try source.start()
+        XCTAssertEqual(probe.done.wait(timeout: .now() + 90), .success, "210 frames arrived")
+        source.stop()
+        print("figure: heap allocations on the capture thread over 200 vivid frames converted to 3 outputs: \(probe.allocations)")
+        XCTAssertEqual(probe.allocations, 0)
+        XCTAssertGreaterThan(turned.droppedFrames + small.droppedFrames, 300, "the unread sequences were fed")
+    }
+
+    func testSnapshotWritesAPNGOfTheBars() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        try Rig.colourBars(node)
+        let png = Rig.scratch + "/bars.png"
+        try? FileManager.default.removeItem(atPath: png)
+        let result = Rig.shell("\(Rig.tool) snapshot \(node) --format YUYV --size 320x180 --output \(png) --json")
+        XCTAssertEqual(result.status, 0, result.output + result.errors)
+        XCTAssertTrue(result.output.contains("\"width\" : 320"), result.output)
+        // FFmpeg decodes the PNG on its own; the middle row must be the bars.
+        let raw = Rig.scratch + "/bars.rgb"
+        try Rig.run("ffmpeg -hide_banner -loglevel error -y -i \(png) -f rawvideo -pix_fmt rgb24 \(raw)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        XCTAssertEqual(bytes.count, 320 * 180 * 3)
+        guard bytes.count == 320 * 180 * 3 else { return }
+        for (index, expected) in Self.bars.enumerated() {
+            let i = (90 * 320 + 40 * index + 20) * 3
+            XCTAssertLessThanOrEqual(max(abs(Int(bytes[i]) - expected.r), abs(Int(bytes[i + 1]) - expected.g),
+                                         abs(Int(bytes[i + 2]) - expected.b)), 6, "bar \(index) in the PNG")
+        }
+    }
+}

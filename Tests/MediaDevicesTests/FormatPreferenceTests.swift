@@ -1,0 +1,74 @@
+import XCTest
+@testable import MediaDevices
+
+/// Device-format choice by `FormatPreference`, over a capability table shaped like a real UVC
+/// webcam: YUYV at full rate only up to 640x480, MJPEG at full rate up to 1080p, NV12 and RGB3
+/// (from an ISP) at 720p.
+final class FormatPreferenceTests: XCTestCase {
+    private func option(_ size: Size, _ rates: Int...) -> FrameSizeOption {
+        FrameSizeOption(sizes: .discrete(size), frameRateRanges: rates.map { FrameRateRange(discrete: FrameRate($0)) })
+    }
+
+    private func format(_ pixelFormat: PixelFormat, _ options: [FrameSizeOption]) -> CaptureFormat {
+        CaptureFormat(pixelFormat: pixelFormat, description: pixelFormat.name, isCompressed: pixelFormat.isCompressed,
+                      isEmulated: false, frameSizes: options)
+    }
+
+    private var webcam: [CaptureFormat] {
+        [
+            format(.yuyv, [option(.vga, 30, 15), option(.hd720, 10, 5)]),
+            format(.mjpeg, [option(.vga, 30), option(.hd720, 30, 15), option(.hd1080, 30)]),
+            format(.nv12, [option(.hd720, 15)]),
+            format(.rgb24, [option(.hd720, 10)]),
+        ]
+    }
+
+    private func choose(_ preference: FormatPreference, size: Size, rate: Int? = nil) throws -> FormatChoice {
+        try FormatSelection.choose(FormatRequest(size: size, frameRate: rate.map { FrameRate($0) }, preference: preference),
+                                   from: webcam, device: "/dev/video9")
+    }
+
+    func testAutomaticTakesRawWhenRawGivesSizeAndRate() throws {
+        let choice = try choose(.automatic, size: .vga, rate: 30)
+        XCTAssertEqual(choice.pixelFormat, .yuyv)
+        XCTAssertEqual(choice.frameRate, FrameRate(30))
+        XCTAssertTrue(choice.adjustments[0].reason.contains("first raw format"), choice.adjustments[0].reason)
+    }
+
+    func testAutomaticTakesMJPEGOnlyWhenNoRawFormatReachesTheRate() throws {
+        let choice = try choose(.automatic, size: .hd720, rate: 30)
+        XCTAssertEqual(choice.pixelFormat, .mjpeg)
+        XCTAssertEqual(choice.frameRate, FrameRate(30))
+        let reason = choice.adjustments.first { $0.field == .pixelFormat }!.reason
+        XCTAssertTrue(reason.contains("no raw format gives 1280x720 at 30 fps") && reason.contains("YUYV at most 10 fps"), reason)
+    }
+
+    func testAutomaticWithoutRateWantsThirtyWhereOffered() throws {
+        XCTAssertEqual(try choose(.automatic, size: .hd720).pixelFormat, .mjpeg)
+        XCTAssertEqual(try choose(.automatic, size: .hd720, rate: 15).pixelFormat, .nv12, "NV12 reaches 15 fps at 720p")
+    }
+
+    func testRawOnlyNeverTakesMJPEGAndSettlesForALowerRate() throws {
+        let choice = try choose(.rawOnly, size: .hd720, rate: 30)
+        XCTAssertFalse(choice.pixelFormat.isCompressed)
+        XCTAssertEqual(choice.pixelFormat, .yuyv, "first raw format offering the size when none reaches the rate")
+        XCTAssertEqual(choice.frameRate, FrameRate(10))
+        XCTAssertTrue(choice.adjustments.contains { $0.field == .frameRate })
+        XCTAssertThrowsError(try FormatSelection.choose(FormatRequest(preference: .rawOnly), from: [webcam[1]], device: "x")) {
+            XCTAssertEqual(($0 as? MediaDevicesError)?.code, .unsupportedFormat)
+        }
+    }
+
+    func testLowestBandwidthPrefersMJPEGThenTheMostSubsampledRawFormat() throws {
+        XCTAssertEqual(try choose(.lowestBandwidth, size: .vga, rate: 30).pixelFormat, .mjpeg)
+        let raw = try FormatSelection.choose(FormatRequest(size: .hd720, frameRate: FrameRate(5), preference: .lowestBandwidth),
+                                             from: webcam.filter { !$0.isCompressed }, device: "x")
+        XCTAssertEqual(raw.pixelFormat, .nv12, "NV12 is 1.5 bytes per pixel, YUYV 2, RGB3 3")
+    }
+
+    func testBestQualityPrefersFullChroma() throws {
+        XCTAssertEqual(try choose(.bestQuality, size: .hd720, rate: 10).pixelFormat, .rgb24)
+        XCTAssertEqual(try choose(.bestQuality, size: .hd720, rate: 15).pixelFormat, .nv12, "only NV12 and MJPEG reach 15 fps")
+        XCTAssertEqual(try choose(.bestQuality, size: .vga, rate: 30).pixelFormat, .yuyv)
+    }
+}
