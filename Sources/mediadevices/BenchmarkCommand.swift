@@ -93,7 +93,7 @@ struct BenchmarkCommand: ParsableCommand {
                                  rows.count, median(ratios), ratios.last ?? 0,
                                  rows.max { $0.pipelineOverDirect < $1.pipelineOverDirect }.map { "\($0.size) \($0.source) → \($0.output)" } ?? "-",
                                  ratios.filter { $0 <= 1.05 }.count, ratios.count)
-            common.report("Conversion (ns per frame, median of \(timing.rounds) interleaved rounds)", rows,
+            common.report("Conversion (thread CPU time per frame, median of \(timing.rounds) interleaved rounds)", rows,
                           table: ConversionBenchmark.table(rows) + "\n" + summary)
         }
     }
@@ -118,7 +118,7 @@ struct BenchmarkCommand: ParsableCommand {
             let benchmark = MJPEGBenchmark(width: frameSize.width, height: frameSize.height, quality: quality,
                                            rounds: timing.rounds, batchNanoseconds: UInt64(timing.batchMilliseconds * 1e6))
             let rows = try benchmark.run(progress: common.progress)
-            common.report("MJPEG decode (per frame, median of \(timing.rounds) interleaved rounds)", rows, table: MJPEGBenchmark.table(rows))
+            common.report("MJPEG decode (thread CPU time per frame, median of \(timing.rounds) interleaved rounds)", rows, table: MJPEGBenchmark.table(rows))
         }
     }
 
@@ -129,22 +129,15 @@ struct BenchmarkCommand: ParsableCommand {
 
         @OptionGroup var common: Common
 
-        @Option(help: "The V4L2 capture node.")
-        var device: String
+        @OptionGroup var stream: Stream.Options
 
-        @Option(help: "Frame size.")
-        var size = "640x480"
+        @Option(help: "Frames each tool streams.")
+        var frames = 400
 
-        @Option(help: "Frame rate.")
-        var fps = 25
+        @Option(help: "The steady-state window, in seconds after each tool starts: FROM,TO.")
+        var window = "6,14"
 
-        @Option(help: "Frames of the short run.")
-        var shortFrames = 50
-
-        @Option(help: "Frames of the long run.")
-        var longFrames = 250
-
-        @Option(help: "Times to repeat every run (the median is reported).")
+        @Option(help: "Times to repeat every run (the least CPU is reported: noise only adds).")
         var repeats = 1
 
         @Option(help: "A writable directory (GStreamer's registry, the tools' log).")
@@ -152,15 +145,19 @@ struct BenchmarkCommand: ParsableCommand {
 
         func run() throws {
             try common.checkOptimized()
-            guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
-            guard longFrames > shortFrames, shortFrames > 0, repeats > 0 else {
-                throw ValidationError("need 0 < --short-frames < --long-frames and --repeats ≥ 1")
+            let frameSize = try stream.frameSize()
+            let bounds = window.split(separator: ",").compactMap { Double($0) }
+            guard bounds.count == 2, bounds[0] >= 0, bounds[1] > bounds[0], repeats > 0 else {
+                throw ValidationError("--window takes FROM,TO seconds (FROM < TO); --repeats at least 1")
             }
-            let benchmark = CaptureCPUBenchmark(device: device, width: frameSize.width, height: frameSize.height, fps: fps,
-                                                shortFrames: shortFrames, longFrames: longFrames, repeats: repeats,
+            guard Double(frames) / Double(stream.fps) > bounds[1] + 1 else {
+                throw ValidationError("\(frames) frames at \(stream.fps) fps end before the window does: raise --frames")
+            }
+            let benchmark = CaptureCPUBenchmark(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps,
+                                                frames: frames, windowStart: bounds[0], windowEnd: bounds[1], repeats: repeats,
                                                 workDirectory: workDirectory)
             let rows = try benchmark.run(progress: common.progress)
-            common.report("Capture CPU per delivered frame (user+system; (long − short run) / \(longFrames - shortFrames) frames), \(device) YUYV \(size) @ \(fps) fps",
+            common.report("Capture CPU per delivered frame (user+system, \(bounds[0])–\(bounds[1]) s into each run, least of \(repeats)), \(stream.device) YUYV \(stream.size) @ \(stream.fps) fps",
                           rows, table: CaptureCPUBenchmark.table(rows))
         }
     }
@@ -171,14 +168,7 @@ struct BenchmarkCommand: ParsableCommand {
 
         @OptionGroup var common: Common
 
-        @Option(help: "The V4L2 capture node.")
-        var device: String
-
-        @Option(help: "Frame size.")
-        var size = "640x480"
-
-        @Option(help: "Frame rate.")
-        var fps = 25
+        @OptionGroup var stream: Stream.Options
 
         @Option(help: "Frames measured (after the warm-up).")
         var frames = 300
@@ -188,11 +178,11 @@ struct BenchmarkCommand: ParsableCommand {
 
         func run() throws {
             try common.checkOptimized()
-            guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
-            let benchmark = LatencyBenchmark(device: device, width: frameSize.width, height: frameSize.height, fps: fps,
+            let frameSize = try stream.frameSize()
+            let benchmark = LatencyBenchmark(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps,
                                              frames: frames, warmUpFrames: warmUp)
             let rows = try benchmark.run(progress: common.progress)
-            common.report("Latency, \(device) YUYV \(size) @ \(fps) fps, \(frames) frames", rows, table: LatencyBenchmark.table(rows))
+            common.report("Latency, \(stream.device) YUYV \(stream.size) @ \(stream.fps) fps, \(frames) frames", rows, table: LatencyBenchmark.table(rows))
         }
     }
 
@@ -201,16 +191,27 @@ struct BenchmarkCommand: ParsableCommand {
             abstract: "Stream N frames from a camera to nothing (the library's own cost; `benchmark capture` runs it).",
             shouldDisplay: false)
 
+        /// The camera stream the rig parts measure: a V4L2 node streaming YUYV at a size and rate.
+        struct Options: ParsableArguments {
+            @Option(help: "The V4L2 capture node.")
+            var device: String
+
+            @Option(help: "Frame size.")
+            var size = "640x480"
+
+            @Option(help: "Frame rate.")
+            var fps = 25
+
+            /// The frame size, parsed.
+            func frameSize() throws -> Size {
+                guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
+                return frameSize
+            }
+        }
+
         @OptionGroup var common: Common
 
-        @Option(help: "The V4L2 capture node.")
-        var device: String
-
-        @Option(help: "Frame size.")
-        var size = "640x480"
-
-        @Option(help: "Frame rate.")
-        var fps = 25
+        @OptionGroup var stream: Stream.Options
 
         @Option(help: "Frames to receive.")
         var frames = 100
@@ -219,9 +220,9 @@ struct BenchmarkCommand: ParsableCommand {
         var path = "callback"
 
         func run() throws {
-            guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
+            let frameSize = try stream.frameSize()
             guard let streamPath = StreamOnly.Path(rawValue: path) else { throw ValidationError("--path is callback, sequence or converted") }
-            try StreamOnly(device: device, width: frameSize.width, height: frameSize.height, fps: fps, frames: frames,
+            try StreamOnly(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps, frames: frames,
                            path: streamPath).run()
         }
     }

@@ -4,25 +4,27 @@ import Glibc
 /// Part 3: CPU time per delivered frame (user + system of the process) for `mediadevices capture`
 /// and the field's tools, each streaming the same device at the same format and rate.
 ///
-/// Every tool runs twice, for a short and a long stream, a few times over; the CPU per frame is
-/// the difference between the least CPU the long and the short run took, over the difference in
-/// frames: the steady-state cost, free of start-up (loading libraries, opening the device,
-/// GStreamer's plugin scan). The long run's total over its frames is printed beside it. Rows
-/// "MediaDevices … only" stream through the library to nothing (`benchmark stream`), to show
-/// what the library costs apart from `capture`'s queue copy and file writing.
+/// Every tool streams `frames` frames, a few times over; its CPU time (user + system, all
+/// threads, from `/proc/PID/stat`) is read at two moments in steady state, and the CPU per frame
+/// is the CPU between them over the frames the device delivered between them (the wall time
+/// times the frame rate). Start-up (loading libraries, opening the device, FFmpeg's probing,
+/// GStreamer's plugin scan) and teardown are outside the window; the whole run's CPU over its
+/// frames is printed beside it. The least of the repeats is reported: noise (other work on the
+/// machine, an emulated CPU descheduled by its host) only adds. Rows "MediaDevices … only"
+/// stream through the library to nothing (`benchmark stream`), to show what the library costs
+/// apart from `capture`'s queue copy and file writing.
 struct CaptureCPUBenchmark {
     struct Row: Encodable {
         var tool: String
         var command: String
-        var shortFrames: Int
-        var longFrames: Int
-        var shortCPUNanoseconds: Double
-        var longCPUNanoseconds: Double
-        /// (long CPU − short CPU) / (long frames − short frames).
+        var frames: Int
+        /// The steady-state window, in seconds after the start.
+        var window: [Double]
+        /// CPU in the window over the frames delivered in it (the least over the repeats).
         var cpuPerFrameNanoseconds: Double
-        /// Long CPU / long frames, start-up included.
+        /// The whole run's CPU over its frames, start-up included (the least over the repeats).
         var cpuPerFrameWithStartupNanoseconds: Double
-        /// Frames per second between the two runs' wall times: proof that the tool streamed.
+        /// Frames over the whole run's wall time: the tool kept up (start-up makes it lower).
         var measuredFrameRate: Double
         var overV4L2Ctl: Double?
         var overFFmpeg: Double?
@@ -32,8 +34,9 @@ struct CaptureCPUBenchmark {
     var width: Int
     var height: Int
     var fps: Int
-    var shortFrames: Int
-    var longFrames: Int
+    var frames: Int
+    var windowStart: Double
+    var windowEnd: Double
     var repeats: Int
     var workDirectory: String
 
@@ -87,32 +90,24 @@ struct CaptureCPUBenchmark {
             let usage = try ProcessCPU.run(tool.arguments(5), log: log)
             guard usage.status == 0 else { throw failure(tool.name, tool.arguments(5), usage.status, log) }
         }
-        var samples: [String: [(short: ProcessCPU.Usage, long: ProcessCPU.Usage)]] = [:]
+        var samples: [String: [ProcessCPU.SampledUsage]] = [:]
         for repeat_ in 0..<repeats {
             for tool in list {
-                var pair: [ProcessCPU.Usage] = []
-                for frames in [shortFrames, longFrames] {
-                    progress("run \(repeat_ + 1)/\(repeats): \(tool.name), \(frames) frames")
-                    let usage = try ProcessCPU.run(tool.arguments(frames), log: log)
-                    guard usage.status == 0 else { throw failure(tool.name, tool.arguments(frames), usage.status, log) }
-                    pair.append(usage)
-                }
-                samples[tool.name, default: []].append((pair[0], pair[1]))
+                progress("run \(repeat_ + 1)/\(repeats): \(tool.name), \(frames) frames")
+                let usage = try ProcessCPU.runSampled(tool.arguments(frames), log: log, windowStart: windowStart, windowEnd: windowEnd)
+                guard usage.total.status == 0 else { throw failure(tool.name, tool.arguments(frames), usage.total.status, log) }
+                samples[tool.name, default: []].append(usage)
             }
         }
-        let extra = Double(longFrames - shortFrames)
         var rows: [Row] = list.map { tool in
             let runs = samples[tool.name]!
-            // Noise (other work on the machine, an emulated CPU descheduled by its host) only adds
-            // CPU time: the fewest seen over the repeats is the best estimate of each run.
-            let run = (short: runs.min { $0.short.cpuNanoseconds < $1.short.cpuNanoseconds }!.short,
-                       long: runs.min { $0.long.cpuNanoseconds < $1.long.cpuNanoseconds }!.long)
-            return Row(tool: tool.name, command: tool.arguments(longFrames).joined(separator: " "),
-                       shortFrames: shortFrames, longFrames: longFrames,
-                       shortCPUNanoseconds: run.short.cpuNanoseconds, longCPUNanoseconds: run.long.cpuNanoseconds,
-                       cpuPerFrameNanoseconds: (run.long.cpuNanoseconds - run.short.cpuNanoseconds) / extra,
-                       cpuPerFrameWithStartupNanoseconds: run.long.cpuNanoseconds / Double(longFrames),
-                       measuredFrameRate: extra / ((run.long.wallNanoseconds - run.short.wallNanoseconds) / 1e9))
+            let perFrame = runs.map { $0.windowCPUNanoseconds / ($0.windowWallNanoseconds / 1e9 * Double(fps)) }.min()!
+            let whole = runs.map(\.total.cpuNanoseconds).min()!
+            let wall = runs.map(\.total.wallNanoseconds).min()!
+            return Row(tool: tool.name, command: tool.arguments(frames).joined(separator: " "), frames: frames,
+                       window: [windowStart, windowEnd], cpuPerFrameNanoseconds: perFrame,
+                       cpuPerFrameWithStartupNanoseconds: whole / Double(frames),
+                       measuredFrameRate: Double(frames) / (wall / 1e9))
         }
         let v4l2 = rows.first { $0.tool == "v4l2-ctl" }?.cpuPerFrameNanoseconds
         let ffmpeg = rows.first { $0.tool == "ffmpeg" }?.cpuPerFrameNanoseconds

@@ -115,6 +115,8 @@ final class SequenceRecorder: @unchecked Sendable {
     private let store: UnsafeMutablePointer<Int64>
     private let recorded = Atomic<Int>(0)
     let finished = DispatchSemaphore(value: 0)
+    /// Signalled when `capacity` frames are recorded.
+    let full = DispatchSemaphore(value: 0)
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -135,6 +137,7 @@ final class SequenceRecorder: @unchecked Sendable {
                     if index < capacity {
                         store[index] = Int64(bitPattern: now) - Int64(bitPattern: buffer.timestamp)
                         recorded.store(index + 1, ordering: .releasing)
+                        if index + 1 == capacity { full.signal() }
                     }
                 }
             } catch {}

@@ -12,8 +12,50 @@ enum ProcessCPU {
         var cpuNanoseconds: Double { userNanoseconds + systemNanoseconds }
     }
 
-    /// Runs `arguments` (the first is looked up in PATH), its output to `log` (appended).
-    static func run(_ arguments: [String], log: String) throws -> Usage {
+    /// A run with the CPU time the process used inside a window of its life.
+    struct SampledUsage {
+        var total: Usage
+        /// CPU time (user + system, all threads) between the two samples.
+        var windowCPUNanoseconds: Double
+        /// Wall time between the two samples.
+        var windowWallNanoseconds: Double
+    }
+
+    /// Runs `arguments` and reads its CPU time from `/proc/PID/stat` at `windowStart` and
+    /// `windowEnd` seconds after it started: the cost in steady state, free of start-up and
+    /// teardown. Throws if the process ended before the window did.
+    static func runSampled(_ arguments: [String], log: String, windowStart: Double, windowEnd: Double) throws -> SampledUsage {
+        var first: (cpu: Double, wall: UInt64)?
+        var second: (cpu: Double, wall: UInt64)?
+        let total = try run(arguments, log: log) { pid, start in
+            for (index, at) in [windowStart, windowEnd].enumerated() {
+                let target = start + UInt64(at * 1e9)
+                let now = BenchmarkClock.nanoseconds()
+                if target > now { usleep(useconds_t((target - now) / 1_000)) }
+                guard let cpu = cpuNanoseconds(of: pid) else { return }
+                if index == 0 { first = (cpu, BenchmarkClock.nanoseconds()) } else { second = (cpu, BenchmarkClock.nanoseconds()) }
+            }
+        }
+        guard let first, let second else {
+            throw BenchmarkError("\(arguments[0]) ended (status \(total.status)) before \(windowEnd) s: give it more frames")
+        }
+        return SampledUsage(total: total, windowCPUNanoseconds: second.cpu - first.cpu,
+                            windowWallNanoseconds: Double(second.wall - first.wall))
+    }
+
+    /// User + system time of every thread of `pid` so far, from `/proc/PID/stat` (clock ticks).
+    static func cpuNanoseconds(of pid: pid_t) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return nil }
+        // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) * 1e9 / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Runs `arguments` (the first is looked up in PATH), its output to `log` (appended);
+    /// `whileRunning` is called with the child's pid and start time before it is waited for.
+    static func run(_ arguments: [String], log: String, whileRunning: (pid_t, UInt64) -> Void = { _, _ in }) throws -> Usage {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -28,6 +70,7 @@ enum ProcessCPU {
         guard spawned == 0 else {
             throw BenchmarkError("cannot start \(arguments[0]): \(String(cString: strerror(spawned)))")
         }
+        whileRunning(pid, start)
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {

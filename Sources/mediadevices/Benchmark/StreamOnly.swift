@@ -26,7 +26,9 @@ struct StreamOnly {
                                                                          frameRate: FrameRate(fps)))
         defer { source.release() }
         try source.initialize()
-        let counter = CountingConsumer()
+        // The main thread sleeps until the last frame arrives (no polling: its wake-ups would be
+        // counted as the library's CPU).
+        let counter = CountingConsumer(target: frames)
         let reader = SequenceRecorder(capacity: frames)
         switch path {
         case .callback: source.consumer = counter
@@ -34,9 +36,9 @@ struct StreamOnly {
         case .converted: reader.drain(try source.frames(bufferSize: 16, output: OutputFormat(.nv12)))
         }
         try source.start()
-        let deadline = Date().addingTimeInterval(10 + 2 * Double(frames) / Double(fps))
+        let limit = DispatchTime.now() + 10 + 2 * Double(frames) / Double(fps)
+        _ = path == .callback ? counter.done.wait(timeout: limit) : reader.full.wait(timeout: limit)
         func received() -> Int { path == .callback ? counter.count : reader.count }
-        while received() < frames && Date() < deadline { usleep(10_000) }
         source.stop()
         if path != .callback { reader.finished.wait() }
         guard received() >= frames else {
@@ -45,9 +47,14 @@ struct StreamOnly {
     }
 }
 
-/// Counts frames, nothing else.
+/// Counts frames, nothing else; signals `done` at the `target`-th.
 final class CountingConsumer: VideoFrameConsumer, @unchecked Sendable {
     private let received = Atomic<Int>(0)
+    private let target: Int
+    let done = DispatchSemaphore(value: 0)
+    init(target: Int) { self.target = target }
     var count: Int { received.load(ordering: .relaxed) }
-    func consumeFrame(_ frame: VideoFrame) { received.add(1, ordering: .relaxed) }
+    func consumeFrame(_ frame: VideoFrame) {
+        if received.add(1, ordering: .relaxed).newValue == target { done.signal() }
+    }
 }
