@@ -33,7 +33,7 @@ let package = Package(
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2", "CYUV", "CTurboJPEG", "CPNG",
+                "CV4L2", "CYUV", "CTurboJPEG", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -50,11 +50,13 @@ let package = Package(
         ),
         // Test support: counts heap allocations per thread (interposes malloc in the test binary).
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
+        // Test support: a HID sensor-hub accelerometer made through /dev/uhid (device tests).
+        .target(name: "UHIDAccelerometer", path: "Tests/UHIDAccelerometer"),
         .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter"], path: "Tests/TestSupport"),
         // Tier 1: pure unit tests, run on the host.
         .testTarget(name: "MediaDevicesTests",
                     dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "TestSupport"]),
         // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
-        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport"]),
+        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer"]),
     ]
 )

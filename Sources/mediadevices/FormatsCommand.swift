@@ -13,6 +13,7 @@ struct FormatsCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors(json: json) {
+            if AudioDeviceArgument.isAudio(device) { return try printAudioFormats(device, json: json) }
             let (name, formats): (String, [CaptureFormat])
             switch try DeviceSelection.resolve(device) {
             case .camera(let camera): (name, formats) = (camera.path, try camera.supportedFormats())

@@ -2,10 +2,10 @@ import ArgumentParser
 import Foundation
 import MediaDevices
 
-/// Prints `value` as JSON (sorted keys, pretty) on standard output.
-func printJSON<T: Encodable>(_ value: T) {
+/// Prints `value` as JSON (sorted keys, pretty; `compact`: on one line) on standard output.
+func printJSON<T: Encodable>(_ value: T, compact: Bool = false) {
     let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.outputFormatting = compact ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
     print(String(decoding: data, as: UTF8.self))
 }

@@ -9,7 +9,8 @@ struct MediaDevicesCommand: ParsableCommand {
         commandName: "mediadevices",
         abstract: "Cameras (V4L2), screens and audio on Linux: list devices and formats, capture frames.",
         subcommands: [ListCommand.self, FormatsCommand.self, CaptureCommand.self, SnapshotCommand.self,
-                      BenchmarkCommand.self])
+                      RecordCommand.self, PlayCommand.self, MonitorCommand.self, OrientationCommand.self,
+                      AudioBenchmarkCommand.self, BenchmarkCommand.self])
 
     /// Sends the library's log messages to standard error, keeping standard output for results
     /// (and JSON) only, then runs the command.

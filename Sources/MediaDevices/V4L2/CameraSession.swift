@@ -7,15 +7,13 @@ final class CameraSession: @unchecked Sendable {
     let info: CaptureDevice
     private(set) var negotiation: FormatNegotiation
     /// The orientation from `V4L2_CID_CAMERA_SENSOR_ROTATION`, `.up` if the driver lacks it.
-    /// The control is the counter-clockwise rotation that makes the image upright; ours is
-    /// clockwise.
     let orientation: VideoOrientation
 
     /// Opens `info`'s node and negotiates `request`.
     init(info: CaptureDevice, request: FormatRequest) throws {
         device = try V4L2Device(path: info.path)
         self.info = info
-        orientation = device.control(cv4l2_CID_CAMERA_SENSOR_ROTATION).flatMap { VideoOrientation(sensorRotation: Int($0)) } ?? .up
+        orientation = device.sensorOrientation ?? .up
         negotiation = try CameraSession.negotiate(request, on: device)
     }
 

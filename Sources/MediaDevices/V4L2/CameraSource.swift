@@ -19,6 +19,7 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         var request: FormatRequest
         var negotiation: FormatNegotiation?
         var orientation: VideoOrientation = .up
+        var tracker: (any OrientationTracker)?
     }
 
     /// Buffers requested from the driver (at least 3).
@@ -86,7 +87,8 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         do {
             try initializeLocked()
             delivery.beginRun()
-            run.current = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery)
+            run.current = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery,
+                                                 tracker: snapshot.withLock { $0.tracker })
         } catch let error as MediaDevicesError {
             delivery.finish(error: error)
             throw error
@@ -126,8 +128,27 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         snapshot.withLock { $0.negotiation.map { CaptureSettings(format: $0.format, frameRate: $0.frameRate) } }
     }
 
-    /// The orientation from the sensor's mounting rotation, `.up` when the driver does not say.
-    public var orientation: VideoOrientation { snapshot.withLock { $0.orientation } }
+    /// The orientation frames carry now: the sensor's mounting rotation (`.up` when the driver
+    /// does not say) plus the `orientationTracker`'s orientation (mirrored for a front camera).
+    public var orientation: VideoOrientation {
+        snapshot.withLock { FrameOrientation(mount: $0.orientation, tracker: $0.tracker, facesUser: $0.device.position == .front).current }
+    }
+
+    /// Tells which way up the device is (Twilio's `orientationTracker`); every frame carries
+    /// the sensor's mounting rotation plus the tracker's orientation at capture time. `nil`
+    /// (the default): the mounting alone. Set it with `setOrientationTracker(_:)`.
+    public var orientationTracker: (any OrientationTracker)? { snapshot.withLock { $0.tracker } }
+
+    /// Sets (or with `nil` removes) the `orientationTracker`. While capturing, the stream
+    /// restarts with it (consumers stay subscribed). Not from this source's own callback.
+    public func setOrientationTracker(_ tracker: (any OrientationTracker)?) throws {
+        try refuseOnCaptureThread("setOrientationTracker")
+        control.lock(); defer { control.unlock() }
+        snapshot.withLock { $0.tracker = tracker }
+        guard session != nil, run.isRunning else { return }
+        _ = run.stop(restarting: true)
+        try restartLocked()
+    }
 
     /// The callback consumer.
     public var consumer: (any VideoFrameConsumer)? {
@@ -206,7 +227,8 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     private func restartLocked() throws {
         delivery.streamRestarted()
         do {
-            run.current = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery)
+            run.current = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery,
+                                                 tracker: snapshot.withLock { $0.tracker })
         } catch let error as MediaDevicesError {
             delivery.finish(error: error)
             throw error

@@ -7,10 +7,11 @@ import Glibc
 /// failure it also closes the device, so an unplugged camera leaves nothing open.
 enum CameraStream {
     /// Starts capturing from `session` into `delivery`.
-    static func start(session: CameraSession, bufferCount: Int, delivery: FrameDelivery) throws -> CaptureRun {
+    static func start(session: CameraSession, bufferCount: Int, delivery: FrameDelivery,
+                      tracker: (any OrientationTracker)? = nil) throws -> CaptureRun {
         let buffers = try V4L2Buffers(device: session.device, format: session.negotiation.format, count: bufferCount)
         let device = session.device
-        let orientation = session.orientation
+        let orientation = FrameOrientation(mount: session.orientation, tracker: tracker, facesUser: session.info.position == .front)
         do {
             try buffers.streamOn()
             return try CaptureRun(name: "md-capture", delivery: delivery, loop: { wake, shouldStop in
@@ -28,7 +29,7 @@ enum CameraStream {
     /// Polls and delivers until woken or asked to stop (returns nil) or until the device fails
     /// (returns the error).
     private static func loop(buffers: V4L2Buffers, wake: WakeUpEvent, shouldStop: () -> Bool,
-                             orientation: VideoOrientation, delivery: FrameDelivery) -> MediaDevicesError? {
+                             orientation: FrameOrientation, delivery: FrameDelivery) -> MediaDevicesError? {
         let file = buffers.device.file
         var fds = [pollfd(fd: file.rawValue, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
@@ -48,7 +49,7 @@ enum CameraStream {
                 continue
             }
             do {
-                while !shouldStop(), try buffers.withNextFrame(orientation: orientation, deliver) {}
+                while !shouldStop(), try buffers.withNextFrame(orientation: orientation.current, deliver) {}
             } catch let error as MediaDevicesError {
                 return probeDisconnect(file) ?? error
             } catch {

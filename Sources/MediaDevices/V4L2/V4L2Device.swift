@@ -197,6 +197,13 @@ final class V4L2Device: @unchecked Sendable {
         return file.ioctlErrno(cv4l2_VIDIOC_G_CTRL, &control) == 0 ? control.value : nil
     }
 
+    /// The orientation from `V4L2_CID_CAMERA_SENSOR_ROTATION`, `nil` if the driver lacks it.
+    /// The control is the counter-clockwise rotation that makes the image upright; ours is
+    /// clockwise.
+    var sensorOrientation: VideoOrientation? {
+        control(cv4l2_CID_CAMERA_SENSOR_ROTATION).flatMap { VideoOrientation(sensorRotation: Int($0)) }
+    }
+
     // MARK: conversions
 
     func videoFormat(_ format: v4l2_format) -> VideoFormat {

@@ -1,0 +1,198 @@
+import CALSA
+import Glibc
+
+/// An open ALSA PCM in interleaved read/write mode, non-blocking, polled together with the
+/// side's wake-up eventfd. Everything the audio thread touches (period buffer, poll set) is
+/// allocated here, before it starts.
+final class ALSAStream: AudioBackendStream, @unchecked Sendable {
+    let name: String
+    let direction: AudioDevice.Direction
+    let format: AudioFormat
+    let periodFrames: Int
+    let bufferFrames: Int
+    let fillsSilence: Bool
+    private var pcm: OpaquePointer?
+    private let buffer: UnsafeMutableRawPointer
+    private let pollCount: Int
+    private let polls: UnsafeMutablePointer<pollfd>
+
+    init(device: AudioDevice, format requested: AudioFormat, options: AudioStreamOptions) throws {
+        _ = ALSALogging.silenced
+        name = device.name
+        direction = device.direction
+        fillsSilence = options.fillsSilenceOnUnderrun
+        var handle: OpaquePointer?
+        let stream = device.direction == .input ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
+        let opened = snd_pcm_open(&handle, device.name, stream, SND_PCM_NONBLOCK)
+        guard opened >= 0, let handle else { throw MediaDevicesError.fromAudio(opened, device: device.name, operation: "snd_pcm_open") }
+        var ok = false
+        defer { if !ok { snd_pcm_close(handle) } }
+        let name = device.name
+        func check(_ result: Int32, _ operation: String, _ detail: String? = nil) throws {
+            guard result < 0 else { return }
+            var error = MediaDevicesError.fromAudio(result, device: name, operation: operation)
+            if let detail { error = MediaDevicesError(error.code, device: name, operation: operation, errno: error.errno, detail: detail) }
+            throw error
+        }
+        var params: OpaquePointer?
+        snd_pcm_hw_params_malloc(&params)
+        defer { snd_pcm_hw_params_free(params) }
+        try check(snd_pcm_hw_params_any(handle, params), "snd_pcm_hw_params_any")
+        try check(snd_pcm_hw_params_set_access(handle, params, SND_PCM_ACCESS_RW_INTERLEAVED), "snd_pcm_hw_params_set_access")
+        let offered: AudioFormatCapabilities? = ALSAFormats.capabilities(ofOpen: handle, params: params)
+        try check(snd_pcm_hw_params_set_format(handle, params, requested.sampleFormat.alsa), "snd_pcm_hw_params_set_format",
+                  "\(name) does not take \(requested.sampleFormat)\(offered.map { "; it takes \($0.sampleFormats.map(\.rawValue).joined(separator: ", "))" } ?? ""); or use plughw: to convert")
+        try check(snd_pcm_hw_params_set_channels(handle, params, UInt32(requested.channels)), "snd_pcm_hw_params_set_channels",
+                  "\(name) does not take \(requested.channels) channel(s)\(offered.map { "; it takes \($0.channels.lowerBound)…\($0.channels.upperBound)" } ?? ""); or use plughw: to convert")
+        var rate = UInt32(requested.sampleRate)
+        var dir: Int32 = 0
+        try check(snd_pcm_hw_params_set_rate_near(handle, params, &rate, &dir), "snd_pcm_hw_params_set_rate_near")
+        var period = snd_pcm_uframes_t(max(16, options.periodFrames))
+        try check(snd_pcm_hw_params_set_period_size_near(handle, params, &period, &dir), "snd_pcm_hw_params_set_period_size_near")
+        var size = period * snd_pcm_uframes_t(max(2, options.periods))
+        try check(snd_pcm_hw_params_set_buffer_size_near(handle, params, &size), "snd_pcm_hw_params_set_buffer_size_near")
+        try check(snd_pcm_hw_params(handle, params), "snd_pcm_hw_params")
+        snd_pcm_hw_params_get_period_size(params, &period, &dir)
+        snd_pcm_hw_params_get_buffer_size(params, &size)
+
+        var software: OpaquePointer?
+        snd_pcm_sw_params_malloc(&software)
+        defer { snd_pcm_sw_params_free(software) }
+        try check(snd_pcm_sw_params_current(handle, software), "snd_pcm_sw_params_current")
+        try check(snd_pcm_sw_params_set_avail_min(handle, software, period), "snd_pcm_sw_params_set_avail_min")
+        // Playback starts once a period is queued; capture is started explicitly.
+        try check(snd_pcm_sw_params_set_start_threshold(handle, software, device.direction == .output ? period : size), "snd_pcm_sw_params_set_start_threshold")
+        try check(snd_pcm_sw_params(handle, software), "snd_pcm_sw_params")
+
+        format = AudioFormat(sampleRate: Int(rate), channels: requested.channels, sampleFormat: requested.sampleFormat)
+        periodFrames = Int(period)
+        bufferFrames = Int(size)
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: periodFrames * format.bytesPerFrame, alignment: 16)
+        pollCount = Int(snd_pcm_poll_descriptors_count(handle))
+        polls = UnsafeMutablePointer<pollfd>.allocate(capacity: pollCount + 1)
+        polls.initialize(repeating: pollfd(), count: pollCount + 1)
+        snd_pcm_poll_descriptors(handle, polls, UInt32(pollCount))
+        pcm = handle
+        ok = true
+    }
+
+    deinit {
+        close()
+        buffer.deallocate()
+        polls.deallocate()
+    }
+
+    func close() {
+        if let pcm { snd_pcm_close(pcm) }
+        pcm = nil
+    }
+
+    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError? {
+        guard let pcm else { return MediaDevicesError(.invalidState, device: name, operation: "start", detail: "The stream is closed; initialize it again") }
+        let frameBytes = format.bytesPerFrame, sampleBytes = format.sampleFormat.bytesPerSample
+        let periodBytes = periodFrames * frameBytes
+        let periodMilliseconds = Int32(max(1, periodFrames * 1000 / format.sampleRate))
+        polls[pollCount] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+        var result = snd_pcm_prepare(pcm)
+        if result < 0 { return .fromAudio(result, device: name, operation: "snd_pcm_prepare") }
+        if direction == .input {
+            result = snd_pcm_start(pcm)
+            if result < 0 { return .fromAudio(result, device: name, operation: "snd_pcm_start") }
+        }
+        defer { snd_pcm_drop(pcm) }
+
+        /// Recovers from an xrun or suspend (counting xruns); nil when the stream goes on.
+        func recover(_ error: Int32, _ operation: String) -> MediaDevicesError? {
+            if error == -EPIPE { counters.xruns.add(1, ordering: .relaxed) }
+            if error == -ENODEV || error == -EBADFD && snd_pcm_state(pcm) == SND_PCM_STATE_DISCONNECTED {
+                return .fromAudio(-ENODEV, device: name, operation: operation)
+            }
+            let recovered = snd_pcm_recover(pcm, error, 1)
+            if recovered < 0 { return .fromAudio(recovered, device: name, operation: operation) }
+            if direction == .input {
+                let started = snd_pcm_start(pcm)
+                if started < 0 { return .fromAudio(started, device: name, operation: "snd_pcm_start") }
+            }
+            return nil
+        }
+
+        var starved = false
+        while !shouldStop() {
+            if starved {
+                // Render side, told not to fill: nothing to play; wait a period for the application.
+                var wakePoll = polls[pollCount]
+                if poll(&wakePoll, 1, periodMilliseconds) > 0 { break }
+                starved = false
+            } else {
+                let ready = poll(polls, nfds_t(pollCount + 1), 2000)
+                if ready < 0 && errno != EINTR { return .fromErrno(errno, device: name, operation: "poll") }
+                if polls[pollCount].revents & Int16(POLLIN) != 0 { break }
+                if ready <= 0 { continue }
+                var revents: UInt16 = 0
+                snd_pcm_poll_descriptors_revents(pcm, polls, UInt32(pollCount), &revents)
+                if revents & UInt16(POLLERR) != 0 {
+                    let state = snd_pcm_state(pcm)
+                    if state == SND_PCM_STATE_DISCONNECTED { return .fromAudio(-ENODEV, device: name, operation: "poll") }
+                    if state == SND_PCM_STATE_XRUN, let failure = recover(-EPIPE, "poll") { return failure }
+                }
+            }
+            while true {
+                let available = snd_pcm_avail_update(pcm)
+                if available < 0 {
+                    if let failure = recover(Int32(available), "snd_pcm_avail_update") { return failure }
+                    break
+                }
+                if available < periodFrames { break }
+                let begin = MonotonicClock.now()
+                var frames = periodFrames
+                if direction == .input {
+                    let read = snd_pcm_readi(pcm, buffer, snd_pcm_uframes_t(periodFrames))
+                    if read < 0 {
+                        if let failure = recover(Int32(read), "snd_pcm_readi") { return failure }
+                        break
+                    }
+                    frames = read
+                    let copyStart = MonotonicClock.now()
+                    bus.writeCaptureBytes(buffer, count: frames * frameBytes, frameBytes: frameBytes, sampleBytes: sampleBytes)
+                    let end = MonotonicClock.now()
+                    counters.period(frames: frames, now: end, cost: end - copyStart)
+                    observer?(counters.periods.load(ordering: .relaxed))
+                } else {
+                    let bytes = bus.renderPeriod(into: buffer, periodBytes: periodBytes, format: format, fillsSilence: fillsSilence)
+                    if bytes == 0 {
+                        starved = true  // told not to fill: let the device underrun
+                        break
+                    }
+                    frames = bytes / frameBytes
+                    let cost = MonotonicClock.now() - begin
+                    let written = snd_pcm_writei(pcm, buffer, snd_pcm_uframes_t(frames))
+                    if written < 0 {
+                        if let failure = recover(Int32(written), "snd_pcm_writei") { return failure }
+                        break
+                    }
+                    counters.period(frames: written, now: MonotonicClock.now(), cost: cost)
+                    observer?(counters.periods.load(ordering: .relaxed))
+                }
+                var delay: snd_pcm_sframes_t = 0
+                if snd_pcm_delay(pcm, &delay) == 0 { counters.delay(delay) }
+            }
+        }
+        return nil
+    }
+}
+
+extension ALSAFormats {
+    /// The capabilities of an open PCM's refined `params` (used to name what it takes in errors).
+    static func capabilities(ofOpen pcm: OpaquePointer, params: OpaquePointer?) -> AudioFormatCapabilities {
+        var rateMin: UInt32 = 0, rateMax: UInt32 = 0, channelsMin: UInt32 = 0, channelsMax: UInt32 = 0
+        var direction: Int32 = 0
+        snd_pcm_hw_params_get_rate_min(params, &rateMin, &direction)
+        snd_pcm_hw_params_get_rate_max(params, &rateMax, &direction)
+        snd_pcm_hw_params_get_channels_min(params, &channelsMin)
+        snd_pcm_hw_params_get_channels_max(params, &channelsMax)
+        let formats = SampleFormat.allCases.filter { snd_pcm_hw_params_test_format(pcm, params, $0.alsa) == 0 }
+        let rates = AudioFormatCapabilities.commonSampleRates.filter { snd_pcm_hw_params_test_rate(pcm, params, UInt32($0), 0) == 0 }
+        return AudioFormatCapabilities(sampleRates: Int(rateMin)...Int(max(rateMin, rateMax)), standardSampleRates: rates,
+                                       channels: Int(channelsMin)...Int(max(channelsMin, channelsMax)), sampleFormats: formats)
+    }
+}

@@ -1,0 +1,177 @@
+import Synchronization
+
+/// The audio bus between an `AudioDriver` and the application, as `OTAudioBus` is between an
+/// `OTAudioDevice` and the SDK: the capture side writes what it records with `writeCaptureData`,
+/// the render side reads what to play with `readRenderData`. The application takes captured
+/// samples with `readCaptureData` and supplies samples to play with `writeRenderData`.
+///
+/// Each direction is a lock-free single-producer / single-consumer `AudioRingBuffer` holding
+/// samples in the stream's format; Int16 and Float variants convert on the way in or out. No
+/// method allocates, locks or logs, so both ends may be real-time threads. Each direction has
+/// one writer and one reader at a time.
+public final class AudioBus: Sendable {
+    /// Captured samples: written by the capture side, read by the application.
+    public let captureRing: AudioRingBuffer
+    /// Samples to play: written by the application, read by the render side.
+    public let renderRing: AudioRingBuffer
+    private let captureFormatCode = Atomic<UInt64>(0)
+    private let renderFormatCode = Atomic<UInt64>(0)
+    private let overflowSamples = Atomic<Int>(0)
+    private let underflowSamples = Atomic<Int>(0)
+
+    /// Creates a bus whose rings hold `capacityBytes` each (rounded up to a power of two;
+    /// 1 MiB is 2.7 s of 48 kHz stereo float).
+    public init(capacityBytes: Int = 1 << 20) {
+        captureRing = AudioRingBuffer(minimumCapacity: capacityBytes)
+        renderRing = AudioRingBuffer(minimumCapacity: capacityBytes)
+    }
+
+    /// The format of captured samples in the bus (set when the capture side initializes).
+    public var captureFormat: AudioFormat? { Self.decode(captureFormatCode.load(ordering: .acquiring)) }
+    /// The format the render side plays (set when the render side initializes).
+    public var renderFormat: AudioFormat? { Self.decode(renderFormatCode.load(ordering: .acquiring)) }
+
+    /// Sets the format of the capture direction (the driver does when its capture side
+    /// initializes; a custom driver or a test sets it itself). Not while the direction is in use.
+    public func setCaptureFormat(_ format: AudioFormat) { captureFormatCode.store(Self.encode(format), ordering: .releasing) }
+    /// Sets the format of the render direction; see `setCaptureFormat(_:)`.
+    public func setRenderFormat(_ format: AudioFormat) { renderFormatCode.store(Self.encode(format), ordering: .releasing) }
+
+    /// Captured samples the application has not taken yet.
+    public var captureSamplesAvailable: Int {
+        guard let format = captureFormat else { return 0 }
+        return captureRing.availableToRead / format.sampleFormat.bytesPerSample
+    }
+    /// Room for samples to play, in samples.
+    public var renderSamplesFree: Int {
+        guard let format = renderFormat else { return 0 }
+        return renderRing.availableToWrite / format.sampleFormat.bytesPerSample
+    }
+    /// Samples to play that the render side has not taken yet.
+    public var renderSamplesQueued: Int {
+        guard let format = renderFormat else { return 0 }
+        return renderRing.availableToRead / format.sampleFormat.bytesPerSample
+    }
+
+    /// Captured samples dropped because the application did not read them in time (the ring was
+    /// full): the bus-level overrun count.
+    public var droppedCaptureSamples: Int { overflowSamples.load(ordering: .relaxed) }
+    /// Samples the render side wanted but the application had not written (played as silence,
+    /// or left to the device as an underrun): the bus-level underrun count.
+    public var missingRenderSamples: Int { underflowSamples.load(ordering: .relaxed) }
+
+    // MARK: Device side (the audio threads; custom drivers may call these too)
+
+    /// Capture side: stores captured interleaved samples; returns how many fit (the rest are
+    /// dropped and counted in `droppedCaptureSamples`).
+    @discardableResult
+    public func writeCaptureData(_ samples: UnsafeBufferPointer<Int16>) -> Int {
+        write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .s16LE, count: samples.count, counting: true)
+    }
+
+    /// Capture side: stores captured interleaved float samples; see `writeCaptureData(_:)`.
+    @discardableResult
+    public func writeCaptureData(_ samples: UnsafeBufferPointer<Float>) -> Int {
+        write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .floatLE, count: samples.count, counting: true)
+    }
+
+    /// Render side: takes up to `buffer.count` samples to play; returns how many it got (a short
+    /// count is counted in `missingRenderSamples`).
+    @discardableResult
+    public func readRenderData(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+        read(renderRing, format: renderFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .s16LE, count: buffer.count, counting: true)
+    }
+
+    /// Render side: takes up to `buffer.count` float samples to play; see `readRenderData(into:)`.
+    @discardableResult
+    public func readRenderData(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
+        read(renderRing, format: renderFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .floatLE, count: buffer.count, counting: true)
+    }
+
+    /// The drivers' own path: raw frames in the stream's format.
+    func writeCaptureBytes(_ source: UnsafeRawPointer, count: Int, frameBytes: Int, sampleBytes: Int) {
+        let written = captureRing.write(source, count: count, granularity: frameBytes)
+        if written < count { overflowSamples.add((count - written) / sampleBytes, ordering: .relaxed) }
+    }
+
+    /// The drivers' own path: returns bytes read; a short read is counted as missing.
+    func readRenderBytes(into destination: UnsafeMutableRawPointer, count: Int, frameBytes: Int, sampleBytes: Int, countShortfall: Bool) -> Int {
+        let got = renderRing.read(into: destination, count: count, granularity: frameBytes)
+        if got < count && countShortfall { underflowSamples.add((count - got) / sampleBytes, ordering: .relaxed) }
+        return got
+    }
+
+    /// The render threads' period: fills `buffer` with up to `periodBytes` from the render ring
+    /// and returns how many bytes to play. Short of a period, it pads with silence
+    /// (`fillsSilence`, the shortfall counted) or returns what there is, 0 when starved.
+    func renderPeriod(into buffer: UnsafeMutableRawPointer, periodBytes: Int, format: AudioFormat, fillsSilence: Bool) -> Int {
+        let got = readRenderBytes(into: buffer, count: periodBytes, frameBytes: format.bytesPerFrame,
+                                  sampleBytes: format.sampleFormat.bytesPerSample, countShortfall: fillsSilence)
+        guard got < periodBytes, fillsSilence else { return got }
+        (buffer + got).initializeMemory(as: UInt8.self, repeating: 0, count: periodBytes - got)
+        return periodBytes
+    }
+
+    // MARK: Application side
+
+    /// Application: takes up to `buffer.count` captured samples (whole frames); returns how many.
+    @discardableResult
+    public func readCaptureData(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+        read(captureRing, format: captureFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .s16LE, count: buffer.count, counting: false)
+    }
+
+    /// Application: takes up to `buffer.count` captured samples as floats; returns how many.
+    @discardableResult
+    public func readCaptureData(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
+        read(captureRing, format: captureFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .floatLE, count: buffer.count, counting: false)
+    }
+
+    /// Application: queues samples to play (whole frames); returns how many fit.
+    @discardableResult
+    public func writeRenderData(_ samples: UnsafeBufferPointer<Int16>) -> Int {
+        write(renderRing, format: renderFormat, samples.baseAddress.map(UnsafeRawPointer.init), .s16LE, count: samples.count, counting: false)
+    }
+
+    /// Application: queues float samples to play; returns how many fit.
+    @discardableResult
+    public func writeRenderData(_ samples: UnsafeBufferPointer<Float>) -> Int {
+        write(renderRing, format: renderFormat, samples.baseAddress.map(UnsafeRawPointer.init), .floatLE, count: samples.count, counting: false)
+    }
+
+    // MARK: Conversion through the rings
+
+    private func write(_ ring: AudioRingBuffer, format: AudioFormat?, _ source: UnsafeRawPointer?, _ sourceFormat: SampleFormat,
+                       count: Int, counting: Bool) -> Int {
+        guard let format, let source, count > 0 else { return 0 }
+        let ringBytes = format.sampleFormat.bytesPerSample, inBytes = sourceFormat.bytesPerSample
+        let written = ring.write(count: count * ringBytes, granularity: format.bytesPerFrame) { region, offset in
+            SampleConversion.convert(source + offset / ringBytes * inBytes, sourceFormat,
+                                     to: region.baseAddress!, format.sampleFormat, count: region.count / ringBytes)
+        } / ringBytes
+        if counting && written < count { overflowSamples.add(count - written, ordering: .relaxed) }
+        return written
+    }
+
+    private func read(_ ring: AudioRingBuffer, format: AudioFormat?, _ destination: UnsafeMutableRawPointer?, _ destinationFormat: SampleFormat,
+                      count: Int, counting: Bool) -> Int {
+        guard let format, let destination, count > 0 else { return 0 }
+        let ringBytes = format.sampleFormat.bytesPerSample, outBytes = destinationFormat.bytesPerSample
+        let got = ring.read(count: count * ringBytes, granularity: format.bytesPerFrame) { region, offset in
+            SampleConversion.convert(region.baseAddress!, format.sampleFormat,
+                                     to: destination + offset / ringBytes * outBytes, destinationFormat, count: region.count / ringBytes)
+        } / ringBytes
+        if counting && got < count { underflowSamples.add(count - got, ordering: .relaxed) }
+        return got
+    }
+
+    private static func encode(_ format: AudioFormat) -> UInt64 {
+        let kind = UInt64(SampleFormat.allCases.firstIndex(of: format.sampleFormat)!)
+        return 1 << 63 | kind << 48 | UInt64(format.channels & 0xffff) << 32 | UInt64(UInt32(truncatingIfNeeded: format.sampleRate))
+    }
+
+    private static func decode(_ code: UInt64) -> AudioFormat? {
+        guard code >> 63 == 1 else { return nil }
+        return AudioFormat(sampleRate: Int(code & 0xffff_ffff), channels: Int((code >> 32) & 0xffff),
+                           sampleFormat: SampleFormat.allCases[Int((code >> 48) & 0xff)])
+    }
+}

@@ -1,0 +1,93 @@
+/// A sound input or output: an ALSA PCM (`hw:CARD=Loopback,DEV=0`, `plughw:…`, `default`) or a
+/// PulseAudio source or sink. The audio counterpart of `CaptureDevice`.
+public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
+    /// Whether a device records or plays.
+    public enum Direction: String, Sendable, Codable {
+        /// Records (an ALSA capture PCM, a PulseAudio source).
+        case input
+        /// Plays (an ALSA playback PCM, a PulseAudio sink).
+        case output
+    }
+
+    /// Which sound system the device belongs to.
+    public enum Backend: String, Sendable, Codable {
+        /// ALSA, through libasound.
+        case alsa
+        /// A PulseAudio (or PipeWire-Pulse) server, through libpulse.
+        case pulse
+    }
+
+    /// The name the backend opens: the ALSA PCM name (`hw:CARD=Loopback,DEV=1`) or the Pulse
+    /// source/sink name (`alsa_output.pci-0000_00_1f.3.analog-stereo`).
+    public let name: String
+    /// A human description (`Loopback, Loopback PCM`; the Pulse description).
+    public let description: String
+    /// A stable identifier: `alsa:NAME` or `pulse:NAME`. ALSA names use the card's id, not its
+    /// index, so they survive re-ordering of cards.
+    public let uniqueID: String
+    /// Input or output.
+    public let direction: Direction
+    /// Whether this is the system's default: ALSA's `default` PCM, Pulse's default source/sink.
+    public let isDefault: Bool
+    /// ALSA or PulseAudio.
+    public let backend: Backend
+    /// ALSA only: the card index and device number (nil for `default` and Pulse).
+    public let card: Int?
+    /// ALSA only: the PCM device number on the card.
+    public let deviceNumber: Int?
+
+    /// Creates a description (enumeration makes these; tests and custom backends may too).
+    public init(name: String, description: String, direction: Direction, isDefault: Bool, backend: Backend,
+                card: Int? = nil, deviceNumber: Int? = nil) {
+        self.name = name
+        self.description = description
+        self.uniqueID = "\(backend.rawValue):\(name)"
+        self.direction = direction
+        self.isDefault = isDefault
+        self.backend = backend
+        self.card = card
+        self.deviceNumber = deviceNumber
+    }
+
+    /// Every input (ALSA capture PCMs, then Pulse sources when a server answers).
+    public static var inputs: [AudioDevice] { enumerate().devices.filter { $0.direction == .input } }
+    /// Every output (ALSA playback PCMs, then Pulse sinks when a server answers).
+    public static var outputs: [AudioDevice] { enumerate().devices.filter { $0.direction == .output } }
+
+    /// Every device of both backends, plus why a backend contributed nothing (no sound card, no
+    /// Pulse server). Never hangs: Pulse gets `pulseTimeout` seconds to answer.
+    public static func enumerate(pulseTimeout: Double = 2) -> (devices: [AudioDevice], problems: [MediaDevicesError]) {
+        var devices: [AudioDevice] = []
+        var problems: [MediaDevicesError] = []
+        let alsa = ALSADevices.enumerate()
+        devices += alsa.devices
+        problems += alsa.problems
+        switch PulseDevices.enumerate(timeout: pulseTimeout) {
+        case .success(let pulse): devices += pulse
+        case .failure(let error): problems.append(error)
+        }
+        return (devices, problems)
+    }
+
+    /// An ALSA PCM by name (`hw:Loopback,1,0`, `plughw:0`, `default`, any name from asound.conf),
+    /// without enumerating: ALSA checks the name when the stream opens.
+    public static func alsa(_ name: String, direction: Direction) -> AudioDevice {
+        AudioDevice(name: name, description: "ALSA PCM \(name)", direction: direction, isDefault: name == "default", backend: .alsa)
+    }
+
+    /// A PulseAudio source or sink by name (nil: the server's default).
+    public static func pulse(_ name: String?, direction: Direction) -> AudioDevice {
+        AudioDevice(name: name ?? "@DEFAULT_\(direction == .input ? "SOURCE" : "SINK")@",
+                    description: "PulseAudio \(direction == .input ? "source" : "sink") \(name ?? "(default)")",
+                    direction: direction, isDefault: name == nil, backend: .pulse)
+    }
+
+    /// The rates, channel counts and sample formats the device accepts. ALSA opens the PCM (without
+    /// blocking) and refines `snd_pcm_hw_params`; Pulse asks the server for the device's spec.
+    public func supportedFormats() throws -> AudioFormatCapabilities {
+        switch backend {
+        case .alsa: return try ALSAFormats.capabilities(of: self)
+        case .pulse: return try PulseDevices.capabilities(of: self)
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import Synchronization
+
+/// One side of an `AudioDriver`: capture (device → bus) or render (bus → device). Each side is
+/// initialized (the device opened and configured), started (its own audio thread runs), and
+/// stopped independently, as `OTAudioDevice`'s capture and rendering halves are.
+public final class AudioDriverSide: Sendable {
+    private struct State {
+        var device: AudioDevice?
+        var stream: (any AudioBackendStream)?
+        var thread: CaptureThread?
+        var wake: WakeUpEvent?
+        var shortfallBaseline = 0
+        var onStop: (@Sendable (MediaDevicesError?) -> Void)?
+        var observer: AudioPeriodObserver?
+    }
+
+    /// `.input` for the capture side, `.output` for the render side.
+    public let direction: AudioDevice.Direction
+    private let bus: AudioBus
+    private let state = Mutex(State())
+    private let counters = AudioCounters()
+    private let running = Atomic<Bool>(false)
+    private let stopRequested = Atomic<Bool>(false)
+    private let lastFailure = Mutex<MediaDevicesError?>(nil)
+
+    init(direction: AudioDevice.Direction, bus: AudioBus) {
+        self.direction = direction
+        self.bus = bus
+    }
+
+    deinit {
+        stop()
+        state.withLock { $0.stream?.close() }
+    }
+
+    private var sideName: String { direction == .input ? "capture" : "render" }
+
+    /// Opens `device` and configures it for `format` (rate adjusted to the nearest the device
+    /// takes; see `format` for what was chosen). Replaces an earlier initialization.
+    public func initialize(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws {
+        guard device.direction == direction else {
+            throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: "initialize \(sideName)",
+                                    detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue) (see `mediadevices list`)")
+        }
+        guard !isStarted else {
+            throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: "initialize \(sideName)",
+                                    detail: "The \(sideName) side is running; stop it first")
+        }
+        guard format.channels > 0, format.sampleRate > 0 else {
+            throw MediaDevicesError(.unsupportedFormat, device: device.uniqueID, operation: "initialize \(sideName)",
+                                    detail: "A format needs at least one channel and a positive rate; asked for \(format)")
+        }
+        terminate()
+        let stream: any AudioBackendStream = switch device.backend {
+        case .alsa: try ALSAStream(device: device, format: format, options: options)
+        case .pulse: try PulseStream(device: device, format: format, options: options)
+        }
+        if direction == .input { bus.setCaptureFormat(stream.format) } else { bus.setRenderFormat(stream.format) }
+        state.withLock {
+            $0.device = device
+            $0.stream = stream
+        }
+    }
+
+    /// Whether a device is open and configured.
+    public var isInitialized: Bool { state.withLock { $0.stream != nil } }
+    /// Whether the audio thread is running (false again once it ended on its own; see `endError`).
+    public var isStarted: Bool { running.load(ordering: .acquiring) }
+    /// The device this side opened.
+    public var device: AudioDevice? { state.withLock { $0.device } }
+    /// The format the device runs at (nil before `initialize`).
+    public var format: AudioFormat? { state.withLock { $0.stream?.format } }
+    /// The period the device chose, in frames.
+    public var periodFrames: Int? { state.withLock { $0.stream?.periodFrames } }
+    /// The device buffer the device chose, in frames.
+    public var bufferFrames: Int? { state.withLock { $0.stream?.bufferFrames } }
+    /// Why the last run ended on its own (`.disconnected` when the device or server went away);
+    /// nil while running or after `stop()`.
+    public var endError: MediaDevicesError? { lastFailure.withLock { $0 } }
+
+    /// Called on the audio thread once a run has ended, with the failure that ended it (nil for
+    /// `stop()`). Must not call `stop()` or `start()` of this side. Takes effect at the next
+    /// `start()`.
+    public var onStop: (@Sendable (MediaDevicesError?) -> Void)? {
+        get { state.withLock { $0.onStop } }
+        set { state.withLock { $0.onStop = newValue } }
+    }
+
+    /// Called on the audio thread after every period (see `AudioPeriodObserver`); takes effect
+    /// at the next `start()`.
+    public var periodObserver: AudioPeriodObserver? {
+        get { state.withLock { $0.observer } }
+        set { state.withLock { $0.observer = newValue } }
+    }
+
+    /// The delay measured last from the device (`snd_pcm_delay`, Pulse stream latency), in
+    /// seconds: capture delay for the capture side, render delay for the render side.
+    public var estimatedDelay: Double {
+        guard let format else { return 0 }
+        return Double(counters.delayFrames.load(ordering: .relaxed)) / Double(format.sampleRate)
+    }
+
+    /// What the current or last run measured.
+    public var statistics: AudioStatistics {
+        let baseline = state.withLock { $0.shortfallBaseline }
+        let shortfall = (direction == .input ? bus.droppedCaptureSamples : bus.missingRenderSamples) - baseline
+        let burst = direction == .output ? max(0, (bufferFrames ?? 0) - (periodFrames ?? 0)) : 0
+        return counters.snapshot(rate: format?.sampleRate ?? 0, shortfall: shortfall, burst: burst)
+    }
+
+    /// Starts the audio thread. The bus direction is emptied first (do not read or write it
+    /// during the call).
+    public func start() throws {
+        try state.withLock { state in
+            guard let stream = state.stream else {
+                throw MediaDevicesError(.invalidState, device: state.device?.uniqueID, operation: "start \(sideName)",
+                                        detail: "Initialize the \(sideName) side before starting it")
+            }
+            guard !running.load(ordering: .acquiring) else { return }
+            state.thread?.join()
+            let wake = try WakeUpEvent()
+            counters.reset()
+            lastFailure.withLock { $0 = nil }
+            stopRequested.store(false, ordering: .releasing)
+            if direction == .input { bus.captureRing.discardAll() }
+            state.shortfallBaseline = direction == .input ? bus.droppedCaptureSamples : bus.missingRenderSamples
+            running.store(true, ordering: .releasing)
+            let bus = self.bus, counters = self.counters
+            let handler = state.onStop
+            let observer = state.observer
+            let thread = try CaptureThread(name: direction == .input ? "audio-capture" : "audio-render") { [self] in
+                let failure = stream.run(bus: bus, counters: counters, wake: wake, observer: observer) { self.stopRequested.load(ordering: .acquiring) }
+                if let failure { self.lastFailure.withLock { $0 = failure } }
+                self.running.store(false, ordering: .releasing)
+                handler?(failure)
+            }
+            state.thread = thread
+            state.wake = wake
+        }
+    }
+
+    /// Stops the audio thread and waits for it (at most a period). The device stays open.
+    public func stop() {
+        let (thread, wake) = state.withLock { ($0.thread, $0.wake) }
+        guard let thread else { return }
+        stopRequested.store(true, ordering: .releasing)
+        wake?.signal()
+        thread.join()
+        state.withLock { if $0.thread === thread { $0.thread = nil; $0.wake = nil } }
+    }
+
+    /// Stops and closes the device; `initialize` again to reuse the side.
+    public func terminate() {
+        stop()
+        let stream = state.withLock { state -> (any AudioBackendStream)? in
+            defer { state.stream = nil }
+            return state.stream
+        }
+        stream?.close()
+    }
+}
+
+/// The audio-device contract of `OTAudioDevice` on Linux: a capture side and a render side, each
+/// initialized, started and stopped on its own, exchanging samples with the application through
+/// an `AudioBus`, with delays measured from the device rather than assumed.
+///
+/// ```swift
+/// let driver = AudioDriver()
+/// try driver.initializeCapture(device: AudioDevice.inputs[0], format: AudioFormat(sampleRate: 48000, channels: 1))
+/// try driver.startCapture()
+/// // on any thread: driver.bus.readCaptureData(into: samples)
+/// ```
+public final class AudioDriver: Sendable {
+    /// The bus both sides and the application share.
+    public let bus: AudioBus
+    /// Device → bus.
+    public let capture: AudioDriverSide
+    /// Bus → device.
+    public let render: AudioDriverSide
+
+    /// Creates a driver with its bus (`busCapacityBytes` per direction).
+    public init(busCapacityBytes: Int = 1 << 20) {
+        bus = AudioBus(capacityBytes: busCapacityBytes)
+        capture = AudioDriverSide(direction: .input, bus: bus)
+        render = AudioDriverSide(direction: .output, bus: bus)
+    }
+
+    /// The format captured samples have in the bus.
+    public var captureFormat: AudioFormat? { capture.format }
+    /// The format the render side plays.
+    public var renderFormat: AudioFormat? { render.format }
+
+    /// Opens and configures the input. See `AudioDriverSide.initialize`.
+    public func initializeCapture(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws {
+        try capture.initialize(device: device, format: format, options: options)
+    }
+    /// Whether the capture side is initialized.
+    public var isCaptureInitialized: Bool { capture.isInitialized }
+    /// Starts capturing.
+    public func startCapture() throws { try capture.start() }
+    /// Stops capturing.
+    public func stopCapture() { capture.stop() }
+    /// Whether capture runs.
+    public var isCapturing: Bool { capture.isStarted }
+    /// The measured capture delay in seconds (`snd_pcm_delay` / Pulse latency).
+    public var estimatedCaptureDelay: Double { capture.estimatedDelay }
+
+    /// Opens and configures the output. See `AudioDriverSide.initialize`.
+    public func initializeRendering(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws {
+        try render.initialize(device: device, format: format, options: options)
+    }
+    /// Whether the render side is initialized.
+    public var isRenderingInitialized: Bool { render.isInitialized }
+    /// Starts rendering.
+    public func startRendering() throws { try render.start() }
+    /// Stops rendering.
+    public func stopRendering() { render.stop() }
+    /// Whether rendering runs.
+    public var isRendering: Bool { render.isStarted }
+    /// The measured render delay in seconds.
+    public var estimatedRenderDelay: Double { render.estimatedDelay }
+}

@@ -1,0 +1,101 @@
+import Synchronization
+
+/// What one side of an `AudioDriver` measured over its current or last run.
+public struct AudioStatistics: Sendable, Codable, Equatable {
+    /// Frames moved between the device and the bus.
+    public var frames: Int = 0
+    /// Seconds from the first to the last period.
+    public var elapsedSeconds: Double = 0
+    /// Frames per second actually moved (`frames` over `elapsedSeconds`, excluding the first
+    /// period and, for rendering, the initial fill of the device buffer, which go at once).
+    public var achievedSampleRate: Double = 0
+    /// Device underruns (render) or overruns (capture) that were recovered (`-EPIPE` from ALSA).
+    public var xruns: Int = 0
+    /// Periods processed.
+    public var periods: Int = 0
+    /// The last measured delay, in frames: `snd_pcm_delay` (frames queued in the device) or
+    /// the PulseAudio stream latency.
+    public var delayFrames: Int = 0
+    /// The mean measured delay, in microseconds.
+    public var meanDelayMicroseconds: Double = 0
+    /// The largest measured delay, in microseconds.
+    public var maxDelayMicroseconds: Double = 0
+    /// The mean time the audio thread spent per period copying and converting (excluding the
+    /// device call itself), in nanoseconds.
+    public var meanPeriodCostNanoseconds: Double = 0
+    /// Render side: samples the application had not supplied in time (played as silence).
+    /// Capture side: samples dropped because the application did not read them in time.
+    public var busShortfallSamples: Int = 0
+}
+
+/// Counters the audio thread updates with relaxed atomic adds (no lock, no allocation).
+final class AudioCounters: Sendable {
+    let frames = Atomic<Int>(0)
+    let xruns = Atomic<Int>(0)
+    let periods = Atomic<Int>(0)
+    let firstPeriodNanoseconds = Atomic<UInt64>(0)
+    let firstPeriodFrames = Atomic<Int>(0)
+    let lastPeriodNanoseconds = Atomic<UInt64>(0)
+    let delayFrames = Atomic<Int>(0)
+    let delaySum = Atomic<Int>(0)
+    let delayCount = Atomic<Int>(0)
+    let delayMax = Atomic<Int>(0)
+    let costNanoseconds = Atomic<UInt64>(0)
+
+    /// The audio thread: one period of `count` frames done at `now`, having cost `cost` ns.
+    @inline(__always)
+    func period(frames count: Int, now: UInt64, cost: UInt64) {
+        if periods.load(ordering: .relaxed) == 0 {
+            firstPeriodNanoseconds.store(now, ordering: .relaxed)
+            firstPeriodFrames.store(count, ordering: .relaxed)
+        }
+        frames.add(count, ordering: .relaxed)
+        periods.add(1, ordering: .relaxed)
+        lastPeriodNanoseconds.store(now, ordering: .relaxed)
+        costNanoseconds.add(cost, ordering: .relaxed)
+    }
+
+    /// The audio thread: a delay measurement, in frames.
+    @inline(__always)
+    func delay(_ value: Int) {
+        delayFrames.store(value, ordering: .relaxed)
+        delaySum.add(value, ordering: .relaxed)
+        delayCount.add(1, ordering: .relaxed)
+        if value > delayMax.load(ordering: .relaxed) { delayMax.store(value, ordering: .relaxed) }
+    }
+
+    func reset() {
+        frames.store(0, ordering: .relaxed)
+        xruns.store(0, ordering: .relaxed)
+        periods.store(0, ordering: .relaxed)
+        firstPeriodFrames.store(0, ordering: .relaxed)
+        delayFrames.store(0, ordering: .relaxed)
+        delaySum.store(0, ordering: .relaxed)
+        delayCount.store(0, ordering: .relaxed)
+        delayMax.store(0, ordering: .relaxed)
+        firstPeriodNanoseconds.store(0, ordering: .relaxed)
+        lastPeriodNanoseconds.store(0, ordering: .relaxed)
+        costNanoseconds.store(0, ordering: .relaxed)
+    }
+
+    func snapshot(rate: Int, shortfall: Int, burst: Int = 0) -> AudioStatistics {
+        var result = AudioStatistics()
+        result.frames = frames.load(ordering: .relaxed)
+        result.xruns = xruns.load(ordering: .relaxed)
+        result.periods = periods.load(ordering: .relaxed)
+        let first = firstPeriodNanoseconds.load(ordering: .relaxed), last = lastPeriodNanoseconds.load(ordering: .relaxed)
+        result.elapsedSeconds = last > first ? Double(last - first) / 1e9 : 0
+        if result.elapsedSeconds > 0 {
+            result.achievedSampleRate = Double(max(0, result.frames - firstPeriodFrames.load(ordering: .relaxed) - burst)) / result.elapsedSeconds
+        }
+        result.delayFrames = delayFrames.load(ordering: .relaxed)
+        let count = delayCount.load(ordering: .relaxed)
+        if count > 0, rate > 0 {
+            result.meanDelayMicroseconds = Double(delaySum.load(ordering: .relaxed)) / Double(count) / Double(rate) * 1e6
+            result.maxDelayMicroseconds = Double(delayMax.load(ordering: .relaxed)) / Double(rate) * 1e6
+        }
+        if result.periods > 0 { result.meanPeriodCostNanoseconds = Double(costNanoseconds.load(ordering: .relaxed)) / Double(result.periods) }
+        result.busShortfallSamples = shortfall
+        return result
+    }
+}

@@ -1,0 +1,38 @@
+/// How a side asks for its stream: the format, the period (frames moved per wake-up) and the
+/// buffer (in periods), and what the render side does when the application falls behind.
+public struct AudioStreamOptions: Sendable, Hashable {
+    /// Frames per period (ALSA `period_size`, Pulse `minreq`/`fragsize`). The device may adjust it.
+    public var periodFrames: Int
+    /// Periods in the device buffer (ALSA `buffer_size` / `period_size`, Pulse `tlength`).
+    public var periods: Int
+    /// Render side: when the bus has less than a period, play silence for the rest (true), or
+    /// write nothing and let the device underrun (false; ALSA recovers and counts the xrun).
+    public var fillsSilenceOnUnderrun: Bool
+
+    /// Creates options; the defaults are 512-frame periods, 4 of them, filling with silence.
+    public init(periodFrames: Int = 512, periods: Int = 4, fillsSilenceOnUnderrun: Bool = true) {
+        self.periodFrames = periodFrames
+        self.periods = periods
+        self.fillsSilenceOnUnderrun = fillsSilenceOnUnderrun
+    }
+}
+
+/// One open stream of a backend (ALSA PCM or PulseAudio stream), configured when a side
+/// initializes and run by the side's own thread.
+protocol AudioBackendStream: AnyObject, Sendable {
+    /// The format the device runs at.
+    var format: AudioFormat { get }
+    /// The period the device chose, in frames.
+    var periodFrames: Int { get }
+    /// The buffer the device chose, in frames.
+    var bufferFrames: Int { get }
+    /// The audio thread: moves periods between the device and the bus until `shouldStop()` or a
+    /// wake-up, or until the device fails; returns the failure.
+    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError?
+    /// Closes the device (after the thread has ended).
+    func close()
+}
+
+/// Called on the audio thread after each period with the number of periods so far; it must
+/// not allocate, lock or block (tests use it to count the thread's heap allocations).
+public typealias AudioPeriodObserver = @Sendable (_ periods: Int) -> Void

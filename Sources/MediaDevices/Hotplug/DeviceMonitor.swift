@@ -1,0 +1,274 @@
+import CUdev
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+
+/// A device that came, went or changed.
+public struct DeviceEvent: Sendable, CustomStringConvertible {
+    /// What happened.
+    public enum Action: String, Sendable, Codable {
+        /// The device appeared.
+        case added
+        /// The device went away; streams from it end with `.disconnected`.
+        case removed
+        /// Something about it changed (for screens: a connector was plugged or unplugged).
+        case changed
+    }
+
+    /// Which kind of device.
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        /// A V4L2 video capture node (`video4linux`).
+        case camera
+        /// A DRM card (`drm`): displays.
+        case screen
+        /// An ALSA sound card (`sound`).
+        case sound
+
+        var subsystem: String {
+            switch self {
+            case .camera: return "video4linux"
+            case .screen: return "drm"
+            case .sound: return "sound"
+            }
+        }
+    }
+
+    /// What happened.
+    public let action: Action
+    /// Which kind of device.
+    public let kind: Kind
+    /// The udev facts.
+    public let device: UdevDevice
+    /// For cameras: the same description `CaptureDevice.devices` gives (for a removed camera,
+    /// the one it had while present). `nil` for other kinds, and for a camera that could not
+    /// be opened (see `problem`).
+    public let camera: CaptureDevice?
+    /// Why a camera that appeared could not be described (most often `.permissionDenied`).
+    public let problem: MediaDevicesError?
+    /// For screens: the kernel said a connector changed (`HOTPLUG=1`).
+    public let isConnectorHotplug: Bool
+
+    /// The identifier enumeration gives: `CaptureDevice.uniqueID` for cameras, else
+    /// `device.uniqueID`.
+    public var uniqueID: String { camera?.uniqueID ?? device.uniqueID }
+
+    /// `"added camera /dev/video0 (v4l2:vivid:platform:vivid-000)"`.
+    public var description: String {
+        "\(action.rawValue) \(kind.rawValue) \(device.devnode ?? device.syspath) (\(uniqueID))"
+    }
+}
+
+/// Watches for cameras, screens and sound cards coming and going: an `AsyncSequence` of
+/// `DeviceEvent`s, read from libudev's netlink monitor on a dedicated thread.
+///
+/// With systemd-udevd running (`/run/udev/control` exists) it listens to udevd's events, which
+/// come after udevd has set permissions and made the `/dev/v4l/by-*` links; without udevd
+/// (containers, initramfs, the test rig) it listens to the kernel's uevents directly.
+///
+/// ```swift
+/// let monitor = try DeviceMonitor()
+/// for await event in monitor { print(event) }
+/// ```
+/// One task iterates a monitor; make another monitor for another consumer.
+public final class DeviceMonitor: AsyncSequence, @unchecked Sendable {
+    public typealias Element = DeviceEvent
+    public typealias AsyncIterator = AsyncStream<DeviceEvent>.Iterator
+
+    /// Where events come from.
+    public enum Source: String, Sendable, Codable {
+        /// `udev` if systemd-udevd runs, else `kernel`.
+        case automatic
+        /// systemd-udevd's processed events.
+        case udev
+        /// The kernel's raw uevents.
+        case kernel
+
+        /// What `automatic` means here and now.
+        public static var detected: Source {
+            FileManager.default.fileExists(atPath: "/run/udev/control") ? .udev : .kernel
+        }
+    }
+
+    /// The source in use (never `automatic`).
+    public let source: Source
+    /// The kinds watched.
+    public let kinds: Set<DeviceEvent.Kind>
+    private let stream: AsyncStream<DeviceEvent>
+    private let continuation: AsyncStream<DeviceEvent>.Continuation
+    private let wake: WakeUpEvent
+    private let thread: CaptureThread
+    private static let logger = Logger(label: "MediaDevices.DeviceMonitor")
+
+    /// Starts watching `kinds` from `source`. Throws if the netlink socket cannot be opened
+    /// (`.permissionDenied` in a sandbox that forbids netlink).
+    public init(kinds: Set<DeviceEvent.Kind> = Set(DeviceEvent.Kind.allCases), source: Source = .automatic) throws {
+        let resolved = source == .automatic ? Source.detected : source
+        self.source = resolved
+        self.kinds = kinds
+        let udev = try UdevContext()
+        guard let monitor = udev_monitor_new_from_netlink(udev.pointer, resolved.rawValue) else {
+            throw MediaDevicesError(.permissionDenied, device: "netlink:\(resolved.rawValue)", operation: "udev_monitor_new_from_netlink",
+                                    detail: "Could not open the \(resolved.rawValue) uevent socket; a sandbox may forbid netlink sockets")
+        }
+        for kind in kinds { udev_monitor_filter_add_match_subsystem_devtype(monitor, kind.subsystem, nil) }
+        let status = udev_monitor_enable_receiving(monitor)
+        guard status >= 0 else {
+            udev_monitor_unref(monitor)
+            throw MediaDevicesError.fromErrno(-status, device: "netlink:\(resolved.rawValue)", operation: "udev_monitor_enable_receiving")
+        }
+        (stream, continuation) = AsyncStream<DeviceEvent>.makeStream(bufferingPolicy: .bufferingOldest(4096))
+        let wake = try WakeUpEvent()
+        self.wake = wake
+        // Remember what is there now, so a removal can say what went.
+        let known = KnownDevices(udev: udev, kinds: kinds)
+        let continuation = self.continuation
+        let box = MonitorBox(udev: udev, monitor: monitor)
+        do {
+            thread = try CaptureThread(name: "md-hotplug") {
+                DeviceMonitor.run(box, wake: wake, known: known, continuation: continuation)
+            }
+        } catch {
+            continuation.finish()
+            throw error
+        }
+    }
+
+    deinit { stop() }
+
+    /// Stops watching and ends the sequence. Safe to call more than once.
+    public func stop() {
+        wake.signal()
+        thread.join()
+        continuation.finish()
+    }
+
+    /// The sequence's iterator (one consumer per monitor).
+    public func makeAsyncIterator() -> AsyncStream<DeviceEvent>.Iterator { stream.makeAsyncIterator() }
+
+    private static func run(_ box: MonitorBox, wake: WakeUpEvent, known: KnownDevices,
+                            continuation: AsyncStream<DeviceEvent>.Continuation) {
+        var fds = [pollfd(fd: udev_monitor_get_fd(box.monitor), events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+        while true {
+            fds[0].revents = 0
+            fds[1].revents = 0
+            let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, 2, -1) }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                logger.error("hotplug monitor: poll failed (errno \(errno)); no more events")
+                break
+            }
+            if fds[1].revents != 0 { break }
+            guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
+            // Drain everything queued.
+            while let device = udev_monitor_receive_device(box.monitor) {
+                let event = known.event(for: device)
+                udev_device_unref(device)
+                if let event { continuation.yield(event) }
+            }
+        }
+        continuation.finish()
+    }
+}
+
+/// The libudev objects, freed when the monitor thread lets go of them.
+private final class MonitorBox: @unchecked Sendable {
+    let udev: UdevContext
+    let monitor: OpaquePointer
+    init(udev: UdevContext, monitor: OpaquePointer) { self.udev = udev; self.monitor = monitor }
+    deinit { udev_monitor_unref(monitor) }
+}
+
+/// Turns udev devices into events, remembering what each present device was, so that a
+/// removal (when the node and sysfs are gone) still carries its description. Used only on the
+/// monitor's thread after init.
+private final class KnownDevices: @unchecked Sendable {
+    private var cameras: [String: CaptureDevice] = [:]  // by sysname (video0)
+    private var others: [String: UdevDevice] = [:]      // by syspath
+    private let kinds: Set<DeviceEvent.Kind>
+
+    init(udev: UdevContext, kinds: Set<DeviceEvent.Kind>) {
+        self.kinds = kinds
+        if kinds.contains(.camera) {
+            for camera in CaptureDevice.devices { cameras[(camera.path as NSString).lastPathComponent] = camera }
+        }
+        for kind in kinds where kind != .camera {
+            for device in udev.devices(subsystem: kind.subsystem, sysnamePrefix: "card") where device.cardNumber != nil {
+                others[device.syspath] = device
+            }
+        }
+    }
+
+    func event(for device: OpaquePointer) -> DeviceEvent? {
+        let info = UdevDevice(device)
+        guard let kind = kinds.first(where: { $0.subsystem == info.subsystem }) else { return nil }
+        let action: DeviceEvent.Action
+        switch udev_device_get_action(device).map({ String(cString: $0) }) {
+        case "add": action = .added
+        case "remove": action = .removed
+        case "change": action = .changed
+        default: return nil  // bind, unbind, move, online, offline
+        }
+        switch kind {
+        case .camera:
+            return cameraEvent(action, info)
+        case .screen, .sound:
+            // Only the cards themselves (not connectors, render nodes, PCM or control nodes).
+            guard info.cardNumber != nil, info.sysname.dropFirst(4).allSatisfy(\.isNumber) else { return nil }
+            let hotplug = udev_device_get_property_value(device, "HOTPLUG").map { String(cString: $0) } == "1"
+            var facts = info
+            switch action {
+            case .added:
+                if kind == .sound, facts.name == nil { facts.name = KnownDevices.soundCardID(info.syspath) }
+                others[info.syspath] = facts
+            case .removed: facts = others.removeValue(forKey: info.syspath) ?? info
+            case .changed: facts = info.name == nil ? (others[info.syspath] ?? info) : info
+            }
+            return DeviceEvent(action: action, kind: kind, device: facts, camera: nil, problem: nil,
+                               isConnectorHotplug: kind == .screen && hotplug)
+        }
+    }
+
+    /// ALSA announces a card before it gives it its id (`snd_card_register` sets a default id
+    /// after `device_add`), so the id is read again for up to half a second.
+    private static func soundCardID(_ syspath: String) -> String? {
+        for _ in 0..<50 {
+            if let id = Sysfs.attribute(syspath, "id"), !id.isEmpty { return id }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    private func cameraEvent(_ action: DeviceEvent.Action, _ info: UdevDevice) -> DeviceEvent? {
+        guard info.sysname.hasPrefix("video") else { return nil }  // not vbi, radio, swradio, v4l-touch
+        switch action {
+        case .removed:
+            // Only capture nodes were remembered; other video nodes go silently.
+            guard let camera = cameras.removeValue(forKey: info.sysname) else { return nil }
+            return DeviceEvent(action: .removed, kind: .camera, device: info, camera: camera, problem: nil, isConnectorHotplug: false)
+        case .added, .changed:
+            guard let path = info.devnode else { return nil }
+            let (camera, problem) = describe(path)
+            if camera == nil, problem == nil { return nil }  // not a capture node
+            if let camera { cameras[info.sysname] = camera }
+            return DeviceEvent(action: action, kind: .camera, device: info, camera: camera, problem: problem, isConnectorHotplug: false)
+        }
+    }
+
+    /// The camera as enumeration describes it (same `uniqueID`, including the suffix that
+    /// tells apart two capture nodes on one bus). The kernel announces a node a moment before
+    /// it can be opened, so ENODEV is retried for up to a second.
+    private func describe(_ path: String) -> (CaptureDevice?, MediaDevicesError?) {
+        var lastProblem: MediaDevicesError?
+        for _ in 0..<50 {
+            let (devices, problems) = CaptureDevice.enumerate()
+            if let camera = devices.first(where: { $0.path == path }) { return (camera, nil) }
+            lastProblem = problems.first { $0.device == path }
+            guard let problem = lastProblem else { return (nil, nil) }  // opened fine: not a capture node
+            guard problem.code == .disconnected || problem.code == .notFound else { return (nil, problem) }
+            usleep(20_000)
+        }
+        return (nil, lastProblem)
+    }
+}
