@@ -5,14 +5,14 @@ import Glibc
 /// and the field's tools, each streaming the same device at the same format and rate.
 ///
 /// Every tool streams `frames` frames, a few times over; its CPU time (user + system, all
-/// threads, from `/proc/PID/stat`) is read at two moments in steady state, and the CPU per frame
-/// is the CPU between them over the frames the device delivered between them (the wall time
-/// times the frame rate). Start-up (loading libraries, opening the device, FFmpeg's probing,
-/// GStreamer's plugin scan) and teardown are outside the window; the whole run's CPU over its
-/// frames is printed beside it. The least of the repeats is reported: noise (other work on the
-/// machine, an emulated CPU descheduled by its host) only adds. Rows "MediaDevices … only"
-/// stream through the library to nothing (`benchmark stream`), to show what the library costs
-/// apart from `capture`'s queue copy and file writing.
+/// threads: the scheduler's run time from `/proc/PID/task/*/schedstat`) is read at two moments
+/// in steady state, and the CPU per frame is the CPU between them over the frames the device
+/// delivered between them (the wall time times the frame rate). Start-up (loading libraries,
+/// opening the device, FFmpeg's probing, GStreamer's plugin scan) and teardown are outside the
+/// window; the whole run's CPU over its frames is printed beside it. The least of the repeats
+/// is reported: noise (other work on the machine, an emulated CPU descheduled by its host) only
+/// adds. Rows "MediaDevices … only" stream through the library to nothing (`benchmark stream`),
+/// to show what the library costs apart from `capture`'s queue copy and file writing.
 struct CaptureCPUBenchmark {
     struct Row: Encodable {
         var tool: String

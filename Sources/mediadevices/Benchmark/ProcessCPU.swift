@@ -43,8 +43,26 @@ enum ProcessCPU {
                             windowWallNanoseconds: Double(second.wall - first.wall))
     }
 
-    /// User + system time of every thread of `pid` so far, from `/proc/PID/stat` (clock ticks).
+    /// CPU time (user + system) of every thread of `pid` so far: the scheduler's nanosecond
+    /// run times (`/proc/PID/task/*/schedstat`), or `/proc/PID/stat`'s clock ticks (10 ms) when
+    /// the kernel keeps no schedstat.
     static func cpuNanoseconds(of pid: pid_t) -> Double? {
+        if let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            var total = 0.0
+            var read = 0
+            for task in tasks {
+                guard let line = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
+                      let first = line.split(separator: " ").first, let runtime = Double(first) else { continue }
+                total += runtime
+                read += 1
+            }
+            if read > 0 { return total }
+        }
+        return tickNanoseconds(of: pid)
+    }
+
+    /// User + system time of every thread of `pid` so far, from `/proc/PID/stat` (clock ticks).
+    static func tickNanoseconds(of pid: pid_t) -> Double? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let end = stat.lastIndex(of: ")") else { return nil }
         // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
