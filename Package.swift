@@ -43,6 +43,7 @@ let package = Package(
             name: "mediadevices",
             dependencies: [
                 "MediaDevices",
+                "CYUV", "CTurboJPEG",   // the benchmark calls libyuv and libjpeg-turbo directly, as references
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

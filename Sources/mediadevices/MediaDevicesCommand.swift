@@ -10,7 +10,8 @@ struct MediaDevicesCommand: ParsableCommand {
         abstract: "Cameras (V4L2), screens and audio on Linux: list devices and formats, capture frames.",
         subcommands: [ListCommand.self, FormatsCommand.self, CaptureCommand.self, SnapshotCommand.self,
                       RecordCommand.self, PlayCommand.self, MonitorCommand.self, OrientationCommand.self,
-                      AudioBenchmarkCommand.self, ScreensCommand.self, ScreenshotCommand.self, ScreenBenchmarkCommand.self])
+                      ScreensCommand.self, ScreenshotCommand.self, BenchmarkCommand.self, AudioBenchmarkCommand.self,
+                      ScreenBenchmarkCommand.self])
 
     /// Sends the library's log messages to standard error, keeping standard output for results
     /// (and JSON) only, then runs the command.

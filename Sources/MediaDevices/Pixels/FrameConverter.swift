@@ -152,7 +152,8 @@ public final class FrameConverter: @unchecked Sendable {
     }
 
     /// Decodes a JPEG frame into `decoded` (I420 or grey) and returns false; or, when the output
-    /// is I420 and the request needs nothing else, decodes straight into `out` and returns true.
+    /// is I420 and the request needs nothing else, writes the I420 image straight into `out`
+    /// (decoding into it, or subsampling 4:2:2/4:4:4 into it) and returns true.
     private func decodeJPEG(_ frame: VideoFrame, target: PixelFormat) throws -> Bool {
         if jpeg == nil { jpeg = try JPEGDecoder() }
         let decoder = jpeg!
@@ -160,8 +161,10 @@ public final class FrameConverter: @unchecked Sendable {
         let data = UnsafeRawBufferPointer(rebasing: whole[0..<min(max(frame.bytesUsed, 0), whole.count)])
         let header = try decoder.header(data, device: device)
         let size = Size(width: header.width, height: header.height)
-        if header.layout == .yu12 && target == .yu12 && output.crop == nil && output.rotation == .none && !output.mirrored
-            && (output.size == nil || output.size == size) && (!output.upright || frame.orientation == .up) {
+        // I420 output and nothing else asked: the last step writes straight into `out`.
+        let straight = target == .yu12 && output.crop == nil && output.rotation == .none && !output.mirrored
+            && (output.size == nil || output.size == size) && (!output.upright || frame.orientation == .up)
+        if header.layout == .yu12 && straight {
             out.prepare(.yu12, size, colorimetry: .jpeg)
             try decoder.decode(data, header: header, into: out, device: device)
             return true
@@ -172,8 +175,10 @@ public final class FrameConverter: @unchecked Sendable {
         } else {
             decodedNative.prepare(header.layout, size, colorimetry: .jpeg)
             try decoder.decode(data, header: header, into: decodedNative, device: device)
-            decoded.prepare(.yu12, size, colorimetry: .jpeg)
-            try check(GeometrySteps.subsampleToI420(decodedNative.view, into: decoded), "JPEG chroma to 4:2:0")
+            let destination = straight ? out : decoded
+            destination.prepare(.yu12, size, colorimetry: .jpeg)
+            try check(GeometrySteps.subsampleToI420(decodedNative.view, into: destination), "JPEG chroma to 4:2:0")
+            if straight { return true }
         }
         return false
     }

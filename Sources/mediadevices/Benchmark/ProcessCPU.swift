@@ -1,0 +1,109 @@
+import Foundation
+import Glibc
+
+/// Runs a command as a child process and reports the CPU time it used (user + system, from
+/// `wait4`'s resource usage: the child's own, not ours) and the wall time.
+enum ProcessCPU {
+    struct Usage {
+        var userNanoseconds: Double
+        var systemNanoseconds: Double
+        var wallNanoseconds: Double
+        var status: Int32
+        var cpuNanoseconds: Double { userNanoseconds + systemNanoseconds }
+    }
+
+    /// A run with the CPU time the process used inside a window of its life.
+    struct SampledUsage {
+        var total: Usage
+        /// CPU time (user + system, all threads) between the two samples.
+        var windowCPUNanoseconds: Double
+        /// Wall time between the two samples.
+        var windowWallNanoseconds: Double
+    }
+
+    /// Runs `arguments` and reads its CPU time from `/proc/PID/stat` at `windowStart` and
+    /// `windowEnd` seconds after it started: the cost in steady state, free of start-up and
+    /// teardown. Throws if the process ended before the window did.
+    static func runSampled(_ arguments: [String], log: String, windowStart: Double, windowEnd: Double) throws -> SampledUsage {
+        var first: (cpu: Double, wall: UInt64)?
+        var second: (cpu: Double, wall: UInt64)?
+        let total = try run(arguments, log: log) { pid, start in
+            for (index, at) in [windowStart, windowEnd].enumerated() {
+                let target = start + UInt64(at * 1e9)
+                let now = BenchmarkClock.nanoseconds()
+                if target > now { usleep(useconds_t((target - now) / 1_000)) }
+                guard let cpu = cpuNanoseconds(of: pid) else { return }
+                if index == 0 { first = (cpu, BenchmarkClock.nanoseconds()) } else { second = (cpu, BenchmarkClock.nanoseconds()) }
+            }
+        }
+        guard let first, let second else {
+            throw BenchmarkError("\(arguments[0]) ended (status \(total.status)) before \(windowEnd) s: give it more frames")
+        }
+        return SampledUsage(total: total, windowCPUNanoseconds: second.cpu - first.cpu,
+                            windowWallNanoseconds: Double(second.wall - first.wall))
+    }
+
+    /// CPU time (user + system) of every thread of `pid` so far: the scheduler's nanosecond
+    /// run times (`/proc/PID/task/*/schedstat`), or `/proc/PID/stat`'s clock ticks (10 ms) when
+    /// the kernel keeps no schedstat.
+    static func cpuNanoseconds(of pid: pid_t) -> Double? {
+        if let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            var total = 0.0
+            var read = 0
+            for task in tasks {
+                guard let line = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
+                      let first = line.split(separator: " ").first, let runtime = Double(first) else { continue }
+                total += runtime
+                read += 1
+            }
+            if read > 0 { return total }
+        }
+        return tickNanoseconds(of: pid)
+    }
+
+    /// User + system time of every thread of `pid` so far, from `/proc/PID/stat` (clock ticks).
+    static func tickNanoseconds(of pid: pid_t) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return nil }
+        // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) * 1e9 / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Runs `arguments` (the first is looked up in PATH), its output to `log` (appended);
+    /// `whileRunning` is called with the child's pid and start time before it is waited for.
+    static func run(_ arguments: [String], log: String, whileRunning: (pid_t, UInt64) -> Void = { _, _ in }) throws -> Usage {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let cArguments = arguments.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let start = BenchmarkClock.nanoseconds()
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, cArguments, environ)
+        guard spawned == 0 else {
+            throw BenchmarkError("cannot start \(arguments[0]): \(String(cString: strerror(spawned)))")
+        }
+        whileRunning(pid, start)
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw BenchmarkError("wait4 for \(arguments[0]) failed: \(String(cString: strerror(errno)))") }
+        }
+        let wall = Double(BenchmarkClock.nanoseconds() - start)
+        func nanoseconds(_ time: timeval) -> Double { Double(time.tv_sec) * 1e9 + Double(time.tv_usec) * 1e3 }
+        // Exit status, or 128 + signal.
+        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return Usage(userNanoseconds: nanoseconds(usage.ru_utime), systemNanoseconds: nanoseconds(usage.ru_stime),
+                     wallNanoseconds: wall, status: code)
+    }
+
+    /// The path of the running executable.
+    static var ownExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+}

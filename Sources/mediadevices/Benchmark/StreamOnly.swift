@@ -1,0 +1,60 @@
+import Dispatch
+import Foundation
+import MediaDevices
+import Synchronization
+
+/// Streams frames from a camera to nothing: the library's own cost per frame, for the capture
+/// CPU benchmark to set beside `mediadevices capture` (which also copies every frame into the
+/// bounded queue and writes it out). `sequence` reads pooled copies from `frames(bufferSize:)`;
+/// otherwise a callback consumer sees each frame zero-copy; `output` converts on the capture
+/// thread (through a `frames(bufferSize:output:)` sequence).
+struct StreamOnly {
+    enum Path: String, CaseIterable { case callback, sequence, converted }
+
+    var device: String
+    var width: Int
+    var height: Int
+    var fps: Int
+    var frames: Int
+    var path: Path
+
+    func run() throws {
+        guard case .camera(let camera) = try DeviceSelection.resolve(device) else {
+            throw BenchmarkError("stream needs a camera (a /dev/video node)")
+        }
+        let source = CameraSource(device: camera, request: FormatRequest(pixelFormat: .yuyv, size: Size(width: width, height: height),
+                                                                         frameRate: FrameRate(fps)))
+        defer { source.release() }
+        try source.initialize()
+        // The main thread sleeps until the last frame arrives (no polling: its wake-ups would be
+        // counted as the library's CPU).
+        let counter = CountingConsumer(target: frames)
+        let reader = SequenceRecorder(capacity: frames)
+        switch path {
+        case .callback: source.consumer = counter
+        case .sequence: reader.drain(source.frames(bufferSize: 16))
+        case .converted: reader.drain(try source.frames(bufferSize: 16, output: OutputFormat(.nv12)))
+        }
+        try source.start()
+        let limit = DispatchTime.now() + 10 + 2 * Double(frames) / Double(fps)
+        _ = path == .callback ? counter.done.wait(timeout: limit) : reader.full.wait(timeout: limit)
+        func received() -> Int { path == .callback ? counter.count : reader.count }
+        source.stop()
+        if path != .callback { reader.finished.wait() }
+        guard received() >= frames else {
+            throw BenchmarkError("only \(received()) of \(frames) frames arrived from \(camera.path)")
+        }
+    }
+}
+
+/// Counts frames, nothing else; signals `done` at the `target`-th.
+final class CountingConsumer: VideoFrameConsumer, @unchecked Sendable {
+    private let received = Atomic<Int>(0)
+    private let target: Int
+    let done = DispatchSemaphore(value: 0)
+    init(target: Int) { self.target = target }
+    var count: Int { received.load(ordering: .relaxed) }
+    func consumeFrame(_ frame: VideoFrame) {
+        if received.add(1, ordering: .relaxed).newValue == target { done.signal() }
+    }
+}

@@ -1,0 +1,229 @@
+import ArgumentParser
+import Foundation
+import MediaDevices
+
+/// `mediadevices benchmark`: the pixel pipeline's and the capture path's figures, each printed as
+/// a ratio against a reference measured in the same run. Not a test: run it on a release build
+/// (`swift build -c release`), or through `scripts/benchmark`.
+struct BenchmarkCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "benchmark",
+        abstract: "Measure conversion, MJPEG decode, capture CPU and latency against direct library calls and the field's tools.",
+        discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part.",
+        subcommands: [Conversion.self, MJPEG.self, CaptureCPU.self, Latency.self, Stream.self])
+
+    /// Options every part takes.
+    struct Common: ParsableArguments {
+        @Flag(help: "Print the figures as JSON.")
+        var json = false
+
+        @Flag(help: "Run even when this build is not optimized (for checking the benchmark itself).")
+        var allowDebug = false
+
+        /// Refuses to measure an unoptimized build.
+        func checkOptimized() throws {
+            #if DEBUG
+            if !allowDebug {
+                throw ValidationError("this is a debug build: its figures mean nothing. Run `swift build -c release` and use .build/release/mediadevices (or pass --allow-debug)")
+            }
+            #endif
+        }
+
+        /// Prints progress to standard error (standard output carries the results).
+        func progress(_ line: String) {
+            FileHandle.standardError.write(Data("benchmark: \(line)\n".utf8))
+        }
+
+        /// Prints `value` as JSON, or `table` with a title.
+        func report<T: Encodable>(_ title: String, _ value: T, table: String) {
+            if json { printJSON(value) } else { print("\(title)\n\(table)\n") }
+        }
+    }
+
+    /// Options of the in-process timing loops.
+    struct Timing: ParsableArguments {
+        @Option(help: "Rounds per case (each round times a batch of every competitor, interleaved).")
+        var rounds = 15
+
+        @Option(help: "Milliseconds per batch.")
+        var batchMilliseconds = 10.0
+    }
+
+    struct Conversion: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Every raw format → NV12, I420, ARGB, and crop/scale/rotate, through FrameConverter vs the same libyuv calls vs memcpy.")
+
+        @OptionGroup var common: Common
+        @OptionGroup var timing: Timing
+
+        @Option(help: "Frame sizes, comma-separated.")
+        var sizes = "640x480,1920x1080"
+
+        @Option(help: "Source formats (fourccs or names), comma-separated. Default: every raw format the pipeline reads.")
+        var formats: String?
+
+        @Option(help: "Output formats, comma-separated (NV12, I420, ARGB).")
+        var outputs = "NV12,I420,ARGB"
+
+        @Flag(help: "Leave out the crop/scale/rotate cases.")
+        var noGeometry = false
+
+        func run() throws {
+            try common.checkOptimized()
+            let sizeList = try sizes.split(separator: ",").map { text in
+                guard let size = Size(parsing: String(text)) else { throw ValidationError("bad size '\(text)'") }
+                return size
+            }
+            let sources = try formats.map { list in
+                try list.split(separator: ",").map { text in
+                    guard let format = PixelFormat(named: String(text)), FrameConverter.canConvert(format), DirectConversion.family(format) != nil
+                    else { throw ValidationError("'\(text)' is not a raw format the pipeline reads") }
+                    return format
+                }
+            } ?? PixelFormat.all.filter { FrameConverter.canConvert($0) && DirectConversion.family($0) != nil }
+            let outputList = try outputs.split(separator: ",").map { text in
+                guard let format = OutputFormat.pixelFormat(parsing: String(text)) else { throw ValidationError("bad output format '\(text)'") }
+                return format
+            }
+            let benchmark = ConversionBenchmark(sizes: sizeList, sources: sources, outputs: outputList, rounds: timing.rounds,
+                                                batchNanoseconds: UInt64(timing.batchMilliseconds * 1e6), geometry: !noGeometry)
+            let rows = try benchmark.run(progress: common.progress)
+            let ratios = rows.map(\.pipelineOverDirect).sorted()
+            let summary = String(format: "pipeline/direct over %d cases: median %.3f×, worst %.3f× (%@); %d of %d within the goal ≤ 1.05×",
+                                 rows.count, median(ratios), ratios.last ?? 0,
+                                 rows.max { $0.pipelineOverDirect < $1.pipelineOverDirect }.map { "\($0.size) \($0.source) → \($0.output)" } ?? "-",
+                                 ratios.filter { $0 <= 1.05 }.count, ratios.count)
+            common.report("Conversion (thread CPU time per frame, median of \(timing.rounds) interleaved rounds)", rows,
+                          table: ConversionBenchmark.table(rows) + "\n" + summary)
+        }
+    }
+
+    struct MJPEG: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "mjpeg",
+            abstract: "MJPEG 4:2:0 and 4:2:2 decode to I420 and NV12 through FrameConverter vs libjpeg-turbo called directly.")
+
+        @OptionGroup var common: Common
+        @OptionGroup var timing: Timing
+
+        @Option(help: "Frame size of the test JPEGs.")
+        var size = "1920x1080"
+
+        @Option(help: "JPEG quality of the test JPEGs (libjpeg-turbo's compressor).")
+        var quality: Int32 = 85
+
+        func run() throws {
+            try common.checkOptimized()
+            guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
+            let benchmark = MJPEGBenchmark(width: frameSize.width, height: frameSize.height, quality: quality,
+                                           rounds: timing.rounds, batchNanoseconds: UInt64(timing.batchMilliseconds * 1e6))
+            let rows = try benchmark.run(progress: common.progress)
+            common.report("MJPEG decode (thread CPU time per frame, median of \(timing.rounds) interleaved rounds)", rows, table: MJPEGBenchmark.table(rows))
+        }
+    }
+
+    struct CaptureCPU: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "capture",
+            abstract: "CPU per delivered frame of `mediadevices capture` vs v4l2-ctl, ffmpeg and gst-launch-1.0 on the same device (run in the rig).")
+
+        @OptionGroup var common: Common
+
+        @OptionGroup var stream: Stream.Options
+
+        @Option(help: "Frames each tool streams.")
+        var frames = 400
+
+        @Option(help: "The steady-state window, in seconds after each tool starts: FROM,TO.")
+        var window = "6,14"
+
+        @Option(help: "Times to repeat every run (the least CPU is reported: noise only adds).")
+        var repeats = 1
+
+        @Option(help: "A writable directory (GStreamer's registry, the tools' log).")
+        var workDirectory = "/tmp/mediadevices-benchmark"
+
+        func run() throws {
+            try common.checkOptimized()
+            let frameSize = try stream.frameSize()
+            let bounds = window.split(separator: ",").compactMap { Double($0) }
+            guard bounds.count == 2, bounds[0] >= 0, bounds[1] > bounds[0], repeats > 0 else {
+                throw ValidationError("--window takes FROM,TO seconds (FROM < TO); --repeats at least 1")
+            }
+            guard Double(frames) / Double(stream.fps) > bounds[1] + 1 else {
+                throw ValidationError("\(frames) frames at \(stream.fps) fps end before the window does: raise --frames")
+            }
+            let benchmark = CaptureCPUBenchmark(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps,
+                                                frames: frames, windowStart: bounds[0], windowEnd: bounds[1], repeats: repeats,
+                                                workDirectory: workDirectory)
+            let rows = try benchmark.run(progress: common.progress)
+            common.report("Capture CPU per delivered frame (user+system, \(bounds[0])–\(bounds[1]) s into each run, least of \(repeats)), \(stream.device) YUYV \(stream.size) @ \(stream.fps) fps",
+                          rows, table: CaptureCPUBenchmark.table(rows))
+        }
+    }
+
+    struct Latency: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Capture delay and delivery latency (driver timestamp → callback / sequence reader): p50, p99 (run in the rig).")
+
+        @OptionGroup var common: Common
+
+        @OptionGroup var stream: Stream.Options
+
+        @Option(help: "Frames measured (after the warm-up).")
+        var frames = 300
+
+        @Option(help: "Frames left out at the start.")
+        var warmUp = 10
+
+        func run() throws {
+            try common.checkOptimized()
+            let frameSize = try stream.frameSize()
+            let benchmark = LatencyBenchmark(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps,
+                                             frames: frames, warmUpFrames: warmUp)
+            let rows = try benchmark.run(progress: common.progress)
+            common.report("Latency, \(stream.device) YUYV \(stream.size) @ \(stream.fps) fps, \(frames) frames", rows, table: LatencyBenchmark.table(rows))
+        }
+    }
+
+    struct Stream: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stream N frames from a camera to nothing (the library's own cost; `benchmark capture` runs it).",
+            shouldDisplay: false)
+
+        /// The camera stream the rig parts measure: a V4L2 node streaming YUYV at a size and rate.
+        struct Options: ParsableArguments {
+            @Option(help: "The V4L2 capture node.")
+            var device: String
+
+            @Option(help: "Frame size.")
+            var size = "640x480"
+
+            @Option(help: "Frame rate.")
+            var fps = 25
+
+            /// The frame size, parsed.
+            func frameSize() throws -> Size {
+                guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
+                return frameSize
+            }
+        }
+
+        @OptionGroup var common: Common
+
+        @OptionGroup var stream: Stream.Options
+
+        @Option(help: "Frames to receive.")
+        var frames = 100
+
+        @Option(help: "callback (zero-copy consumer), sequence (pooled copies) or converted (NV12 sequence).")
+        var path = "callback"
+
+        func run() throws {
+            let frameSize = try stream.frameSize()
+            guard let streamPath = StreamOnly.Path(rawValue: path) else { throw ValidationError("--path is callback, sequence or converted") }
+            try StreamOnly(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps, frames: frames,
+                           path: streamPath).run()
+        }
+    }
+}
