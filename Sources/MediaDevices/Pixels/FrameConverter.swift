@@ -20,6 +20,7 @@ public final class FrameConverter: @unchecked Sendable {
     private let decoded = ImageBuffer()
     private let decodedNative = ImageBuffer()
     private var jpeg: JPEGDecoder?
+    private var cachedKind: (fourCC: UInt32, drm: UInt32?, kind: PixelKind?)?
     private var cachedPlan: (width: Int32, height: Int32, format: PixelFormat, orientation: VideoOrientation, plan: ConversionPlan)?
 
     /// A converter to `output`; `device` names the source in errors. Throws `.unsupportedFormat`
@@ -44,7 +45,7 @@ public final class FrameConverter: @unchecked Sendable {
     /// Throws `.unsupportedFormat` for a format the pipeline cannot read and `.corruptFrame` for
     /// a frame it cannot use (a corrupt JPEG, a short buffer): drop that frame and go on.
     public func convert<R>(_ frame: VideoFrame, _ body: (VideoFrame) throws -> R) throws -> R {
-        guard let frameKind = PixelKind(frame.format.pixelFormat) else {
+        guard let frameKind = kind(of: frame.format.pixelFormat) else {
             throw MediaDevicesError(.unsupportedFormat, device: device, operation: "convert",
                                     detail: "the pipeline cannot read \(frame.format.pixelFormat.fourCC) frames; ask the source for a raw format")
         }
@@ -71,6 +72,17 @@ public final class FrameConverter: @unchecked Sendable {
             try transform(source, kind, plan: plan, colorimetry: outputColorimetry)
         }
         return try out.withFrame(timing: frame, orientation: orientation(of: frame), body)
+    }
+
+    /// The libyuv family for `format`, worked out once per format change (by fourcc: it is the
+    /// per-frame path).
+    private func kind(of format: PixelFormat) -> PixelKind? {
+        if let cached = cachedKind, cached.fourCC == format.fourCC.rawValue, cached.drm == format.drmFourCC?.rawValue {
+            return cached.kind
+        }
+        let kind = PixelKind(format)
+        cachedKind = (format.fourCC.rawValue, format.drmFourCC?.rawValue, kind)
+        return kind
     }
 
     /// The orientation the converted frame carries.
