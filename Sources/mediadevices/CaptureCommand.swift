@@ -28,6 +28,9 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: "Frames that may wait for the disk before the oldest is dropped (and counted).")
     var queue: Int = 16
 
+    @Flag(help: "Write each frame on the capture thread, zero-copy, as v4l2-ctl does (least CPU; a slow disk then holds the driver's buffers and shows as driver drops). Default: copy into a bounded queue written off the capture thread.")
+    var direct = false
+
     @Option(help: "Give up after this many seconds without all frames (default: 10 s plus twice the expected duration).")
     var timeout: Double?
 
@@ -65,10 +68,16 @@ struct CaptureCommand: ParsableCommand {
             let writer = try FrameFileWriter(path: self.output, format: fileFormat, frameRate: settings.frameRate)
             // Frames are written from the bounded `frames` sequence, off the capture thread, so a
             // slow disk shows up as counted queue drops instead of starving the driver of buffers.
-            let frames = try output.map { try capturer.frames(bufferSize: queue, output: $0) } ?? capturer.frames(bufferSize: queue)
+            // With --direct, the capture thread writes each lent frame itself (zero-copy).
             let sink = FileSink(writer: writer, limit: self.frames)
-            try capturer.start()
-            sink.drain(frames)
+            if direct {
+                capturer.consumer = try output.map { try ConvertingConsumer(output: $0, consumer: sink) } ?? sink
+                try capturer.start()
+            } else {
+                let frames = try output.map { try capturer.frames(bufferSize: queue, output: $0) } ?? capturer.frames(bufferSize: queue)
+                try capturer.start()
+                sink.drain(frames)
+            }
             let expected = Double(self.frames) / (settings.frameRate?.framesPerSecond.doubleValue ?? 30)
             let limit = timeout ?? (10 + 2 * expected)
             let finished = sink.done.wait(timeout: .now() + limit) == .success
@@ -129,9 +138,10 @@ struct CaptureCommand: ParsableCommand {
     }
 }
 
-/// Writes the first `limit` frames of a `frames` sequence to a file, on a task of its own.
-/// Signals `done` when it has them all or capture ended, and `finished` when the task is over.
-final class FileSink: @unchecked Sendable {
+/// Writes the first `limit` frames to a file: from a `frames` sequence on a task of its own
+/// (`drain`), or, as the capturer's consumer, on the capture thread (`--direct`).
+/// Signals `done` when it has them all or capture ended, and `finished` when writing is over.
+final class FileSink: VideoFrameConsumer, @unchecked Sendable {
     let writer: FrameFileWriter
     let limit: Int
     let done = DispatchSemaphore(value: 0)
@@ -141,6 +151,26 @@ final class FileSink: @unchecked Sendable {
     init(writer: FrameFileWriter, limit: Int) {
         self.writer = writer
         self.limit = limit
+    }
+
+    /// Writes `frame` on the capture thread (`--direct`); the first failure ends the writing.
+    func consumeFrame(_ frame: VideoFrame) {
+        guard failure == nil, writer.framesWritten < limit else { return }
+        do {
+            try writer.write(frame)
+            if writer.framesWritten == limit { done.signal() }
+        } catch {
+            failure = error as? MediaDevicesError
+                ?? MediaDevicesError(.io, device: nil, operation: "capture", detail: "\(error)")
+            done.signal()
+        }
+    }
+
+    /// Capture ended (`--direct`): nothing more will be written.
+    func captureDidStop(error: MediaDevicesError?) {
+        if failure == nil, let error { failure = error }
+        if writer.framesWritten < limit { done.signal() }
+        finished.signal()
     }
 
     /// Starts writing from `frames`.

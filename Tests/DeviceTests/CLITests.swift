@@ -25,6 +25,17 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(probe.contains("r_frame_rate=15/1"), probe)
     }
 
+    /// `--direct` writes on the capture thread; with output options the converted frames are
+    /// written (YUYV from the device, I420 square in the file).
+    func testDirectCaptureWritesConvertedFrames() throws {
+        try Rig.loadVivid("n_devs=1")
+        let output = "\(Rig.scratch)/vivid-direct.y4m"
+        let printed = try Rig.run("\(Rig.tool) capture 0 --format YUYV --size 640x480 --fps 25 --direct --output-size 240x240 --frames 12 --output \(output)")
+        XCTAssertTrue(printed.contains("wrote 12 frames of YU12 240x240 converted from YUYV 640x480"), printed)
+        let probe = try Rig.run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=width,height,nb_read_frames -of default=noprint_wrappers=1 \(output)")
+        XCTAssertTrue(probe.contains("width=240") && probe.contains("height=240") && probe.contains("nb_read_frames=12"), probe)
+    }
+
     func testCaptureWritesRawFramesOfTheNegotiatedSize() throws {
         try Rig.loadVivid("n_devs=1")
         let output = "\(Rig.scratch)/vivid.yuyv"

@@ -47,6 +47,8 @@ struct CaptureCPUBenchmark {
         var list: [(String, (Int) -> [String])] = [
             ("mediadevices capture", { [me, "capture", device, "--format", "YUYV", "--size", size, "--fps", "\(fps)",
                                         "--frames", "\($0)", "--output", "/dev/null"] }),
+            ("mediadevices capture --direct", { [me, "capture", device, "--format", "YUYV", "--size", size, "--fps", "\(fps)",
+                                                 "--direct", "--frames", "\($0)", "--output", "/dev/null"] }),
         ]
         if includeConversion {
             list.append(("mediadevices capture → NV12", { [me, "capture", device, "--format", "YUYV", "--size", size, "--fps", "\(fps)",
