@@ -70,7 +70,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
                 let bytes = frame.plane(0).bytes
                 let target = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 64)
                 defer { target.deallocate() }
-                return try time(frames) { target.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                return time(frames) { target.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
             }
             let ffmpeg = noFFmpeg ? (nil, "skipped") : kmsgrab(target, output: output)
             let figures = Figures(screen: target.uniqueID, framebuffer: source.framebuffer?.description ?? "?",
