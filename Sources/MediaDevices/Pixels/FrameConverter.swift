@@ -91,7 +91,7 @@ public final class FrameConverter: @unchecked Sendable {
     /// The plan for this source geometry, computed once per format change.
     private func plan(for source: ImageView, orientation: VideoOrientation) -> ConversionPlan {
         if let cached = cachedPlan, cached.width == source.width, cached.height == source.height,
-           cached.format == source.pixelFormat, cached.orientation == orientation {
+           cached.format.fourCC == source.pixelFormat.fourCC, cached.orientation == orientation {
             return cached.plan
         }
         let plan = ConversionPlan(source: Size(width: Int(source.width), height: Int(source.height)),
