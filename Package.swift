@@ -52,11 +52,18 @@ let package = Package(
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         // Test support: a HID sensor-hub accelerometer made through /dev/uhid (device tests).
         .target(name: "UHIDAccelerometer", path: "Tests/UHIDAccelerometer"),
-        .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter"], path: "Tests/TestSupport"),
+        // Test support: USB devices emulated in userspace over USB/IP (vhci-hcd), bound by the real
+        // uvcvideo and snd-usb-audio in the rig: a UVC webcam and a UAC1 microphone.
+        .target(name: "USBDevices", path: "Tests/USBDevices",
+                cSettings: [.define("_GNU_SOURCE")],
+                linkerSettings: [.linkedLibrary("turbojpeg"), .linkedLibrary("m"), .linkedLibrary("pthread")]),
+        // The same devices as a process, for scripts/rig --usb, the benchmarks and trying things by hand.
+        .executableTarget(name: "usb-device-emulator", dependencies: ["USBDevices"], path: "Tests/USBDeviceEmulator"),
+        .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter", "CTurboJPEG"], path: "Tests/TestSupport"),
         // Tier 1: pure unit tests, run on the host.
         .testTarget(name: "MediaDevicesTests",
                     dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "TestSupport"]),
         // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
-        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer", "CDRM"]),
+        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer", "USBDevices", "CDRM", "CTurboJPEG"]),
     ]
 )

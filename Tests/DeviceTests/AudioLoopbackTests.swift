@@ -110,15 +110,7 @@ final class AudioLoopbackTests: XCTestCase {
     func testEnumerationAgreesWithAplayAndArecord() throws {
         let (devices, _) = AudioDevice.enumerate()
         for (tool, direction) in [("aplay -l", AudioDevice.Direction.output), ("arecord -l", .input)] {
-            let listing = try Rig.run(tool)
-            // "card 0: Loopback [Loopback], device 1: Loopback PCM [Loopback PCM]"
-            var expected = Set<String>()
-            for line in listing.split(separator: "\n") where line.hasPrefix("card ") {
-                let words = line.split(separator: " ")
-                guard let card = Int(words[1].dropLast()), let deviceIndex = words.firstIndex(of: "device"),
-                      let number = Int(words[deviceIndex + 1].dropLast()) else { continue }
-                expected.insert("\(card),\(number)")
-            }
+            let (expected, listing) = try Rig.alsaPCMs(tool)
             let ours = devices.filter { $0.direction == direction && $0.backend == .alsa && $0.name.hasPrefix("hw:") }
             XCTAssertEqual(Set(ours.map { "\($0.card!),\($0.deviceNumber!)" }), expected, "\(tool):\n\(listing)")
             XCTAssertEqual(ours.count, expected.count, "one hw: device per card and device")

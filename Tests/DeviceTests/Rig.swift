@@ -92,6 +92,52 @@ enum Rig {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }
 
+    /// Starts `arguments` as a child process whose output goes to files (no pipes: a background
+    /// child holding a pipe would hang `shell`). Wait for it with `waitUntilExit()`.
+    static func spawn(_ arguments: [String], output: String, errors: String) throws -> Process {
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle(forWritingAtPath: output)
+        process.standardError = FileHandle(forWritingAtPath: errors)
+        try process.run()
+        return process
+    }
+
+    /// Waits up to `seconds` for `process` to end; false if it is still running.
+    static func wait(for process: Process, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        return !process.isRunning
+    }
+
+    /// The size of a file in bytes (0 when missing).
+    static func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
+    }
+
+    /// The PCMs `aplay -l` or `arecord -l` lists, as "CARD,DEVICE", and the listing itself.
+    static func alsaPCMs(_ tool: String) throws -> (pcms: Set<String>, listing: String) {
+        let listing = try run(tool)
+        // "card 0: Loopback [Loopback], device 1: Loopback PCM [Loopback PCM]"
+        var pcms = Set<String>()
+        for line in listing.split(separator: "\n") where line.hasPrefix("card ") {
+            let words = line.split(separator: " ")
+            guard let card = Int(words[1].dropLast()), let deviceIndex = words.firstIndex(of: "device"),
+                  let number = Int(words[deviceIndex + 1].dropLast()) else { continue }
+            pcms.insert("\(card),\(number)")
+        }
+        return (pcms, listing)
+    }
+
+    /// The text in a NUL-terminated C buffer (an error message a C function wrote).
+    static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// A writable scratch directory inside the guest.
     static var scratch: String {
         let path = "/tmp/mediadevices-tests"

@@ -23,22 +23,9 @@ final class UdevRulesTests: XCTestCase {
 
     func testRulesInSystemdUdevd() async throws {
         Rig.shell("modprobe -r vivid; modprobe -r snd-aloop; modprobe -r vgem")
-        try Rig.run("mkdir -p /run/udev/rules.d && cp \(Self.rules) /run/udev/rules.d/")
-        // In the foreground, as our child, without pipes, ended by us at the end (`udevadm
-        // control --exit` is refused in a chroot).
-        let udevd = Process()
-        udevd.executableURL = URL(fileURLWithPath: "/lib/systemd/systemd-udevd")
-        udevd.standardInput = FileHandle.nullDevice
-        udevd.standardOutput = FileHandle.nullDevice
-        udevd.standardError = FileHandle.nullDevice
-        try udevd.run()
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: "/run/udev/control") { usleep(50_000) }
-        defer {
-            udevd.terminate()
-            udevd.waitUntilExit()
-            Rig.shell("rm -rf /run/udev")
-        }
-        try Rig.run("udevadm trigger --action=add --subsystem-match=video4linux --subsystem-match=sound --subsystem-match=drm && udevadm settle --timeout=60")
+        let udevd = try UdevDaemon(rules: [Self.rules])
+        defer { udevd.stop() }
+        try udevd.trigger(["video4linux", "sound", "drm"])
         XCTAssertEqual(DeviceMonitor.Source.detected, .udev, "udevd's control socket is there")
 
         let monitor = try DeviceMonitor()

@@ -45,20 +45,22 @@ enum CameraStream {
             if fds[1].revents != 0 { return nil }
             if ready == 0 {
                 // No frame for a while: make sure the device is still there.
-                if let gone = probeDisconnect(file) { return gone }
+                if let gone = probeDisconnect(file, after: "poll") { return gone }
                 continue
             }
             do {
                 while !shouldStop(), try buffers.withNextFrame(orientation: orientation.current, deliver) {}
             } catch let error as MediaDevicesError {
-                return probeDisconnect(file) ?? error
+                // After an unplug, DQBUF fails with ENODEV, or with EINVAL/EIO when it races
+                // the driver's teardown (seen with uvcvideo): ask the node.
+                return probeDisconnect(file, after: error.operation) ?? error
             } catch {
                 return MediaDevicesError(.io, device: file.path, operation: "VIDIOC_DQBUF",
                                          detail: "Unexpected failure while dequeuing (\(error)); restart capture")
             }
             if fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
                 // The queue is in error and DQBUF had nothing: the driver stopped streaming.
-                return probeDisconnect(file) ?? MediaDevicesError(
+                return probeDisconnect(file, after: "poll") ?? MediaDevicesError(
                     .io, device: file.path, operation: "poll",
                     detail: "The driver put the capture queue in an error state (a fatal streaming error); restart capture, and see `dmesg`")
             }
@@ -66,11 +68,12 @@ enum CameraStream {
         return nil
     }
 
-    /// `.disconnected` if the node no longer answers `VIDIOC_QUERYCAP` with ENODEV/ENXIO.
-    private static func probeDisconnect(_ file: DeviceFile) -> MediaDevicesError? {
+    /// `.disconnected`, naming the `operation` that failed, if the node now answers
+    /// `VIDIOC_QUERYCAP` with ENODEV/ENXIO (the device is gone); nil otherwise.
+    private static func probeDisconnect(_ file: DeviceFile, after operation: String) -> MediaDevicesError? {
         var capability = v4l2_capability()
         let error = file.ioctlErrno(cv4l2_VIDIOC_QUERYCAP, &capability)
         guard error == ENODEV || error == ENXIO else { return nil }
-        return MediaDevicesError.fromErrno(error, device: file.path, operation: "VIDIOC_QUERYCAP")
+        return MediaDevicesError.fromErrno(error, device: file.path, operation: operation)
     }
 }

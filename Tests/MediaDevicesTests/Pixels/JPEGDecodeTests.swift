@@ -1,5 +1,6 @@
 import CTurboJPEG
 import Foundation
+import TestSupport
 import XCTest
 @testable import MediaDevices
 
@@ -17,22 +18,9 @@ final class JPEGDecodeTests: XCTestCase {
 
     /// libjpeg-turbo's own decode of `jpeg` into planes at the JPEG's subsampling.
     static func libjpegPlanes(_ jpeg: [UInt8], chromaHeight: Int) -> (y: [UInt8], u: [UInt8], v: [UInt8]) {
-        let handle = tjInitDecompress()!
-        defer { tjDestroy(handle) }
-        var y = [UInt8](repeating: 0, count: w * h)
-        var u = [UInt8](repeating: 0, count: w / 2 * chromaHeight)
-        var v = u
-        var strides: [Int32] = [Int32(w), Int32(w / 2), Int32(w / 2)]
-        let status = y.withUnsafeMutableBufferPointer { yp in
-            u.withUnsafeMutableBufferPointer { up in
-                v.withUnsafeMutableBufferPointer { vp in
-                    var planes: [UnsafeMutablePointer<UInt8>?] = [yp.baseAddress, up.baseAddress, vp.baseAddress]
-                    return tjDecompressToYUVPlanes(handle, jpeg, UInt(jpeg.count), &planes, Int32(w), &strides, Int32(h), 0)
-                }
-            }
-        }
-        precondition(status == 0, "libjpeg could not decode the reference JPEG")
-        return (y, u, v)
+        let planes = LibjpegReference.planes(jpeg)!
+        precondition(planes.width == w && planes.chromaHeight == chromaHeight, "not the reference JPEG")
+        return (planes.y, planes.u, planes.v)
     }
 
     func frame(_ jpeg: [UInt8]) -> PaddedImage {

@@ -1,0 +1,173 @@
+import Foundation
+import MediaDevices
+import TestSupport
+import USBDevices
+import XCTest
+
+/// The real uvcvideo driver on the project's emulated UVC webcam (USB/IP, vhci-hcd): enumeration
+/// and formats as v4l2-ctl sees them, a uniqueID that survives replugging, MJPEG at every size
+/// decoded as libjpeg-turbo decodes it, corrupt frames dropped and counted, and YUYV frame
+/// counters that prove every lost frame is counted.
+final class USBCameraTests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+
+    func testEnumerationFormatsAndUniqueIDSurviveReplugging() throws {
+        let camera = try Rig.usbCamera()
+        defer { camera.close() }
+        let device = try camera.device()
+        print(String(format: "figure: USB camera enumerated %.1f s after plugging in (uvcvideo bound, udev named it)", camera.enumerationSeconds))
+        XCTAssertEqual(device.driver, "uvcvideo")
+        // uvcvideo names the card "<product>: <streaming function>", cut to V4L2's 31 characters,
+        // as on real webcams ("Integrated Camera: Integrated C").
+        XCTAssertEqual(device.name, "\(USBDEV_CAMERA_PRODUCT): Media")
+        let group = try XCTUnwrap(try V4L2Reference.deviceGroups().first { $0.nodes.contains(device.path) })
+        XCTAssertEqual(device.name, group.name)
+        XCTAssertEqual(device.busInfo, group.busInfo)
+        XCTAssertTrue(device.busInfo.hasPrefix("usb-vhci_hcd"), device.busInfo)
+        XCTAssertEqual(device.uniqueID, "usb-\(USBDEV_MANUFACTURER)_MediaDevices_Test_Camera_\(camera.serial)-video-index0",
+                       "the /dev/v4l/by-id name, from the serial number")
+        XCTAssertEqual(device.position, .unknown, "a UVC webcam reports no orientation control")
+
+        // Formats: exactly what v4l2-ctl lists, and what the camera's descriptors declare.
+        try EnumerationTests.assertFormatsAgree(device, minimumCount: 2)
+        let formats = try device.supportedFormats()
+        XCTAssertEqual(formats.map(\.pixelFormat), [.mjpeg, .yuyv])
+        XCTAssertEqual(formats[0].frameSizes.map { $0.sizes.maxSize }, USBCamera.mjpegSizes)
+        XCTAssertEqual(formats[1].frameSizes.map { $0.sizes.maxSize }, USBCamera.yuyvSizes)
+        XCTAssertTrue(formats[0].isCompressed)
+
+        // Unplugged while our fd is open, the node number stays taken, so the camera comes back on
+        // another node: the uniqueID is the same.
+        let held = try CameraSource(device: device, request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 160, height: 120)))
+        try held.initialize()
+        camera.unplug()
+        for _ in 0..<100 where CaptureDevice.devices.contains(where: { $0.uniqueID == device.uniqueID }) { usleep(50_000) }
+        XCTAssertFalse(CaptureDevice.devices.contains { $0.uniqueID == device.uniqueID }, "unplugged: gone from the list")
+        try camera.replug()
+        let again = try camera.device()
+        XCTAssertEqual(again.uniqueID, device.uniqueID)
+        XCTAssertNotEqual(again.path, device.path, "a new node while the old one is still open")
+        held.release()
+        print("figure: USB camera replugged: \(device.path) -> \(again.path), uniqueID \(again.uniqueID) (\(String(format: "%.1f", camera.enumerationSeconds)) s)")
+    }
+
+    func testMJPEGAtEveryOfferedSizeDecodesAsLibjpegTurboDoes() async throws {
+        let camera = try Rig.usbCamera()
+        defer { camera.close() }
+        let device = try camera.device()
+        for size in USBCamera.mjpegSizes {
+            let source = CameraSource(device: device, request: FormatRequest(pixelFormat: .mjpeg, size: size, frameRate: FrameRate(30)))
+            let log = USBFrameLog(camera: camera)
+            source.consumer = log
+            let i420 = try source.frames(bufferSize: 4, output: OutputFormat(.yu12))
+            let argb = try source.frames(bufferSize: 4, output: OutputFormat(.argb))
+            try source.start()
+            let started = Date()
+            let converted = try await firstFrames(i420, count: 3, seconds: 60, stopping: source)
+            let rgb = try await firstFrames(argb, count: 2, seconds: 60, stopping: source)
+            let seconds = Date().timeIntervalSince(started)
+            let statistics = source.statistics
+            XCTAssertEqual(source.negotiation?.format.pixelFormat, .mjpeg)
+            source.release()
+            XCTAssertEqual(converted.count, 3, "\(size): I420 frames")
+            XCTAssertEqual(rgb.count, 2, "\(size): ARGB frames")
+            XCTAssertEqual(log.byteMismatches, [], "\(size): every JPEG arrives as the camera sent it")
+            XCTAssertEqual(statistics.corruptFrames, 0)
+            var worstChroma = 0, worstRGB = Double.infinity
+            for frame in converted {
+                let counter = try XCTUnwrap(log.counter(sequence: frame.sequence), "\(size): frame \(frame.sequence) carries a counter")
+                let reference = try XCTUnwrap(LibjpegReference.planes(camera.jpeg(size, counter: UInt32(counter))))
+                XCTAssertEqual(frame.size, size)
+                XCTAssertEqual(frame.planes[0], reference.y, "\(size): luma exactly libjpeg-turbo's")
+                let (u, v) = Self.chroma420(reference)
+                if reference.chromaHeight == reference.height / 2 + reference.height % 2 {
+                    XCTAssertEqual(frame.planes[1], u, "\(size) 4:2:0: chroma exactly libjpeg-turbo's")
+                    XCTAssertEqual(frame.planes[2], v)
+                }
+                worstChroma = max(worstChroma, difference(frame.planes[1], u).max, difference(frame.planes[2], v).max)
+            }
+            XCTAssertLessThanOrEqual(worstChroma, 1, "\(size): 4:2:2 chroma is the mean of two rows, ±1")
+            for frame in rgb {
+                let counter = try XCTUnwrap(log.counter(sequence: frame.sequence))
+                // libyuv samples chroma at its nearest position (no interpolation): so does
+                // libjpeg-turbo's fast upsampling; what differs is the YUV->RGB rounding.
+                let reference = try XCTUnwrap(LibjpegReference.bgra(camera.jpeg(size, counter: UInt32(counter)), fastUpsample: true))
+                worstRGB = min(worstRGB, psnr(frame.planes[0], reference.bytes, skipAlphaOf: 4))
+            }
+            XCTAssertGreaterThanOrEqual(worstRGB, 45, "\(size): ARGB as libjpeg-turbo decodes to RGB with the same chroma sampling")
+            print(String(format: "figure: USB camera MJPEG %@ (%@): I420 luma exact, chroma max diff %d; ARGB %.1f dB vs tjDecompress2 (fast upsampling); %d frames in %.1f s (%.1f fps measured by the library), dropped %d",
+                         size.description, size.width == 800 || size.width == 1280 ? "4:2:2" : "4:2:0", worstChroma, worstRGB,
+                         statistics.deliveredFrames, seconds, statistics.measuredFrameRate, statistics.droppedFrames))
+        }
+    }
+
+    /// libjpeg-turbo's chroma as I420 has it: 4:2:0 as is, 4:2:2 with pairs of rows averaged.
+    static func chroma420(_ p: LibjpegReference.Planes) -> (u: [UInt8], v: [UInt8]) {
+        let rows = (p.height + 1) / 2
+        if p.chromaHeight == rows { return (p.u, p.v) }
+        func halve(_ plane: [UInt8]) -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: p.chromaWidth * rows)
+            for r in 0..<rows {
+                let below = min(2 * r + 1, p.chromaHeight - 1)
+                for c in 0..<p.chromaWidth {
+                    out[r * p.chromaWidth + c] = UInt8((Int(plane[2 * r * p.chromaWidth + c]) + Int(plane[below * p.chromaWidth + c]) + 1) / 2)
+                }
+            }
+            return out
+        }
+        return (halve(p.u), halve(p.v))
+    }
+
+    func testCorruptAndTruncatedJPEGsAreDroppedCountedAndCaptureGoesOn() async throws {
+        let camera = try Rig.usbCamera()
+        defer { camera.close() }
+        let source = CameraSource(device: try camera.device(), request: FormatRequest(pixelFormat: .mjpeg, size: .vga, frameRate: FrameRate(30)))
+        let log = USBFrameLog(camera: camera)
+        source.consumer = log
+        let converted = try source.frames(bufferSize: 64, output: OutputFormat(.yu12))
+        try source.start()
+        XCTAssertTrue(log.wait(for: 5, seconds: 60))
+        camera.inject(USBDEV_FAULT_TRUNCATED_JPEG)
+        XCTAssertTrue(log.wait(for: 10, seconds: 60))
+        camera.inject(USBDEV_FAULT_CORRUPT_JPEG)
+        XCTAssertTrue(log.wait(for: 20, seconds: 60))
+        let frames = try await firstFrames(converted, count: 18, seconds: 30, stopping: source)
+        let statistics = source.statistics
+        source.release()
+        XCTAssertEqual(statistics.corruptFrames, 2, "both bad frames dropped and counted")
+        let reason = try XCTUnwrap(statistics.lastCorruptFrameReason)
+        XCTAssertFalse(reason.isEmpty)
+        XCTAssertEqual(log.byteMismatches.count, 2, "the raw callback saw exactly the two faulty frames differ: \(log.byteMismatches)")
+        let good = Set(frames.map { $0.sequence }), last = try XCTUnwrap(good.max())
+        let raw = Set(log.all.map { $0.sequence }.filter { $0 <= last })
+        XCTAssertEqual(raw.subtracting(good).count, 2, "the converted sequence lacks exactly the two bad frames")
+        XCTAssertGreaterThanOrEqual(frames.count, 18, "capture went on after them")
+        print("figure: USB camera corrupt JPEGs: \(statistics.corruptFrames) dropped and counted (\(reason)), \(frames.count) good frames converted")
+    }
+
+    func testYUYVCountersAreConsecutiveOrEveryGapIsCountedAsADrop() throws {
+        let camera = try Rig.usbCamera()
+        defer { camera.close() }
+        let source = CameraSource(device: try camera.device(), request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 240), frameRate: FrameRate(30)))
+        let log = USBFrameLog(camera: camera)
+        source.consumer = log
+        try source.start()
+        XCTAssertTrue(log.wait(for: 10, seconds: 60))
+        camera.inject(USBDEV_FAULT_SHORT_YUYV)  // uvcvideo drops a frame that ends early
+        XCTAssertTrue(log.wait(for: 40, seconds: 120))
+        let statistics = source.statistics
+        source.release()
+        let entries = log.all
+        XCTAssertTrue(entries.allSatisfy { $0.counter != nil }, "every frame carries a readable counter")
+        var counterGaps = 0
+        for (previous, next) in zip(entries, entries.dropFirst()) {
+            guard let a = previous.counter, let b = next.counter else { continue }
+            XCTAssertEqual(b - a, Int(next.sequence &- previous.sequence), "a gap in the camera's counter is a gap in V4L2's sequence")
+            counterGaps += b - a - 1
+        }
+        XCTAssertGreaterThanOrEqual(counterGaps, 1, "the short frame never reached us")
+        XCTAssertEqual(statistics.droppedFrames, counterGaps, "every lost frame counted as dropped")
+        print(String(format: "figure: USB camera YUYV 320x240: %d frames, %d lost on the way and %d counted dropped, %.1f fps measured",
+                     entries.count, counterGaps, statistics.droppedFrames, statistics.measuredFrameRate))
+    }
+}

@@ -1,0 +1,72 @@
+// uvc_camera: the emulated UVC 1.0 webcam's internals, shared by uvc_camera.c (life cycle,
+// requests, streaming), uvc_descriptors.c, uvc_controls.c and uvc_frames.c.
+#ifndef UVC_CAMERA_H
+#define UVC_CAMERA_H
+#include "usb_devices.h"
+#include "usbip_transport.h"
+#include <pthread.h>
+#include <stdatomic.h>
+
+/// Interfaces, entities and the streaming endpoint, as the descriptors declare them.
+enum {
+    UVC_INTERFACE_CONTROL = 0, UVC_INTERFACE_STREAMING = 1,
+    UVC_CAMERA_TERMINAL = 1, UVC_PROCESSING_UNIT = 2, UVC_OUTPUT_TERMINAL = 3,
+    UVC_STREAM_ENDPOINT = 0x81, UVC_PAYLOAD_HEADER = 2,
+};
+
+/// UVC 1.0 video probe and commit control (26 bytes on the wire).
+struct uvc_probe {
+    uint16_t hint;
+    uint8_t format_index, frame_index;  // 1-based, as in the descriptors
+    uint32_t interval;                  // 100 ns units
+    uint32_t max_video_frame_size, max_payload_transfer_size;
+};
+
+/// A UVC control's description and value.
+struct uvc_control {
+    uint8_t unit, selector, size;
+    int32_t minimum, maximum, resolution, default_value, value;
+};
+
+struct usbdev_camera {
+    char serial[64];
+    usbip_transport *transport;
+    pthread_t streamer;
+    int streamer_running;
+    atomic_int stopping;
+    pthread_mutex_t lock;  // probe, commit, controls, generation, faults (never held long)
+    struct uvc_probe probe, commit;
+    uint32_t generation;  // bumped by COMMIT and CLEAR_FEATURE(HALT): abandon the frame being sent
+    uint32_t controls_generation;
+    struct uvc_control controls[USBDEV_CTRL_COUNT];
+    uint8_t request_error;  // VC_REQUEST_ERROR_CODE_CONTROL
+    usbdev_fault pending_fault[2];  // per format
+    atomic_uint frames_sent;
+    atomic_uint unplug_after;  // frames_sent value at which to unplug (0: never)
+    atomic_ullong unplug_time_ns;
+    struct uvc_frame_cache *frames;  // uvc_frames.c
+};
+
+// uvc_descriptors.c
+/// Writes the descriptor that GET_DESCRIPTOR asks for (`value` = type << 8 | index) into `out`.
+/// Returns its full length, or -1 to STALL.
+int uvc_descriptor(const usbdev_camera *camera, uint16_t value, uint8_t *out, size_t capacity);
+/// The frame size for a probe's format and frame index, or NULL.
+const usbdev_frame_size *uvc_frame_size(uint8_t format_index, uint8_t frame_index);
+
+// uvc_controls.c
+/// Resets every control to its default value.
+void uvc_controls_reset(usbdev_camera *camera);
+/// Answers a GET_*/SET_CUR on a camera-terminal or processing-unit control (lock held).
+/// Returns the IN length, 0 for SET, or -1 to STALL (request_error set).
+int uvc_control_request(usbdev_camera *camera, uint8_t entity, const struct usb_setup *setup, uint8_t *data);
+
+// uvc_frames.c
+/// Renders YUYV frame `counter` at the committed size with the current controls into `out`.
+void uvc_render_yuyv(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uint8_t *out);
+/// Writes MJPEG frame `counter` into `out` (capacity bytes). Returns its length (0 on failure).
+size_t uvc_render_jpeg(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uint8_t *out, size_t capacity);
+/// Frees what uvc_frames.c cached (JPEGs per size, the YUYV picture).
+void uvc_frames_free(usbdev_camera *camera);
+
+#endif
