@@ -251,6 +251,8 @@ static int plug(usbdev_camera *camera, char *error, size_t error_size) {
     pthread_mutex_lock(&camera->lock);
     camera->probe = camera->commit = default_probe();
     camera->generation++;
+    uvc_controls_reset(camera);  // powered up again: the controls start from their defaults
+    camera->controls_generation++;
     pthread_mutex_unlock(&camera->lock);
     camera->transport = usbip_attach(&camera_ops, camera, USBIP_SPEED_HIGH, error, error_size);
     if (!camera->transport) return ENODEV;
@@ -281,7 +283,6 @@ usbdev_camera *usbdev_camera_plug(const char *serial, char *error, size_t error_
     if (!camera) { snprintf(error, error_size, "out of memory"); return NULL; }
     snprintf(camera->serial, sizeof camera->serial, "%s", serial);
     pthread_mutex_init(&camera->lock, NULL);
-    uvc_controls_reset(camera);
     if (plug(camera, error, error_size) != 0) {
         pthread_mutex_destroy(&camera->lock);
         free(camera);

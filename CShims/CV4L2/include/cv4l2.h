@@ -36,10 +36,44 @@ static const unsigned long cv4l2_VIDIOC_S_CTRL = VIDIOC_S_CTRL;
 static const unsigned long cv4l2_VIDIOC_G_EXT_CTRLS = VIDIOC_G_EXT_CTRLS;
 static const unsigned long cv4l2_VIDIOC_G_INPUT = VIDIOC_G_INPUT;
 static const unsigned long cv4l2_VIDIOC_ENUMINPUT = VIDIOC_ENUMINPUT;
+static const unsigned long cv4l2_VIDIOC_S_EXT_CTRLS = VIDIOC_S_EXT_CTRLS;
+static const unsigned long cv4l2_VIDIOC_TRY_EXT_CTRLS = VIDIOC_TRY_EXT_CTRLS;
+static const unsigned long cv4l2_VIDIOC_SUBSCRIBE_EVENT = VIDIOC_SUBSCRIBE_EVENT;
+static const unsigned long cv4l2_VIDIOC_UNSUBSCRIBE_EVENT = VIDIOC_UNSUBSCRIBE_EVENT;
+
+// MARK: controls whose structs Swift cannot read: v4l2_ext_control and v4l2_querymenu are
+// packed structs around unions, and v4l2_event's payload is a union of unions.
+
+/// VIDIOC_G_EXT_CTRLS, VIDIOC_TRY_EXT_CTRLS or VIDIOC_S_EXT_CTRLS (`request`) on `count`
+/// controls as one request, `which` being V4L2_CTRL_WHICH_CUR_VAL or V4L2_CTRL_WHICH_DEF_VAL.
+/// Control i is `ids[i]`; its value is `values[i]` (read back into it for G), unless
+/// `payloads[i]` is non-NULL: then the control's payload (a string, an array) is the
+/// `payload_sizes[i]` bytes there. Returns 0, or -1 with errno set and `*error_index` as the
+/// driver set it (`count` when the request failed before any control was applied).
+int cv4l2_ext_controls(int fd, unsigned long request, uint32_t which, uint32_t count, const uint32_t *ids,
+                       int64_t *values, void *const *payloads, const uint32_t *payload_sizes, uint32_t *error_index);
+
+/// VIDIOC_QUERYMENU for entry `index` of menu control `id`: its name (NUL-terminated, at most
+/// 32 bytes) for menus, its value for integer menus. Returns 0, or -1 with errno set (EINVAL for
+/// the gaps drivers leave in a menu).
+int cv4l2_query_menu(int fd, uint32_t id, uint32_t index, char name[32], int64_t *value);
+
+/// A V4L2_EVENT_CTRL event, flattened.
+struct cv4l2_control_event {
+    uint32_t id, changes, type, flags;
+    int64_t value, minimum, maximum, step, default_value;
+};
+/// VIDIOC_DQEVENT. Returns 1 with `*event` filled for a control event, 0 for another event,
+/// -1 with errno set (ENOENT: no event pending).
+int cv4l2_dequeue_control_event(int fd, struct cv4l2_control_event *event);
 
 // MARK: control identifiers built from other macros
 static const uint32_t cv4l2_CID_CAMERA_ORIENTATION = V4L2_CID_CAMERA_ORIENTATION;
 static const uint32_t cv4l2_CID_CAMERA_SENSOR_ROTATION = V4L2_CID_CAMERA_SENSOR_ROTATION;
+static const uint32_t cv4l2_CTRL_FLAG_NEXT_CTRL = V4L2_CTRL_FLAG_NEXT_CTRL;
+static const uint32_t cv4l2_CTRL_FLAG_NEXT_COMPOUND = V4L2_CTRL_FLAG_NEXT_COMPOUND;
+static const uint32_t cv4l2_CTRL_WHICH_CUR_VAL = V4L2_CTRL_WHICH_CUR_VAL;
+static const uint32_t cv4l2_CTRL_WHICH_DEF_VAL = V4L2_CTRL_WHICH_DEF_VAL;
 
 // MARK: pixel formats (v4l2_fourcc)
 static const uint32_t cv4l2_PIX_FMT_YUYV = V4L2_PIX_FMT_YUYV;
@@ -78,6 +112,8 @@ static const size_t cv4l2_sizeof_plane = sizeof(struct v4l2_plane);
 static const size_t cv4l2_sizeof_requestbuffers = sizeof(struct v4l2_requestbuffers);
 static const size_t cv4l2_sizeof_fmtdesc = sizeof(struct v4l2_fmtdesc);
 static const size_t cv4l2_sizeof_frmsizeenum = sizeof(struct v4l2_frmsizeenum);
+static const size_t cv4l2_sizeof_query_ext_ctrl = sizeof(struct v4l2_query_ext_ctrl);
+static const size_t cv4l2_sizeof_event_subscription = sizeof(struct v4l2_event_subscription);
 static const size_t cv4l2_sizeof_frmivalenum = sizeof(struct v4l2_frmivalenum);
 static const size_t cv4l2_sizeof_streamparm = sizeof(struct v4l2_streamparm);
 static const size_t cv4l2_offsetof_buffer_timestamp = offsetof(struct v4l2_buffer, timestamp);

@@ -26,6 +26,9 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         /// One frame could not be used (a truncated or corrupt JPEG): it is dropped and counted,
         /// and capture goes on.
         case corruptFrame
+        /// A value a control (or an option) does not take: out of range, off its step, not in
+        /// its menu, of the wrong type. The detail names the control, the value and what it takes.
+        case invalidValue
     }
 
     /// The stable code.

@@ -48,7 +48,8 @@ usbdev_frame_size usbdev_camera_frame_size(size_t index);
 usbdev_camera *usbdev_camera_plug(const char *serial, char *error, size_t error_size);
 /// Unplugs it (a real USB disconnect). Returns 0, or an errno. The handle stays valid.
 int usbdev_camera_unplug(usbdev_camera *camera);
-/// Plugs it in again with the same serial number. Returns 0, or an errno (reason in `error`).
+/// Plugs it in again with the same serial number, its controls back at their defaults (a camera
+/// powered up again). Returns 0, or an errno (reason in `error`).
 int usbdev_camera_replug(usbdev_camera *camera, char *error, size_t error_size);
 /// Unplugs it if plugged and frees everything.
 void usbdev_camera_destroy(usbdev_camera *camera);
