@@ -47,12 +47,22 @@ final class CaptureTests: XCTestCase {
         let stats = source.statistics
         XCTAssertGreaterThanOrEqual(records.count, 30)
         XCTAssertEqual(stats.deliveredFrames, records.count, "every delivered frame reached the consumer")
-        XCTAssertEqual(stats.droppedFrames, 0, "vivid's webcam input is drop-free at 25 fps")
+        // What the library controls: every sequence gap is counted as a drop, and the rate is
+        // computed from the driver's timestamps. vivid's webcam input is drop-free at 25 fps on
+        // an idle machine, but under host load the emulated vivid skips frames itself: a few are
+        // allowed, and printed.
+        var gaps = 0
         for (previous, next) in zip(records, records.dropFirst()) {
             XCTAssertGreaterThan(next.timestamp, previous.timestamp, "timestamps increase")
-            XCTAssertEqual(next.sequence, previous.sequence + 1, "sequence numbers increase by one")
+            XCTAssertGreaterThan(next.sequence, previous.sequence, "sequence numbers increase")
+            gaps += Int(next.sequence &- previous.sequence) - 1
         }
-        XCTAssertEqual(stats.measuredFrameRate, 25, accuracy: 2.5, "measured from driver timestamps")
+        XCTAssertEqual(stats.droppedFrames, gaps, "every sequence gap counted as a drop")
+        XCTAssertLessThanOrEqual(gaps, records.count / 5, "vivid dropped more than a fifth of the frames")
+        let span = Double(records.last!.timestamp - records.first!.timestamp) / 1e9
+        XCTAssertEqual(stats.measuredFrameRate, Double(records.count - 1) / span, accuracy: 0.01, "delivered frames over the timestamps' span")
+        let deviceRate = Double(records.last!.sequence - records.first!.sequence) / span
+        XCTAssertEqual(deviceRate, 25, accuracy: 1, "vivid stamps frames 40 ms apart")
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let nowNS = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)

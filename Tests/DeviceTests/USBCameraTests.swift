@@ -170,4 +170,31 @@ final class USBCameraTests: XCTestCase {
         print(String(format: "figure: USB camera YUYV 320x240: %d frames, %d lost on the way and %d counted dropped, %.1f fps measured",
                      entries.count, counterGaps, statistics.droppedFrames, statistics.measuredFrameRate))
     }
+
+    func testFrameRateOfEveryFormatAndSize() throws {
+        let camera = try Rig.usbCamera()
+        defer { camera.close() }
+        let device = try camera.device()
+        var report: [String] = []
+        for format in try device.supportedFormats() {
+            for option in format.frameSizes {
+                let size = option.sizes.maxSize
+                let rate = try XCTUnwrap(option.frameRateRanges.map(\.maxFrameRate).max(), "\(size) has a rate")
+                let source = CameraSource(device: device, request: FormatRequest(pixelFormat: format.pixelFormat, size: size, frameRate: rate))
+                let recorder = FrameRecorder(target: 30)
+                source.consumer = recorder  // raw frames on the callback: no decoding in the way
+                try source.start()
+                let finished = recorder.wait(seconds: 90)
+                let statistics = source.statistics
+                source.release()
+                XCTAssertTrue(finished, "\(format.pixelFormat.name) \(size): 30 frames")
+                let records = recorder.snapshot
+                let gaps = zip(records, records.dropFirst()).reduce(0) { $0 + Int($1.1.sequence &- $1.0.sequence) - 1 }
+                XCTAssertEqual(statistics.droppedFrames, gaps, "\(format.pixelFormat.name) \(size): every gap counted")
+                report.append(String(format: "%@ %@ @ %@: %.1f fps, %d dropped", format.pixelFormat.name, size.description,
+                                     rate.description, statistics.measuredFrameRate, statistics.droppedFrames))
+            }
+        }
+        print("figure: USB camera rates through uvcvideo (30 raw frames each): " + report.joined(separator: "; "))
+    }
 }
