@@ -116,7 +116,10 @@ final class TestPatternSourceTests: XCTestCase {
 
     /// Waking a task that awaits the next frame makes Swift's executor enqueue it, and
     /// libdispatch allocates a continuation for that on a thread it does not own. That is the
-    /// runtime's cost, not ours: at most 2 per frame, and none when the reader is behind.
+    /// runtime's cost, not ours: at most 2 per frame, and none when the reader is behind. On a
+    /// busy machine libdispatch now and then refills its continuation cache on top (measured: 2
+    /// more over 200 frames with two busy loops beside): a few are allowed; one of ours per
+    /// frame would add 200.
     func testAwaitingReaderCostsOnlyTheExecutorsWakeUp() async throws {
         let source = TestPatternSource(request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 240), frameRate: FrameRate(120)))
         let probe = AllocationProbe(warmUp: 20, measured: 200)
@@ -128,7 +131,7 @@ final class TestPatternSourceTests: XCTestCase {
         source.stop()
         let read = try await reader.value
         XCTAssertGreaterThan(read, 100)
-        XCTAssertLessThanOrEqual(probe.allocations, 2 * 200, "only the executor's wake-ups allocate")
+        XCTAssertLessThanOrEqual(probe.allocations, 2 * 200 + 8, "only the executor's wake-ups allocate")
     }
 
     func testUnsupportedRequestIsAClearError() {
