@@ -16,6 +16,8 @@ struct CaptureCommand: ParsableCommand {
 
     @OptionGroup var outputOptions: OutputOptions
 
+    @OptionGroup var controlOptions: ControlOptions
+
     @Option(help: "Number of frames to write.")
     var frames: Int = 30
 
@@ -55,6 +57,7 @@ struct CaptureCommand: ParsableCommand {
             let (capturer, adjustments, deviceName) = (opened.capturer, opened.adjustments, opened.name)
             defer { capturer.release() }
             try capturer.initialize()
+            try controlOptions.apply(to: opened)
             let settings = capturer.captureSettings!
             // Without --output-format, conversion (asked for by the other output options) gives I420.
             var output = outputOptions.isRequested ? outputOptions.output(fallback: .yu12) : nil

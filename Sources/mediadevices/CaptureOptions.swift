@@ -71,11 +71,41 @@ struct OutputOptions: ParsableArguments {
     }
 }
 
+/// `--control NAME=VALUE` (repeatable), shared by `capture` and `snapshot`: camera controls set
+/// as one request (all or none) before streaming starts.
+struct ControlOptions: ParsableArguments {
+    @Option(name: .customLong("control"), help: ArgumentHelp("Set a camera control before streaming, NAME=VALUE as `mediadevices controls` names them (repeatable; applied together, all or none).", valueName: "NAME=VALUE"))
+    var assignments: [String] = []
+
+    func validate() throws {
+        for assignment in assignments where ControlSetting(parsing: assignment) == nil {
+            throw ValidationError("--control takes NAME=VALUE, e.g. brightness=10 (got '\(assignment)')")
+        }
+    }
+
+    /// The settings asked for.
+    var settings: [ControlSetting] { assignments.compactMap(ControlSetting.init(parsing:)) }
+
+    /// Sets the controls on the camera `opened` captures from; `.invalidValue` for a device that
+    /// has no controls (the test pattern, a screen).
+    func apply(to opened: OpenedCapturer) throws {
+        guard !assignments.isEmpty else { return }
+        guard let camera = opened.camera else {
+            throw MediaDevicesError(.invalidValue, device: opened.name, operation: "--control",
+                                    detail: "Only cameras have controls; \(opened.name) has none")
+        }
+        try camera.setControls(settings)
+    }
+}
+
 /// A capturer made from a DEVICE argument, with a name for messages and its negotiation.
 struct OpenedCapturer {
     let capturer: any VideoCapturer
     let name: String
     let adjustments: () -> [FormatAdjustment]
+
+    /// The camera, when it captures from one (for its controls).
+    var camera: CaptureDevice?
 
     /// Whether it captures a screen (framebuffer formats: converted for Y4M files).
     var isScreen = false
@@ -87,6 +117,7 @@ struct OpenedCapturer {
         case .camera(let camera):
             let source = CameraSource(device: camera, request: request, bufferCount: buffers)
             (capturer, adjustments, name) = (source, { source.negotiation?.adjustments ?? [] }, camera.path)
+            self.camera = camera
         case .testPattern(let pattern):
             let source = TestPatternSource(pattern: pattern, request: request)
             (capturer, adjustments, name) = (source, { source.negotiation?.adjustments ?? [] }, "testpattern")

@@ -19,6 +19,8 @@ struct SnapshotCommand: ParsableCommand {
 
     @OptionGroup var outputOptions: OutputOptions
 
+    @OptionGroup var controlOptions: ControlOptions
+
     @Option(help: "Frames to skip first, while exposure and white balance settle.")
     var skip: Int = 5
 
@@ -38,6 +40,7 @@ struct SnapshotCommand: ParsableCommand {
             let capturer = opened.capturer
             defer { capturer.release() }
             try capturer.initialize()
+            try controlOptions.apply(to: opened)
             let settings = capturer.captureSettings!
             let taker = SnapshotTaker(path: output, skip: skip)
             if outputOptions.isRequested {

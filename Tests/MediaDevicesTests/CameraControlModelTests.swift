@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import MediaDevices
 
@@ -55,5 +56,12 @@ final class CameraControlModelTests: XCTestCase {
         XCTAssertEqual(ControlFlags([.inactive, .volatile]).description, "inactive,volatile")
         XCTAssertEqual([brightness, menu].brightness?.name, "Brightness")
         XCTAssertEqual([brightness, menu][named: "AUTO EXPOSURE"]?.id, 0x009a_0901)
+    }
+
+    func testValuesAreReadableJSON() throws {
+        let values: [ControlValue] = [.integer(-5), .string("ab"), .array([1, 2]), .none]
+        let json = String(decoding: try JSONEncoder().encode(values), as: UTF8.self)
+        XCTAssertEqual(json, #"[-5,"ab",[1,2],null]"#)
+        XCTAssertEqual(try JSONDecoder().decode([ControlValue].self, from: Data(json.utf8)), values)
     }
 }

@@ -113,6 +113,27 @@ public enum ControlValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The integer, if it is one.
     public var integer: Int64? { if case .integer(let v) = self { v } else { nil } }
 
+    /// Reads a JSON number, string, array of numbers or null.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .none }
+        else if let number = try? container.decode(Int64.self) { self = .integer(number) }
+        else if let text = try? container.decode(String.self) { self = .string(text) }
+        else { self = .array(try container.decode([Int64].self)) }
+    }
+
+    /// Writes a JSON number, string, array of numbers or null (what a person editing a profile
+    /// file expects).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .integer(let number): try container.encode(number)
+        case .string(let text): try container.encode(text)
+        case .array(let elements): try container.encode(elements)
+        case .none: try container.encodeNil()
+        }
+    }
+
     /// `42`, `"text"`, `[1, 2, 3]`, `-`.
     public var description: String {
         switch self {

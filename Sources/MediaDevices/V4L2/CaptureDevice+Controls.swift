@@ -29,11 +29,13 @@ extension CaptureDevice {
     }
 
     /// Sets every writable control to its default: automatic modes first, then the values that
-    /// are not governed by one. Returns the keys of controls it left alone (inactive ones).
+    /// are not governed by one. Returns the keys of controls it left alone (inactive ones, and
+    /// string and array controls, whose default is not one number).
     @discardableResult
     public func resetControls() throws -> [String] {
-        let defaults = try controls().filter { $0.isRestorable }.map { ControlEntry(control: $0, value: .integer($0.defaultValue)) }
-        return try restore(defaults)
+        let restorable = try controls().filter { $0.isRestorable }
+        let defaults = restorable.filter { $0.type.isInteger }.map { ControlEntry(control: $0, value: .integer($0.defaultValue)) }
+        return try restore(defaults) + restorable.filter { !$0.type.isInteger }.map(\.key)
     }
 
     /// Changes to the controls as they happen (value, range and flags), including those made

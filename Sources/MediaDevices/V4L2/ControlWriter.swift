@@ -88,8 +88,13 @@ struct ControlWriter {
         case (.button, _): return
         case (.string, .string(let text)):
             guard text.utf8.count >= control.minimum, text.utf8.count <= control.maximum else { throw invalid(control, value.description) }
+        case (.area, .array(let elements)):
+            // An area (width x height) has no range: the driver checks it.
+            guard elements.count == 1 else { throw invalid(control, value.description) }
         case (let type, .array(let elements)) where type.isCompound:
-            guard elements.count == control.elementCount,
+            // A dynamic array takes 1 up to its dimensions' elements, any other array exactly those.
+            let counts = control.flags.contains(.dynamicArray) ? 1...control.elementCount : control.elementCount...control.elementCount
+            guard counts.contains(elements.count),
                   elements.allSatisfy({ $0 >= control.minimum && $0 <= control.maximum }) else { throw invalid(control, value.description) }
         case (let type, .integer(let number)) where type.isInteger:
             guard accepts(number, control) else { throw invalid(control, value.description) }
