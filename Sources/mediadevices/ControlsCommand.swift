@@ -237,10 +237,7 @@ struct ControlsCommand: ParsableCommand {
         case .none: return nil
         case .string(let text): return "'\(text)'"
         case .array(let elements):
-            if control.type == .area {
-                if elements.count == 2 { return "\(elements[0])x\(elements[1])" }
-                if elements.count == 1 { return "\(elements[0] & 0xffff_ffff)x\(elements[0] >> 32)" }
-            }
+            if control.type == .area, elements.count == 2 { return "\(elements[0])x\(elements[1])" }
             return elements.map(String.init).joined(separator: ",")
         case .integer(let value):
             switch control.type {

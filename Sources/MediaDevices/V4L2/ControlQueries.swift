@@ -78,7 +78,7 @@ extension V4L2Device {
                                       &payloads, &payloadSize, &error)
         }
         guard status == 0 else { return .none }
-        return ControlValue(payload: bytes, type: control.type, elementSize: Int(control.elementSize))
+        return ControlValue(payload: bytes, type: control.type, elementSize: control.valueElementSize)
     }
 }
 
@@ -139,4 +139,8 @@ extension CameraControl {
 
     /// The number of elements of an array control (1 for a single value).
     var elementCount: Int { dimensions.reduce(1) { $0 * Int($1) } }
+
+    /// Bytes per element of its value: an area (`struct v4l2_area`) is two 32-bit numbers,
+    /// width and height.
+    var valueElementSize: Int { type == .area ? 4 : Int(elementSize) }
 }

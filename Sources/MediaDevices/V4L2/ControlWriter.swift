@@ -89,8 +89,8 @@ struct ControlWriter {
         case (.string, .string(let text)):
             guard text.utf8.count >= control.minimum, text.utf8.count <= control.maximum else { throw invalid(control, value.description) }
         case (.area, .array(let elements)):
-            // An area (width x height) has no range: the driver checks it.
-            guard elements.count == 1 else { throw invalid(control, value.description) }
+            // An area is [width, height], with no range: the driver checks it.
+            guard elements.count == 2, elements.allSatisfy({ $0 >= 0 && $0 <= UInt32.max }) else { throw invalid(control, value.description) }
         case (let type, .array(let elements)) where type.isCompound:
             // A dynamic array takes 1 up to its dimensions' elements, any other array exactly those.
             let counts = control.flags.contains(.dynamicArray) ? 1...control.elementCount : control.elementCount...control.elementCount
@@ -127,6 +127,7 @@ struct ControlWriter {
             return "one of " + control.menu.map { "\($0.index) (\($0.name))" }.joined(separator: ", ")
         case .bitmask: return "a bitmask within 0x" + String(control.maximum, radix: 16)
         case .string: return "a string of \(control.minimum) to \(control.maximum) bytes"
+        case .area: return "a width and a height (WIDTH,HEIGHT)"
         case .button: return "any value (it is a button)"
         default:
             if control.type.isCompound {
@@ -140,7 +141,7 @@ struct ControlWriter {
     private func send(_ resolved: [Resolved], request: UInt, name: String) throws {
         var ids = resolved.map(\.control.id)
         var values = resolved.map { $0.value.integer ?? 1 }
-        var payloads = resolved.map { $0.control.flags.contains(.hasPayload) ? $0.value.payload(elementSize: Int($0.control.elementSize)) : nil }
+        var payloads = resolved.map { $0.control.flags.contains(.hasPayload) ? $0.value.payload(elementSize: $0.control.valueElementSize) : nil }
         var sizes = payloads.map { UInt32($0?.count ?? 0) }
         var errorIndex: UInt32 = 0
         let status = withPayloadPointers(&payloads) { pointers in
