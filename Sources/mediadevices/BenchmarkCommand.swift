@@ -125,7 +125,7 @@ struct BenchmarkCommand: ParsableCommand {
     struct CaptureCPU: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "capture",
-            abstract: "CPU per delivered frame of `mediadevices capture` vs v4l2-ctl, ffmpeg and gst-launch-1.0 on the same device (run in the rig).")
+            abstract: "CPU per delivered frame of `mediadevices capture` vs v4l2-ctl, ffmpeg and gst-launch-1.0 on the same device, YUYV or MJPEG decoded (run in the rig).")
 
         @OptionGroup var common: Common
 
@@ -137,6 +137,12 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "The steady-state window, in seconds after each tool starts: FROM,TO.")
         var window = "6,14"
 
+        @Option(help: "Measure CPU per frame as a run of --frames less a run of this many frames, over the frames between, instead of in the --window: for streams the tools cannot keep up with (MJPEG decoding under emulation), where a frame costs far more than start-up varies.")
+        var baselineFrames: Int?
+
+        @Option(help: "What the converting rows convert to (NV12, I420, ARGB); with --format MJPG every row of ours decodes to it.")
+        var outputFormat = "NV12"
+
         @Option(help: "Times to repeat every run (the least CPU is reported: noise only adds).")
         var repeats = 1
 
@@ -146,19 +152,30 @@ struct BenchmarkCommand: ParsableCommand {
         func run() throws {
             try common.checkOptimized()
             let frameSize = try stream.frameSize()
-            let bounds = window.split(separator: ",").compactMap { Double($0) }
-            guard bounds.count == 2, bounds[0] >= 0, bounds[1] > bounds[0], repeats > 0 else {
-                throw ValidationError("--window takes FROM,TO seconds (FROM < TO); --repeats at least 1")
+            let pixelFormat = try stream.pixelFormat()
+            guard let output = OutputFormat.pixelFormat(parsing: outputFormat) else {
+                throw ValidationError("--output-format takes NV12, I420 or ARGB")
             }
-            guard Double(frames) / Double(stream.fps) > bounds[1] + 1 else {
-                throw ValidationError("\(frames) frames at \(stream.fps) fps end before the window does: raise --frames")
+            guard repeats > 0 else { throw ValidationError("--repeats takes at least 1") }
+            let method: CaptureCPUBenchmark.Method
+            if let baselineFrames {
+                guard baselineFrames > 0, baselineFrames < frames else { throw ValidationError("--baseline-frames takes 1 to --frames - 1") }
+                method = .difference(baselineFrames: baselineFrames)
+            } else {
+                let bounds = window.split(separator: ",").compactMap { Double($0) }
+                guard bounds.count == 2, bounds[0] >= 0, bounds[1] > bounds[0] else {
+                    throw ValidationError("--window takes FROM,TO seconds (FROM < TO)")
+                }
+                guard Double(frames) / Double(stream.fps) > bounds[1] + 1 else {
+                    throw ValidationError("\(frames) frames at \(stream.fps) fps end before the window does: raise --frames")
+                }
+                method = .window(from: bounds[0], to: bounds[1])
             }
             let benchmark = CaptureCPUBenchmark(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps,
-                                                frames: frames, windowStart: bounds[0], windowEnd: bounds[1], repeats: repeats,
-                                                workDirectory: workDirectory)
+                                                frames: frames, pixelFormat: pixelFormat, output: output, method: method,
+                                                repeats: repeats, workDirectory: workDirectory)
             let rows = try benchmark.run(progress: common.progress)
-            common.report("Capture CPU per delivered frame (user+system, \(bounds[0])–\(bounds[1]) s into each run, least of \(repeats)), \(stream.device) YUYV \(stream.size) @ \(stream.fps) fps",
-                          rows, table: CaptureCPUBenchmark.table(rows))
+            common.report(benchmark.title, rows, table: benchmark.table(rows))
         }
     }
 
@@ -179,6 +196,7 @@ struct BenchmarkCommand: ParsableCommand {
         func run() throws {
             try common.checkOptimized()
             let frameSize = try stream.frameSize()
+            guard try stream.pixelFormat() == .yuyv else { throw ValidationError("latency measures a YUYV stream (--format YUYV)") }
             let benchmark = LatencyBenchmark(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps,
                                              frames: frames, warmUpFrames: warmUp)
             let rows = try benchmark.run(progress: common.progress)
@@ -191,10 +209,13 @@ struct BenchmarkCommand: ParsableCommand {
             abstract: "Stream N frames from a camera to nothing (the library's own cost; `benchmark capture` runs it).",
             shouldDisplay: false)
 
-        /// The camera stream the rig parts measure: a V4L2 node streaming YUYV at a size and rate.
+        /// The camera stream the rig parts measure: a V4L2 node streaming YUYV (or MJPEG) at a size and rate.
         struct Options: ParsableArguments {
             @Option(help: "The V4L2 capture node.")
             var device: String
+
+            @Option(help: "Pixel format the camera streams: YUYV, or MJPG (`capture` then measures decoding).")
+            var format = "YUYV"
 
             @Option(help: "Frame size.")
             var size = "640x480"
@@ -207,6 +228,14 @@ struct BenchmarkCommand: ParsableCommand {
                 guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
                 return frameSize
             }
+
+            /// The pixel format, parsed: YUYV or MJPEG.
+            func pixelFormat() throws -> PixelFormat {
+                guard let pixelFormat = PixelFormat(named: format), pixelFormat == .yuyv || pixelFormat == .mjpeg else {
+                    throw ValidationError("--format takes YUYV or MJPG")
+                }
+                return pixelFormat
+            }
         }
 
         @OptionGroup var common: Common
@@ -216,14 +245,18 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "Frames to receive.")
         var frames = 100
 
-        @Option(help: "callback (zero-copy consumer), sequence (pooled copies) or converted (NV12 sequence).")
+        @Option(help: "callback (zero-copy consumer), sequence (pooled copies) or converted (a --output-format sequence).")
         var path = "callback"
+
+        @Option(help: "What the converted path converts to (NV12, I420, ARGB).")
+        var outputFormat = "NV12"
 
         func run() throws {
             let frameSize = try stream.frameSize()
             guard let streamPath = StreamOnly.Path(rawValue: path) else { throw ValidationError("--path is callback, sequence or converted") }
+            guard let output = OutputFormat.pixelFormat(parsing: outputFormat) else { throw ValidationError("--output-format takes NV12, I420 or ARGB") }
             try StreamOnly(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps, frames: frames,
-                           path: streamPath).run()
+                           path: streamPath, pixelFormat: try stream.pixelFormat(), output: output).run()
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MediaDevices
 
 /// Part 3: CPU time per delivered frame (user + system of the process) for `mediadevices capture`
 /// and the field's tools, each streaming the same device at the same format and rate.
@@ -13,14 +14,26 @@ import Glibc
 /// is reported: noise (other work on the machine, an emulated CPU descheduled by its host) only
 /// adds. Rows "MediaDevices … only" stream through the library to nothing (`benchmark stream`),
 /// to show what the library costs apart from `capture`'s queue copy and file writing.
+///
+/// An MJPEG stream (`pixelFormat` compressed) is measured decoded: our rows convert to `output`
+/// (I420) — the library's converted `frames` sequence and `capture --output-format` — against
+/// `gst-launch-1.0 … ! jpegdec ! fakesink` and `ffmpeg -input_format mjpeg … -f null -` (both
+/// decode); v4l2-ctl streams the JPEGs undecoded, for scale. Where the tools cannot keep up
+/// with the stream (decoding under emulation), frames delivered are not wall time × rate: the
+/// `.difference` method then takes each tool's CPU for `frames` frames less its CPU for
+/// `baselineFrames` frames (the least of the repeats each), over the frames between: start-up
+/// and teardown cancel, and every tool handles exactly that many frames.
 struct CaptureCPUBenchmark {
     struct Row: Encodable {
         var tool: String
         var command: String
         var frames: Int
-        /// The steady-state window, in seconds after the start.
-        var window: [Double]
-        /// CPU in the window over the frames delivered in it (the least over the repeats).
+        /// The steady-state window, in seconds after the start (the `.window` method).
+        var window: [Double]?
+        /// The shorter run's frames (the `.difference` method).
+        var baselineFrames: Int?
+        /// CPU per frame: in the window over the frames delivered in it, or the difference of the
+        /// two runs over the frames between them (the least over the repeats).
         var cpuPerFrameNanoseconds: Double
         /// The whole run's CPU over its frames, start-up included (the least over the repeats).
         var cpuPerFrameWithStartupNanoseconds: Double
@@ -28,6 +41,15 @@ struct CaptureCPUBenchmark {
         var measuredFrameRate: Double
         var overV4L2Ctl: Double?
         var overFFmpeg: Double?
+        var overGStreamer: Double?
+    }
+
+    /// How CPU per frame is measured (see the type's notes).
+    enum Method {
+        /// In the steady-state window FROM–TO seconds after the start, over wall time × rate.
+        case window(from: Double, to: Double)
+        /// The CPU of `frames` frames less that of this many, over the frames between.
+        case difference(baselineFrames: Int)
     }
 
     var device: String
@@ -35,36 +57,57 @@ struct CaptureCPUBenchmark {
     var height: Int
     var fps: Int
     var frames: Int
-    var windowStart: Double
-    var windowEnd: Double
+    /// What the device streams: YUYV, or MJPEG (then every row decodes).
+    var pixelFormat: PixelFormat = .yuyv
+    /// What the converting rows convert to.
+    var output: PixelFormat = .nv12
+    var method: Method
     var repeats: Int
     var workDirectory: String
+
+    /// Whether the stream is compressed: every row then decodes it (but v4l2-ctl's).
+    var decodes: Bool { pixelFormat.isCompressed }
+
+    /// The goals for our rows: (reference tool, most CPU per frame as a fraction of it).
+    var goals: [(reference: String, limit: Double)] {
+        decodes ? [("gst-launch-1.0", 0.8), ("ffmpeg", 0.5)] : [("v4l2-ctl", 1.2), ("ffmpeg", 0.3)]
+    }
 
     /// The tools, as argument lists for a stream of `frames` frames.
     func tools(includeConversion: Bool) -> [(name: String, arguments: (Int) -> [String])] {
         let me = ProcessCPU.ownExecutable
         let size = "\(width)x\(height)"
-        var list: [(String, (Int) -> [String])] = [
-            ("mediadevices capture", { [me, "capture", device, "--format", "YUYV", "--size", size, "--fps", "\(fps)",
-                                        "--frames", "\($0)", "--output", "/dev/null"] }),
-            ("mediadevices capture --direct", { [me, "capture", device, "--format", "YUYV", "--size", size, "--fps", "\(fps)",
-                                                 "--direct", "--frames", "\($0)", "--output", "/dev/null"] }),
-        ]
-        if includeConversion {
-            list.append(("mediadevices capture → NV12", { [me, "capture", device, "--format", "YUYV", "--size", size, "--fps", "\(fps)",
-                                                           "--output-format", "NV12", "--frames", "\($0)", "--output", "/dev/null"] }))
+        let fourCC = pixelFormat.fourCC.description
+        let outputName = output == .yu12 ? "I420" : output.name
+        let stream = ["--format", fourCC, "--size", size, "--fps", "\(fps)"]
+        func capture(_ options: [String]) -> (Int) -> [String] {
+            { [me, "capture", device] + stream + options + ["--frames", "\($0)", "--output", "/dev/null"] }
         }
-        for path in StreamOnly.Path.allCases {
-            list.append(("MediaDevices \(path.rawValue) only", { [me, "benchmark", "stream", "--device", device, "--size", size, "--fps", "\(fps)",
-                                                                  "--frames", "\($0)", "--path", path.rawValue] }))
+        var list: [(String, (Int) -> [String])] = []
+        if !decodes {
+            list += [("mediadevices capture", capture([])), ("mediadevices capture --direct", capture(["--direct"]))]
         }
+        if includeConversion || decodes {
+            list.append(("mediadevices capture → \(outputName)", capture(["--output-format", outputName])))
+        }
+        if decodes {
+            list.append(("mediadevices capture --direct → \(outputName)", capture(["--direct", "--output-format", outputName])))
+        }
+        for path in decodes ? [.converted] : StreamOnly.Path.allCases {
+            let name = "MediaDevices \(path.rawValue) only" + (path == .converted ? " → \(outputName)" : "")
+            list.append((name, { [me, "benchmark", "stream", "--device", device] + stream
+                                 + ["--output-format", outputName, "--frames", "\($0)", "--path", path.rawValue] }))
+        }
+        let gstCaps = decodes ? ["image/jpeg,width=\(width),height=\(height),framerate=\(fps)/1", "!", "jpegdec"]
+                              : ["video/x-raw,format=YUY2,width=\(width),height=\(height),framerate=\(fps)/1"]
         list += [
-            ("v4l2-ctl", { ["v4l2-ctl", "-d", device, "--set-fmt-video=width=\(width),height=\(height),pixelformat=YUYV",
+            ("v4l2-ctl", { ["v4l2-ctl", "-d", device, "--set-fmt-video=width=\(width),height=\(height),pixelformat=\(fourCC)",
                             "--set-parm=\(fps)", "--stream-mmap", "--stream-count=\($0)", "--stream-to=/dev/null"] }),
-            ("ffmpeg", { ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "v4l2", "-input_format", "yuyv422",
+            ("ffmpeg", { ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "v4l2", "-input_format",
+                          decodes ? "mjpeg" : "yuyv422",
                           "-video_size", size, "-framerate", "\(fps)", "-i", device, "-frames:v", "\($0)", "-f", "null", "-"] }),
-            ("gst-launch-1.0", { ["gst-launch-1.0", "-q", "v4l2src", "device=\(device)", "num-buffers=\($0)", "!",
-                                  "video/x-raw,format=YUY2,width=\(width),height=\(height),framerate=\(fps)/1", "!", "fakesink"] }),
+            ("gst-launch-1.0", { ["gst-launch-1.0", "-q", "v4l2src", "device=\(device)", "num-buffers=\($0)", "!"]
+                                 + gstCaps + ["!", "fakesink"] }),
         ]
         return list
     }
@@ -92,30 +135,60 @@ struct CaptureCPUBenchmark {
             let usage = try ProcessCPU.run(tool.arguments(5), log: log)
             guard usage.status == 0 else { throw failure(tool.name, tool.arguments(5), usage.status, log) }
         }
-        var samples: [String: [ProcessCPU.SampledUsage]] = [:]
+        // Each tool's runs: the whole run's usage, the window's CPU and wall time (`.window`),
+        // and the shorter runs' usage (`.difference`).
+        typealias Run = (total: ProcessCPU.Usage, window: (cpu: Double, wall: Double)?)
+        var runs: [String: [Run]] = [:]
+        var baselines: [String: [ProcessCPU.Usage]] = [:]
+        func measure(_ tool: (name: String, arguments: (Int) -> [String]), _ count: Int, window: (from: Double, to: Double)?) throws -> Run {
+            let arguments = tool.arguments(count)
+            let result: Run
+            if let window {
+                let usage = try ProcessCPU.runSampled(arguments, log: log, windowStart: window.from, windowEnd: window.to)
+                result = (usage.total, (usage.windowCPUNanoseconds, usage.windowWallNanoseconds))
+            } else {
+                result = (try ProcessCPU.run(arguments, log: log), nil)
+            }
+            guard result.total.status == 0 else { throw failure(tool.name, arguments, result.total.status, log) }
+            return result
+        }
         for repeat_ in 0..<repeats {
             for tool in list {
                 progress("run \(repeat_ + 1)/\(repeats): \(tool.name), \(frames) frames")
-                let usage = try ProcessCPU.runSampled(tool.arguments(frames), log: log, windowStart: windowStart, windowEnd: windowEnd)
-                guard usage.total.status == 0 else { throw failure(tool.name, tool.arguments(frames), usage.total.status, log) }
-                samples[tool.name, default: []].append(usage)
+                switch method {
+                case .window(let from, let to):
+                    runs[tool.name, default: []].append(try measure(tool, frames, window: (from, to)))
+                case .difference(let baselineFrames):
+                    runs[tool.name, default: []].append(try measure(tool, frames, window: nil))
+                    progress("run \(repeat_ + 1)/\(repeats): \(tool.name), \(baselineFrames) frames")
+                    baselines[tool.name, default: []].append(try measure(tool, baselineFrames, window: nil).total)
+                }
             }
         }
         var rows: [Row] = list.map { tool in
-            let runs = samples[tool.name]!
-            let perFrame = runs.map { $0.windowCPUNanoseconds / ($0.windowWallNanoseconds / 1e9 * Double(fps)) }.min()!
-            let whole = runs.map(\.total.cpuNanoseconds).min()!
-            let wall = runs.map(\.total.wallNanoseconds).min()!
-            return Row(tool: tool.name, command: tool.arguments(frames).joined(separator: " "), frames: frames,
-                       window: [windowStart, windowEnd], cpuPerFrameNanoseconds: perFrame,
-                       cpuPerFrameWithStartupNanoseconds: whole / Double(frames),
-                       measuredFrameRate: Double(frames) / (wall / 1e9))
+            let toolRuns = runs[tool.name]!
+            let whole = toolRuns.map(\.total.cpuNanoseconds).min()!
+            let wall = toolRuns.map(\.total.wallNanoseconds).min()!
+            var row = Row(tool: tool.name, command: tool.arguments(frames).joined(separator: " "), frames: frames,
+                          cpuPerFrameNanoseconds: 0, cpuPerFrameWithStartupNanoseconds: whole / Double(frames),
+                          measuredFrameRate: Double(frames) / (wall / 1e9))
+            switch method {
+            case .window(let from, let to):
+                row.window = [from, to]
+                row.cpuPerFrameNanoseconds = toolRuns.compactMap(\.window).map { $0.cpu / ($0.wall / 1e9 * Double(fps)) }.min()!
+            case .difference(let baselineFrames):
+                row.baselineFrames = baselineFrames
+                let baseline = baselines[tool.name]!.map(\.cpuNanoseconds).min()!
+                row.cpuPerFrameNanoseconds = (whole - baseline) / Double(frames - baselineFrames)
+            }
+            return row
         }
-        let v4l2 = rows.first { $0.tool == "v4l2-ctl" }?.cpuPerFrameNanoseconds
-        let ffmpeg = rows.first { $0.tool == "ffmpeg" }?.cpuPerFrameNanoseconds
+        func perFrame(_ tool: String) -> Double? { rows.first { $0.tool == tool }?.cpuPerFrameNanoseconds }
+        let (v4l2, ffmpeg, gst) = (perFrame("v4l2-ctl"), perFrame("ffmpeg"), perFrame("gst-launch-1.0"))
         for index in rows.indices {
             rows[index].overV4L2Ctl = v4l2.map { rows[index].cpuPerFrameNanoseconds / $0 }
             rows[index].overFFmpeg = ffmpeg.map { rows[index].cpuPerFrameNanoseconds / $0 }
+            rows[index].overGStreamer = gst.map { rows[index].cpuPerFrameNanoseconds / $0 }
         }
         return rows
     }
@@ -125,14 +198,35 @@ struct CaptureCPUBenchmark {
         return BenchmarkError("\(name) exited with status \(status): \(arguments.joined(separator: " "))\n\(tail)")
     }
 
-    static func table(_ rows: [Row]) -> String {
-        var table = BenchmarkTable("tool", "CPU/frame", "with start-up", "fps", "÷ v4l2-ctl", "÷ ffmpeg", "goals (≤1.2× v4l2-ctl, ≤0.3× ffmpeg)")
+    /// The table's title: what was measured, and how.
+    var title: String {
+        let how: String
+        switch method {
+        case .window(let from, let to):
+            how = "user+system, \(from)–\(to) s into each run, least of \(repeats)"
+        case .difference(let baselineFrames):
+            how = "user+system of a \(frames)-frame run less a \(baselineFrames)-frame run, over the \(frames - baselineFrames) frames between, least of \(repeats) each"
+        }
+        var title = "Capture CPU per frame (\(how)), \(device) \(pixelFormat) \(width)x\(height) @ \(fps) fps"
+        if decodes {
+            title += "\nDecoded to \(output == .yu12 ? "I420" : output.name): ours through the library's converted `frames(bufferSize:output:)` sequence"
+                + " (`converted only`) and `mediadevices capture --output-format`; gst-launch-1.0 through jpegdec, ffmpeg through its"
+                + " mjpeg decoder (both to the JPEG's own subsampling); v4l2-ctl streams the JPEGs undecoded"
+        }
+        return title
+    }
+
+    func table(_ rows: [Row]) -> String {
+        let goalText = goals.map { String(format: "≤%g× %@", $0.limit, $0.reference == "gst-launch-1.0" ? "gst" : $0.reference) }
+        var table = BenchmarkTable("tool", "CPU/frame", "with start-up", "fps", "÷ v4l2-ctl", "÷ ffmpeg", "÷ gst",
+                                   "goals (\(goalText.joined(separator: ", ")))")
         for row in rows {
-            let goals = row.tool.hasPrefix("mediadevices capture")
-                ? "\(goalMark(row.overV4L2Ctl ?? .infinity, 1.2)), \(goalMark(row.overFFmpeg ?? .infinity, 0.3))" : ""
+            let ratios = ["v4l2-ctl": row.overV4L2Ctl, "ffmpeg": row.overFFmpeg, "gst-launch-1.0": row.overGStreamer]
+            let ours = row.tool.hasPrefix("mediadevices capture") || (decodes && row.tool.hasPrefix("MediaDevices"))
+            let marks = ours ? goals.map { goalMark(ratios[$0.reference].flatMap { $0 } ?? .infinity, $0.limit) }.joined(separator: ", ") : ""
             table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds), formatDuration(row.cpuPerFrameWithStartupNanoseconds),
                       String(format: "%.1f", row.measuredFrameRate), formatRatio(row.overV4L2Ctl ?? .nan),
-                      formatRatio(row.overFFmpeg ?? .nan), goals)
+                      formatRatio(row.overFFmpeg ?? .nan), formatRatio(row.overGStreamer ?? .nan), marks)
         }
         return table.text
     }

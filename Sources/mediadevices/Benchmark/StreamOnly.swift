@@ -7,7 +7,8 @@ import Synchronization
 /// CPU benchmark to set beside `mediadevices capture` (which also copies every frame into the
 /// bounded queue and writes it out). `sequence` reads pooled copies from `frames(bufferSize:)`;
 /// otherwise a callback consumer sees each frame zero-copy; `output` converts on the capture
-/// thread (through a `frames(bufferSize:output:)` sequence).
+/// thread (through a `frames(bufferSize:output:)` sequence): for an MJPEG stream, the library's
+/// decoded frames.
 struct StreamOnly {
     enum Path: String, CaseIterable { case callback, sequence, converted }
 
@@ -17,12 +18,16 @@ struct StreamOnly {
     var fps: Int
     var frames: Int
     var path: Path
+    /// What the camera streams.
+    var pixelFormat: PixelFormat = .yuyv
+    /// What the `converted` path converts to.
+    var output: PixelFormat = .nv12
 
     func run() throws {
         guard case .camera(let camera) = try DeviceSelection.resolve(device) else {
             throw BenchmarkError("stream needs a camera (a /dev/video node)")
         }
-        let source = CameraSource(device: camera, request: FormatRequest(pixelFormat: .yuyv, size: Size(width: width, height: height),
+        let source = CameraSource(device: camera, request: FormatRequest(pixelFormat: pixelFormat, size: Size(width: width, height: height),
                                                                          frameRate: FrameRate(fps)))
         defer { source.release() }
         try source.initialize()
@@ -33,7 +38,7 @@ struct StreamOnly {
         switch path {
         case .callback: source.consumer = counter
         case .sequence: reader.drain(source.frames(bufferSize: 16))
-        case .converted: reader.drain(try source.frames(bufferSize: 16, output: OutputFormat(.nv12)))
+        case .converted: reader.drain(try source.frames(bufferSize: 16, output: OutputFormat(output)))
         }
         try source.start()
         let limit = DispatchTime.now() + 10 + 2 * Double(frames) / Double(fps)
