@@ -107,6 +107,7 @@ final class USBMicrophoneTests: XCTestCase {
         let unplugged = microphone.unplugTimeNanoseconds
         _ = Self.capture(driver, frames: .max, timeout: 10)  // drains until the side ends by itself
         XCTAssertFalse(driver.isCapturing, "the capture side ended by itself")
+        ended.wait(seconds: 10)
         let (error, endedAt) = ended.value
         XCTAssertEqual(error?.code, .disconnected, "onStop: \(error.map { "\($0)" } ?? "nil")")
         XCTAssertEqual(driver.capture.endError?.code, .disconnected, "endError: \(driver.capture.endError.map { "\($0)" } ?? "nil")")
@@ -232,5 +233,12 @@ final class USBMicrophoneTests: XCTestCase {
         }
 
         var value: (MediaDevicesError?, UInt64) { lock.withLock { (error, time) } }
+
+        /// Waits up to `seconds` for `onStop` to have been called (it runs on the audio thread
+        /// just after `isCapturing` turns false; on a busy machine that can be a while later).
+        func wait(seconds: Double) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while value.1 == 0 && Date() < deadline { usleep(5_000) }
+        }
     }
 }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 enum { CMD_SUBMIT = 1, CMD_UNLINK = 2, RET_SUBMIT = 3, RET_UNLINK = 4 };
-enum { HEADER_SIZE = 48, ISO_DESCRIPTOR_SIZE = 16, MAX_TRANSFER = 16 << 20, MAX_PACKETS = 1024 };
+enum { HEADER_SIZE = 48, ISO_DESCRIPTOR_SIZE = 16, MAX_TRANSFER = 16 << 20, MAX_PACKETS = 1024, MAX_CANCELLED = 64 };
 
 /// A queued URB (IN, not on endpoint 0).
 struct urb {
@@ -36,6 +36,12 @@ struct usbip_transport {
     struct urb *queue;
     int connected;
     uint8_t *control_buffer;
+    // vhci's tx thread can send a CMD_UNLINK before the CMD_SUBMIT it cancels (an URB submitted
+    // and killed while the thread was sending unlinks). Such URBs are answered -ECONNRESET at
+    // the unlink, and their CMD_SUBMIT, when it comes, is dropped. Reader thread only.
+    uint32_t highest_submitted;
+    uint32_t cancelled[MAX_CANCELLED];
+    int cancelled_count;
     int trace;  // USBDEV_TRACE=1 in the environment: every control request on stderr
 };
 
@@ -155,6 +161,16 @@ static void enqueue(usbip_transport *t, struct urb *urb) {
     pthread_mutex_unlock(&t->queue_lock);
 }
 
+/// Whether `seqnum` was unlinked before its CMD_SUBMIT arrived (and forgets it).
+static int take_cancelled(usbip_transport *t, uint32_t seqnum) {
+    for (int i = 0; i < t->cancelled_count; i++) {
+        if (t->cancelled[i] != seqnum) continue;
+        t->cancelled[i] = t->cancelled[--t->cancelled_count];
+        return 1;
+    }
+    return 0;
+}
+
 /// CMD_SUBMIT: reads what follows the header, then answers (control, OUT) or queues (IN).
 static int handle_submit(usbip_transport *t, const uint8_t *header) {
     uint32_t seqnum = get32(header, 1), direction = get32(header, 3), endpoint = get32(header, 4);
@@ -178,7 +194,10 @@ static int handle_submit(usbip_transport *t, const uint8_t *header) {
         if (!iso_packets) { free(out_data); return -1; }
     }
     int result = 0;
-    if (endpoint == 0) {
+    if (seqnum > t->highest_submitted) t->highest_submitted = seqnum;
+    if (take_cancelled(t, seqnum)) {
+        // Unlinked before it arrived: vhci already gave it back.
+    } else if (endpoint == 0) {
         result = handle_control(t, header, out_data, length);
     } else if (direction == 0) {
         // No emulated device takes OUT data on other endpoints: STALL.
@@ -195,8 +214,8 @@ static int handle_submit(usbip_transport *t, const uint8_t *header) {
     return result;
 }
 
-/// CMD_UNLINK: -ECONNRESET when the URB was still queued (it never gets a RET_SUBMIT), else 0
-/// (its RET_SUBMIT was sent before: both happen under queue_lock).
+/// CMD_UNLINK: -ECONNRESET when the URB was still queued, or has not arrived yet (it never gets
+/// a RET_SUBMIT), else 0 (its RET_SUBMIT was sent before: both happen under queue_lock).
 static int handle_unlink(usbip_transport *t, const uint8_t *header) {
     uint32_t seqnum = get32(header, 1), target = get32(header, 5);
     pthread_mutex_lock(&t->queue_lock);
@@ -204,7 +223,10 @@ static int handle_unlink(usbip_transport *t, const uint8_t *header) {
     for (struct urb **p = &t->queue; *p; p = &(*p)->next) {
         if ((*p)->seqnum == target) { found = *p; *p = found->next; break; }
     }
-    int result = send_ret_unlink(t, seqnum, found ? -ECONNRESET : 0);
+    // Not queued and never submitted: its CMD_SUBMIT is still on the way (vhci's seqnums grow).
+    int early = !found && target > t->highest_submitted && t->cancelled_count < MAX_CANCELLED;
+    if (early) t->cancelled[t->cancelled_count++] = target;
+    int result = send_ret_unlink(t, seqnum, found || early ? -ECONNRESET : 0);
     pthread_mutex_unlock(&t->queue_lock);
     if (found) { free(found->packets); free(found); }
     return result;
