@@ -166,28 +166,31 @@ final class AudioLoopbackTests: XCTestCase {
     }
 
     func testRecordAndPlayCommands() throws {
-        let tone = "\(Rig.scratch)/tone.wav", recording = "\(Rig.scratch)/recording.wav"
-        var sine = SineGenerator(frequency: AudioToneRun.frequency, amplitude: AudioToneRun.amplitude, sampleRate: 44100)
-        let writer = try WAVWriter(path: tone, format: AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .floatLE))
-        try writer.write(sine.samples(frames: 44100 * 2, channels: 2))
-        try writer.close()
-        let play = Process()
-        play.executableURL = URL(fileURLWithPath: Rig.tool)
-        play.arguments = ["play", "hw:Loopback,0,0", tone, "--json"]
-        let playOutput = Pipe()
-        play.standardOutput = playOutput
-        try play.run()
-        usleep(400_000)
+        let short = "\(Rig.scratch)/short.wav", tone = "\(Rig.scratch)/tone.wav", recording = "\(Rig.scratch)/recording.wav"
+        let format = AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .floatLE)
+        for (path, seconds) in [(short, 1), (tone, 30)] {
+            var sine = SineGenerator(frequency: AudioToneRun.frequency, amplitude: AudioToneRun.amplitude, sampleRate: 44100)
+            let writer = try WAVWriter(path: path, format: format)
+            try writer.write(sine.samples(frames: 44100 * seconds, channels: 2))
+            try writer.close()
+        }
+        // `play` on its own: every frame of the file reaches the device.
+        let played = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(Rig.run("\(Rig.tool) play hw:Loopback,0,0 \(short) --json").utf8)) as? [String: Any])
+        XCTAssertEqual(played["frames"] as? Int, 44100)
+
+        // `record` while `play` plays a long tone: recording starts only once the playback
+        // stream runs (each CLI takes seconds to start under emulation, more on a busy host).
+        let play = try Rig.spawn([Rig.tool, "play", "hw:Loopback,0,0", tone], output: "\(Rig.scratch)/play.out", errors: "\(Rig.scratch)/play.err")
+        defer { if play.isRunning { play.terminate() }; play.waitUntilExit() }
+        let running = Rig.shell("for i in $(seq 600); do grep -qs RUNNING /proc/asound/Loopback/pcm0p/sub0/status && exit 0; sleep 0.1; done; exit 1")
+        XCTAssertEqual(running.status, 0, "the playback stream did not start in 60 s: \(Rig.shell("cat \(Rig.scratch)/play.err").output)")
         let printed = try Rig.run("\(Rig.tool) record hw:Loopback,1,0 --seconds 1 --rate 44100 --channels 2 --sample-format FLOAT_LE --output \(recording) --json")
-        play.waitUntilExit()
-        XCTAssertEqual(play.terminationStatus, 0)
+        XCTAssertTrue(play.isRunning, "the tone played all through the recording")
         let result = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any], printed)
         XCTAssertEqual(result["frames"] as? Int, 44100)
         let stats = try XCTUnwrap(result["statistics"] as? [String: Any])
         XCTAssertEqual(stats["achievedSampleRate"] as? Double ?? 0, 44100, accuracy: 44100 * 0.3)
         XCTAssertNotNil(stats["meanDelayMicroseconds"] as? Double)
-        let played = try XCTUnwrap(try JSONSerialization.jsonObject(with: playOutput.fileHandleForReading.readDataToEndOfFile()) as? [String: Any])
-        XCTAssertEqual(played["frames"] as? Int, 88200)
         let wav = try WAVFile(path: recording)
         XCTAssertEqual(wav.format, AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .floatLE))
         XCTAssertEqual(wav.frames, 44100)
