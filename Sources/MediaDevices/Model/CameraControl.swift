@@ -13,9 +13,9 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     public let type: ControlType
     /// The control class it belongs to, as the driver groups them (user, camera, ...).
     public let controlClass: ControlClass
-    /// The range: for integer and menu types the smallest and largest value, for strings the
-    /// shortest and longest length, for bitmasks `maximum` is the mask of usable bits.
+    /// The smallest value (integer and menu types) or the shortest length (strings).
     public let minimum: Int64
+    /// The largest value, the longest string, or for bitmasks the mask of usable bits.
     public let maximum: Int64
     /// The distance between valid values (integer types).
     public let step: UInt64
@@ -25,9 +25,9 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     public let flags: ControlFlags
     /// The entries of a menu or integer menu, without the gaps drivers leave.
     public let menu: [MenuEntry]
-    /// Bytes per element and the dimensions, for arrays and other compound types
-    /// (`dimensions` is empty for a single value).
+    /// Bytes per element, for arrays and other compound types.
     public let elementSize: UInt32
+    /// The array's dimensions (`[8, 16]`); empty for a single value.
     public let dimensions: [UInt32]
     /// The value when the control was read; `.none` for buttons, class headers and controls
     /// that cannot be read (write-only).
@@ -147,21 +147,36 @@ public enum ControlValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
 /// A control's type (`V4L2_CTRL_TYPE_*`), named as `v4l2-ctl` names it.
 public struct ControlType: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The kernel's `V4L2_CTRL_TYPE_*` value.
     public let rawValue: UInt32
+    /// The type with this kernel value.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
+    /// `V4L2_CTRL_TYPE_INTEGER`: a 32-bit integer in a range with a step.
     public static let integer = ControlType(rawValue: 1)
+    /// `V4L2_CTRL_TYPE_BOOLEAN`: 0 or 1.
     public static let boolean = ControlType(rawValue: 2)
+    /// `V4L2_CTRL_TYPE_MENU`: an index into named entries.
     public static let menu = ControlType(rawValue: 3)
+    /// `V4L2_CTRL_TYPE_BUTTON`: an action; setting any value triggers it.
     public static let button = ControlType(rawValue: 4)
+    /// `V4L2_CTRL_TYPE_INTEGER64`: a 64-bit integer.
     public static let integer64 = ControlType(rawValue: 5)
+    /// `V4L2_CTRL_TYPE_CTRL_CLASS`: a class header, not a control.
     public static let controlClass = ControlType(rawValue: 6)
+    /// `V4L2_CTRL_TYPE_STRING`.
     public static let string = ControlType(rawValue: 7)
+    /// `V4L2_CTRL_TYPE_BITMASK`: up to 32 bits within `maximum`.
     public static let bitmask = ControlType(rawValue: 8)
+    /// `V4L2_CTRL_TYPE_INTEGER_MENU`: an index into a list of numbers.
     public static let integerMenu = ControlType(rawValue: 9)
+    /// `V4L2_CTRL_TYPE_U8`: an array of bytes.
     public static let u8 = ControlType(rawValue: 0x0100)
+    /// `V4L2_CTRL_TYPE_U16`: an array of 16-bit numbers.
     public static let u16 = ControlType(rawValue: 0x0101)
+    /// `V4L2_CTRL_TYPE_U32`: an array of 32-bit numbers.
     public static let u32 = ControlType(rawValue: 0x0102)
+    /// `V4L2_CTRL_TYPE_AREA`: a width and a height.
     public static let area = ControlType(rawValue: 0x0106)
 
     /// Whether its value is one integer (integer, boolean, menu, integer menu, bitmask, int64).
@@ -195,16 +210,26 @@ public struct ControlType: RawRepresentable, Sendable, Hashable, Codable, Custom
 
 /// A control class (`V4L2_CTRL_CLASS_*`): how drivers group their controls.
 public struct ControlClass: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The class bits of a control id (`V4L2_CTRL_ID2WHICH`).
     public let rawValue: UInt32
+    /// The class with these bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
+    /// `V4L2_CTRL_CLASS_USER`: brightness, contrast, gain, white balance, ...
     public static let user = ControlClass(rawValue: 0x0098_0000)
+    /// `V4L2_CTRL_CLASS_CODEC`.
     public static let codec = ControlClass(rawValue: 0x0099_0000)
+    /// `V4L2_CTRL_CLASS_CAMERA`: exposure, focus, zoom, pan, tilt, ...
     public static let camera = ControlClass(rawValue: 0x009a_0000)
+    /// `V4L2_CTRL_CLASS_FLASH`.
     public static let flash = ControlClass(rawValue: 0x009c_0000)
+    /// `V4L2_CTRL_CLASS_JPEG`.
     public static let jpeg = ControlClass(rawValue: 0x009d_0000)
+    /// `V4L2_CTRL_CLASS_IMAGE_SOURCE` (sensors).
     public static let imageSource = ControlClass(rawValue: 0x009e_0000)
+    /// `V4L2_CTRL_CLASS_IMAGE_PROC`.
     public static let imageProcessing = ControlClass(rawValue: 0x009f_0000)
+    /// `V4L2_CTRL_CLASS_DETECT`.
     public static let detection = ControlClass(rawValue: 0x00a3_0000)
 
     /// "User Controls", "Camera Controls", ... (the kernel's class names).
@@ -225,21 +250,34 @@ public struct ControlClass: RawRepresentable, Sendable, Hashable, Codable, Custo
 
 /// A control's flags (`V4L2_CTRL_FLAG_*`).
 public struct ControlFlags: OptionSet, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The kernel's flag bits.
     public let rawValue: UInt32
+    /// Flags from the kernel's bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
+    /// The driver does not offer it (now).
     public static let disabled = ControlFlags(rawValue: 0x0001)
+    /// It cannot change now (for example while streaming).
     public static let grabbed = ControlFlags(rawValue: 0x0002)
+    /// It can be read, not set.
     public static let readOnly = ControlFlags(rawValue: 0x0004)
     /// Setting this control may change others (an auto mode and the values it governs).
     public static let update = ControlFlags(rawValue: 0x0008)
+    /// It has no effect now (an automatic mode governs it).
     public static let inactive = ControlFlags(rawValue: 0x0010)
+    /// Best shown as a slider.
     public static let slider = ControlFlags(rawValue: 0x0020)
+    /// It can be set, not read (buttons, relative moves).
     public static let writeOnly = ControlFlags(rawValue: 0x0040)
+    /// The device changes its value by itself (gain under automatic gain).
     public static let volatile = ControlFlags(rawValue: 0x0080)
+    /// Its value is a payload (strings, arrays, compound types).
     public static let hasPayload = ControlFlags(rawValue: 0x0100)
+    /// Setting it acts even when the value is the same.
     public static let executeOnWrite = ControlFlags(rawValue: 0x0200)
+    /// Setting it may change the buffer layout.
     public static let modifyLayout = ControlFlags(rawValue: 0x0400)
+    /// An array whose length varies.
     public static let dynamicArray = ControlFlags(rawValue: 0x0800)
 
     /// The flags as `v4l2-ctl` names them, comma-separated ("inactive,volatile").

@@ -1,7 +1,9 @@
 /// The kernel's ids of the standard camera controls (`V4L2_CID_*`), for typed access:
 /// `try device.setControl(.brightness, to: 10)`, `controls[.exposureAbsolute]`.
 public struct CameraControlID: RawRepresentable, Sendable, Hashable, Codable {
+    /// The kernel's control id.
     public let rawValue: UInt32
+    /// The control with this kernel id.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// `V4L2_CID_BRIGHTNESS`.
@@ -54,23 +56,42 @@ extension Array where Element == CameraControl {
         first { $0.key == name } ?? first { $0.name.lowercased() == name.lowercased() }
     }
 
+    /// The `brightness` control, if the driver has one.
     public var brightness: CameraControl? { self[.brightness] }
+    /// The `contrast` control, if the driver has one.
     public var contrast: CameraControl? { self[.contrast] }
+    /// The `saturation` control, if the driver has one.
     public var saturation: CameraControl? { self[.saturation] }
+    /// The `hue` control, if the driver has one.
     public var hue: CameraControl? { self[.hue] }
+    /// The `gamma` control, if the driver has one.
     public var gamma: CameraControl? { self[.gamma] }
+    /// The `sharpness` control, if the driver has one.
     public var sharpness: CameraControl? { self[.sharpness] }
+    /// The `gain` control, if the driver has one.
     public var gain: CameraControl? { self[.gain] }
+    /// The `backlightCompensation` control, if the driver has one.
     public var backlightCompensation: CameraControl? { self[.backlightCompensation] }
+    /// The `powerLineFrequency` control, if the driver has one.
     public var powerLineFrequency: CameraControl? { self[.powerLineFrequency] }
+    /// The `whiteBalanceAutomatic` control, if the driver has one.
     public var whiteBalanceAutomatic: CameraControl? { self[.whiteBalanceAutomatic] }
+    /// The `whiteBalanceTemperature` control, if the driver has one.
     public var whiteBalanceTemperature: CameraControl? { self[.whiteBalanceTemperature] }
+    /// The `exposureAuto` control, if the driver has one.
     public var exposureAuto: CameraControl? { self[.exposureAuto] }
+    /// The `exposureAbsolute` control, if the driver has one.
     public var exposureAbsolute: CameraControl? { self[.exposureAbsolute] }
+    /// The `exposureAutoPriority` control, if the driver has one.
     public var exposureAutoPriority: CameraControl? { self[.exposureAutoPriority] }
+    /// The `focusAuto` control, if the driver has one.
     public var focusAuto: CameraControl? { self[.focusAuto] }
+    /// The `focusAbsolute` control, if the driver has one.
     public var focusAbsolute: CameraControl? { self[.focusAbsolute] }
+    /// The `zoomAbsolute` control, if the driver has one.
     public var zoomAbsolute: CameraControl? { self[.zoomAbsolute] }
+    /// The `panAbsolute` control, if the driver has one.
     public var panAbsolute: CameraControl? { self[.panAbsolute] }
+    /// The `tiltAbsolute` control, if the driver has one.
     public var tiltAbsolute: CameraControl? { self[.tiltAbsolute] }
 }

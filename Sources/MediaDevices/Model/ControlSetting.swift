@@ -4,17 +4,23 @@
 public struct ControlSetting: Sendable, Hashable, CustomStringConvertible {
     /// Which control.
     public enum Target: Sendable, Hashable {
+        /// The control with this kernel id.
         case id(UInt32)
+        /// The control with this key (`v4l2-ctl`'s name) or driver name.
         case name(String)
     }
 
     /// The value to set.
     public enum Value: Sendable, Hashable {
+        /// A typed value.
         case value(ControlValue)
+        /// Text read for the control's type.
         case text(String)
     }
 
+    /// Which control.
     public let target: Target
+    /// The value to set.
     public let value: Value
 
     /// `control` to the integer `value` (integers, booleans, menu indexes, bitmasks).

@@ -5,7 +5,9 @@ import Glibc
 public struct ControlChange: Sendable, Hashable, CustomStringConvertible {
     /// What changed.
     public struct Changes: OptionSet, Sendable, Hashable {
+        /// The kernel's `V4L2_EVENT_CTRL_CH_*` bits.
         public let rawValue: UInt32
+        /// Changes from the kernel's bits.
         public init(rawValue: UInt32) { self.rawValue = rawValue }
         /// `V4L2_EVENT_CTRL_CH_VALUE`.
         public static let value = Changes(rawValue: 1)
@@ -15,17 +17,24 @@ public struct ControlChange: Sendable, Hashable, CustomStringConvertible {
         public static let range = Changes(rawValue: 4)
     }
 
-    /// The control's id and key (`exposure_time_absolute`).
+    /// The control's id.
     public let id: UInt32
+    /// The control's key (`exposure_time_absolute`).
     public let key: String
+    /// What changed.
     public let changes: Changes
-    /// The control's value (integer controls; `.none` for strings and arrays, which events do
-    /// not carry), flags and range after the change.
+    /// The value after the change (integer controls; `.none` for strings and arrays, which
+    /// events do not carry).
     public let value: ControlValue
+    /// The flags after the change.
     public let flags: ControlFlags
+    /// The range after the change.
     public let minimum: Int64
+    /// The range after the change.
     public let maximum: Int64
+    /// The step after the change.
     public let step: UInt64
+    /// The default after the change.
     public let defaultValue: Int64
 
     /// `brightness: value 10` / `exposure_time_absolute: flags inactive`.
@@ -42,6 +51,7 @@ public struct ControlChange: Sendable, Hashable, CustomStringConvertible {
 /// (`CaptureDevice.controlChanges()`). It has its own file descriptor and thread, subscribed to
 /// every control; `stop()` (or dropping it) ends the sequence.
 public final class ControlChanges: AsyncSequence, Sendable {
+    /// One change.
     public typealias Element = ControlChange
     private let stream: AsyncStream<ControlChange>
     private let continuation: AsyncStream<ControlChange>.Continuation
