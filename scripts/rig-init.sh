@@ -7,8 +7,9 @@
 #   2. mounts the per-run results share ("rigout", writable) and reads
 #      rig-boot.env from it (written by scripts/rig on the host),
 #   3. mounts the HOST's root filesystem ("hostroot", read-only 9p) on /newroot,
-#      plus proc/sys/dev/devpts/shm/run/tmp, the guest kernel's modules on
-#      /lib/modules and the results share at its host path,
+#      plus proc/sys/dev/devpts/shm/run/tmp, the checkout ("checkout", read-only
+#      9p) at its host path, the guest kernel's modules on /lib/modules and the
+#      results share at its host path,
 #   4. chroots into it and runs rig-command.sh (the user's command),
 #   5. writes the exit status into the results share, syncs and powers off.
 #
@@ -71,7 +72,7 @@ mount -t 9p -o "$P9OPTS,cache=mmap" rigout /rigout ||
 	fail "mounting the results share (9p tag rigout) failed"
 [ -r /rigout/rig-boot.env ] || fail "rig-boot.env missing from the results share"
 # rig-boot.env sets (all physical paths, resolved on the host, whose root is
-# ours): RIG_RUN_DIR (the results dir), RIG_MODULES_DIR (the guest kernel's
+# ours): RIG_CHECKOUT (the repository), RIG_RUN_DIR (the results dir), RIG_MODULES_DIR (the guest kernel's
 # lib/modules), RIG_LIB_MODULES (/lib/modules), RIG_VAR_TMP (/var/tmp, or
 # empty if missing).
 # shellcheck source=/dev/null
@@ -100,6 +101,12 @@ mount -t tmpfs -o mode=755 tmpfs $R/run || fail "mounting tmpfs on /run failed"
 mount -t tmpfs -o mode=1777 tmpfs $R/tmp || fail "mounting tmpfs on /tmp failed"
 [ -n "$RIG_VAR_TMP" ] && mount -t tmpfs -o mode=1777 tmpfs "$R$RIG_VAR_TMP"
 mkdir -p $R/run/lock $R/run/user $R/tmp/home
+
+# The checkout, shared on its own ("checkout", read-only) at its host path: it is visible even
+# where the host root's view is hidden by the fresh mounts above (a clone under /tmp).
+mkdir -p "$R$RIG_CHECKOUT" 2>/dev/null
+mount -t 9p -o "ro,$P9OPTS,cache=loose" checkout "$R$RIG_CHECKOUT" ||
+	fail "mounting the checkout $RIG_CHECKOUT (9p tag checkout) failed"
 
 [ -d "$R$RIG_LIB_MODULES" ] || fail "/lib/modules does not exist on the host (run 'scripts/rig setup' as root to create it)"
 [ -d "$R$RIG_MODULES_DIR" ] || fail "guest kernel modules not found at $RIG_MODULES_DIR"
