@@ -21,7 +21,7 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: "Number of frames to write.")
     var frames: Int = 30
 
-    @Option(help: "Output file.")
+    @Option(help: "Output file; its name decides what is written: .y4m (YUV4MPEG2, converted to I420 when needed), - (Y4M on standard output, for `| ffplay -`), .mjpeg (the camera's JPEG frames, no decode), or a raw extension (.yuv, .raw, .nv12, ...).")
     var output: String
 
     @Option(help: "Driver buffers to request (at least 3).")
@@ -51,7 +51,13 @@ struct CaptureCommand: ParsableCommand {
     }
 
     func run() throws {
+        // `--output -`: the video stream has standard output to itself; everything else the tool
+        // prints goes to standard error.
+        let videoOut = output == "-" ? StandardOutput.setAsideForData() : STDOUT_FILENO
         try reportingErrors(json: json) {
+            // The file name decides the container; a name the tool cannot honour fails here,
+            // before the device is opened.
+            let container = try FrameFileWriter.container(for: self.output)
             let opened = try OpenedCapturer(device, request: formatOptions.request, buffers: buffers,
                                             screenRegion: region.flatMap(Rect.init(parsing:)), showsCursor: cursor)
             let (capturer, adjustments, deviceName) = (opened.capturer, opened.adjustments, opened.name)
@@ -63,12 +69,19 @@ struct CaptureCommand: ParsableCommand {
             var output = outputOptions.isRequested ? outputOptions.output(fallback: .yu12) : nil
             // Screens give their framebuffer format (XRGB8888…): I420 for a .y4m file, and one
             // size for the whole file even when the screen changes mode (frames are scaled to it).
-            if opened.isScreen {
-                if output == nil && self.output.hasSuffix(".y4m") { output = OutputFormat(.yu12) }
-                if output != nil && output?.size == nil { output?.size = settings.format.size }
+            if opened.isScreen, output != nil, output?.size == nil { output?.size = settings.format.size }
+            // Y4M holds I420 and grey: anything else is converted to I420 (screens too, at one
+            // size for the whole file even when the screen changes mode).
+            if container == .y4m, output == nil, opened.isScreen || !FrameFileWriter.canWriteY4M(settings.format.pixelFormat) {
+                output = OutputFormat(.yu12, size: opened.isScreen ? settings.format.size : nil)
+            }
+            if container == .mjpeg, output != nil {
+                throw MediaDevicesError(.unsupportedFormat, device: deviceName, operation: "capture",
+                                        detail: "A .mjpeg file stores the camera's JPEG frames as they come; drop the output options, or write .y4m")
             }
             let fileFormat = output?.format(for: settings.format, orientation: capturer.orientation) ?? settings.format
-            let writer = try FrameFileWriter(path: self.output, format: fileFormat, frameRate: settings.frameRate)
+            let writer = try FrameFileWriter(path: self.output, format: fileFormat, frameRate: settings.frameRate,
+                                             container: container, standardOutput: videoOut)
             // Frames are written from the bounded `frames` sequence, off the capture thread, so a
             // slow disk shows up as counted queue drops instead of starving the driver of buffers.
             // With --direct, the capture thread writes each lent frame itself (zero-copy).

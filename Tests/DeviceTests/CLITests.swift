@@ -50,7 +50,7 @@ final class CLITests: XCTestCase {
         let missing = Rig.shell("\(Rig.tool) formats 7 --json")
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.output.contains("\"code\" : \"notFound\""), missing.output)
-        let unoffered = Rig.shell("\(Rig.tool) capture 0 --format MJPG --frames 1 --output \(Rig.scratch)/x --json")
+        let unoffered = Rig.shell("\(Rig.tool) capture 0 --format MJPG --frames 1 --output \(Rig.scratch)/x.y4m --json")
         XCTAssertEqual(unoffered.status, 1)
         XCTAssertTrue(unoffered.output.contains("\"code\" : \"unsupportedFormat\""), unoffered.output)
         XCTAssertTrue(unoffered.output.contains("YUYV"), "names what is offered: \(unoffered.output)")

@@ -207,10 +207,10 @@ final class ControlsCLITests: XCTestCase {
         try Rig.run("\(Rig.tool) snapshot \(node) --control contrast=77 --control 'test_pattern=100% White' --skip 0 --output \(Rig.scratch)/controls.png")
         XCTAssertEqual(try current(node, ["contrast", "test_pattern"]), ["contrast": "77", "test_pattern": "6"])
 
-        let bad = Rig.shell("\(Rig.tool) capture 0 --control brightness=999 --frames 1 --output \(Rig.scratch)/x --json")
+        let bad = Rig.shell("\(Rig.tool) capture 0 --control brightness=999 --frames 1 --output \(Rig.scratch)/x.y4m --json")
         XCTAssertEqual(bad.status, 1)
         XCTAssertEqual((try json(bad.output)["error"] as? [String: Any])?["code"] as? String, "invalidValue", bad.output)
-        let pattern = Rig.shell("\(Rig.tool) capture testpattern --control brightness=1 --frames 1 --output \(Rig.scratch)/x --json")
+        let pattern = Rig.shell("\(Rig.tool) capture testpattern --control brightness=1 --frames 1 --output \(Rig.scratch)/x.y4m --json")
         XCTAssertEqual(pattern.status, 1, "the test pattern has no controls: \(pattern.output)")
         print("figure: capture --control brightness: mean Y \(String(format: "%.1f", dark)) at 40, \(String(format: "%.1f", bright)) at 220")
     }

@@ -1,9 +1,10 @@
 import Glibc
 
-/// Writes frames to a file: YUV4MPEG2 (`.y4m`, playable by ffplay and mpv) for the formats Y4M
-/// can hold without conversion (YU12/I420, YV12, YUV420M as `C420jpeg`; GREY as `Cmono`), and
-/// raw frames one after another for everything else. Rows are written without stride padding.
-/// Writing a frame allocates nothing.
+/// Writes frames to a file, or to standard output for the path `-`: YUV4MPEG2 (`.y4m`, playable
+/// by ffplay and mpv) for the formats Y4M holds (YU12/I420, YV12, YUV420M as `C420jpeg`; GREY as
+/// `Cmono`; convert anything else first), the camera's JPEGs as they came (`.mjpeg`), or raw
+/// frames one after another. As with FFmpeg, the file name decides (`container(for:)`). Rows are
+/// written without stride padding. Writing a frame allocates nothing.
 public final class FrameFileWriter: @unchecked Sendable {
     /// How frames are stored.
     public enum Container: String, Sendable, Codable {
@@ -11,6 +12,29 @@ public final class FrameFileWriter: @unchecked Sendable {
         case y4m
         /// Raw frames, tightly packed, one after another (JPEG frames as they came).
         case raw
+        /// Motion JPEG: the camera's JPEG frames as they came, no decode.
+        case mjpeg
+    }
+
+    /// The file name extensions that mean raw frames.
+    public static let rawExtensions: Set<String> = ["raw", "yuv", "rgb", "bgr", "rgba", "bgra", "argb", "gray", "grey",
+                                                    "nv12", "nv21", "nv16", "yuyv", "uyvy", "i420", "yv12", "yu12", "rgb565"]
+
+    /// The container a file name asks for, as FFmpeg decides by the name: `.y4m` and `-`
+    /// (standard output) are Y4M, `.mjpeg`/`.mjpg` motion JPEG, a raw extension (`.yuv`,
+    /// `.nv12`, …) raw frames. Any other name is an error that says what the names mean.
+    public static func container(for path: String) throws -> Container {
+        if path == "-" { return .y4m }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let ext = name.contains(".") ? String(name.split(separator: ".").last!).lowercased() : ""
+        switch ext {
+        case "y4m": return .y4m
+        case "mjpeg", "mjpg": return .mjpeg
+        case _ where rawExtensions.contains(ext): return .raw
+        default:
+            throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "write \(path)",
+                                    detail: "The file name decides what is written: .y4m (YUV4MPEG2, converted as needed; plays in ffplay and mpv), - (Y4M to standard output), .mjpeg (the camera's JPEG frames, no decode), or a raw extension (\(rawExtensions.sorted().map { "." + $0 }.joined(separator: " ")))")
+        }
     }
 
     /// The file path.
@@ -30,28 +54,30 @@ public final class FrameFileWriter: @unchecked Sendable {
         [PixelFormat.yu12, .yv12, .yuv420m, .grey].contains(pixelFormat)
     }
 
-    /// Creates (truncates) `path` for frames of `format` at `frameRate`. `container` defaults
-    /// to Y4M when the format allows it.
-    public init(path: String, format: VideoFormat, frameRate: FrameRate?, container: Container? = nil) throws {
+    /// Creates (truncates) `path` for frames of `format` at `frameRate`; `-` writes to
+    /// `standardOutput` (a descriptor the caller may have set aside, so that nothing else reaches
+    /// the stream). `container` defaults to Y4M when the format allows it.
+    public init(path: String, format: VideoFormat, frameRate: FrameRate?, container: Container? = nil,
+                standardOutput: Int32 = STDOUT_FILENO) throws {
         self.path = path
         self.format = format
         let chosen = container ?? (FrameFileWriter.canWriteY4M(format.pixelFormat) ? .y4m : .raw)
-        guard chosen == .raw || FrameFileWriter.canWriteY4M(format.pixelFormat) else {
+        guard chosen != .y4m || FrameFileWriter.canWriteY4M(format.pixelFormat) else {
             throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "write \(path)",
-                                    detail: "Y4M cannot hold \(format.pixelFormat.name) without conversion; capture YU12, YV12, YUV420M or GREY, or write raw")
+                                    detail: "Y4M cannot hold \(format.pixelFormat.name) without conversion; convert to YU12 (I420), or write raw")
+        }
+        guard chosen != .mjpeg || format.pixelFormat.isCompressed else {
+            throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "write \(path)",
+                                    detail: "A .mjpeg file stores the camera's JPEG frames, but these frames are \(format.pixelFormat.name); capture --format MJPG, or write .y4m")
         }
         self.container = chosen
         planeOrder = format.pixelFormat == .yv12 ? [0, 2, 1] : [0, 1, 2]
-        guard let file = fopen(path, "wb") else {
+        let opened = path == "-" ? fdopen(dup(standardOutput), "wb") : fopen(path, "wb")
+        guard let file = opened else {
             throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "open \(path) for writing")
         }
         self.file = file
-        if chosen == .y4m {
-            let rate = frameRate?.framesPerSecond ?? Fraction(30)
-            let colour = format.pixelFormat == .grey ? "mono" : "420jpeg"
-            let header = "YUV4MPEG2 W\(format.width) H\(format.height) F\(rate.numerator):\(rate.denominator) Ip A1:1 C\(colour)\n"
-            try write(Array(header.utf8))
-        }
+        if chosen == .y4m { try write(Array(FrameFileWriter.y4mHeader(format, frameRate: frameRate).utf8)) }
     }
 
     deinit { try? close() }
@@ -91,6 +117,15 @@ public final class FrameFileWriter: @unchecked Sendable {
     }
 
     private static let frameHeader = Array("FRAME\n".utf8)
+
+    /// `YUV4MPEG2 W640 H480 F30:1 Ip A1:1 C420jpeg XCOLORRANGE=LIMITED`: the chroma tag (mono
+    /// for grey) and the range FFmpeg reads.
+    static func y4mHeader(_ format: VideoFormat, frameRate: FrameRate?) -> String {
+        let rate = frameRate?.framesPerSecond ?? Fraction(30)
+        let colour = format.pixelFormat == .grey ? "mono" : "420jpeg"
+        let range = format.colorimetry.range == .full ? "FULL" : "LIMITED"
+        return "YUV4MPEG2 W\(format.width) H\(format.height) F\(rate.numerator):\(rate.denominator) Ip A1:1 C\(colour) XCOLORRANGE=\(range)\n"
+    }
 
     private func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try write($0) }

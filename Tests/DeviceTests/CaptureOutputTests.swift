@@ -1,0 +1,72 @@
+import Foundation
+import MediaDevices
+import XCTest
+
+/// `capture`'s output files, named as FFmpeg names them: `.y4m` is always YUV4MPEG2 (converted to
+/// I420, or `Cmono` for grey), `-` is Y4M on standard output for a pipe, `.mjpeg` keeps the
+/// camera's JPEGs as they came, a raw extension writes raw frames, and any other name is an
+/// error before the device is opened. Each file is read back by FFmpeg.
+final class CaptureOutputTests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+
+    /// ffprobe's `width,height,pix_fmt,nb_read_frames` for a file.
+    private func probe(_ path: String, format: String? = nil) throws -> String {
+        try Rig.run("ffprobe -v error \(format.map { "-f \($0)" } ?? "") -count_frames -select_streams v:0 -show_entries stream=width,height,pix_fmt,nb_read_frames -of csv=p=0 \(path)")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func testY4MIsAlwaysPlayable() throws {
+        try Rig.loadVivid("n_devs=1")
+        let yuyv = "\(Rig.scratch)/yuyv.y4m", grey = "\(Rig.scratch)/grey.y4m"
+        try Rig.run("\(Rig.tool) capture 0 --format YUYV --size 640x480 --fps 25 --frames 6 --output \(yuyv)")
+        XCTAssertEqual(try probe(yuyv), "640,480,yuv420p,6", "YUYV converted to I420")
+        try Rig.run("\(Rig.tool) capture 0 --format GREY --size 640x480 --fps 25 --frames 4 --output \(grey)")
+        XCTAssertEqual(try probe(grey), "640,480,gray,4", "grey as Cmono")
+        let header = try String(decoding: Data(contentsOf: URL(fileURLWithPath: yuyv)).prefix(80), as: UTF8.self)
+        XCTAssertTrue(header.hasPrefix("YUV4MPEG2 W640 H480 F25:1 Ip A1:1 C420jpeg XCOLORRANGE=LIMITED\n"), header)
+    }
+
+    func testStandardOutputCarriesOnlyTheStream() throws {
+        try Rig.loadVivid("n_devs=1")
+        let decoded = "\(Rig.scratch)/piped.txt", errors = "\(Rig.scratch)/piped.err"
+        // What the tool says goes to standard error; FFmpeg reads the stream from the pipe.
+        try Rig.run("\(Rig.tool) capture 0 --format YUYV --size 640x480 --fps 25 --frames 8 --output - 2>\(errors) | ffmpeg -v error -f yuv4mpegpipe -i - -f framemd5 - > \(decoded)")
+        let frames = try String(contentsOfFile: decoded, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        XCTAssertEqual(frames.count, 8, "ffmpeg decoded every frame from the pipe")
+        XCTAssertTrue(try String(contentsOfFile: errors, encoding: .utf8).contains("wrote 8 frames"), "the report went to standard error")
+        let raw = try Rig.run("\(Rig.tool) capture 0 --format YUYV --size 640x480 --fps 25 --frames 2 --output - 2>/dev/null | head -c 9")
+        XCTAssertEqual(raw, "YUV4MPEG2", "standard output starts with the stream")
+    }
+
+    func testMJPEGFileKeepsTheCamerasJPEGs() throws {
+        let camera = try Rig.usbCamera()
+        defer { camera.close() }
+        let device = try camera.device()
+        let file = "\(Rig.scratch)/camera.mjpeg"
+        try Rig.run("\(Rig.tool) capture \(device.uniqueID) --format MJPG --size 1280x720 --frames 10 --output \(file)")
+        XCTAssertEqual(try probe(file, format: "mjpeg"), "1280,720,yuvj422p,10")
+        // The file is the camera's own JPEGs, one after another, byte for byte.
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        var offset = 0, frames = 0
+        while offset < bytes.count {
+            let counter = try XCTUnwrap(bytes[offset...].withUnsafeBytes { USBCamera.counter(jpeg: $0) }, "a frame counter at \(offset)")
+            let jpeg = camera.jpeg(Size(width: 1280, height: 720), counter: UInt32(counter))
+            XCTAssertEqual(Array(bytes[offset..<min(offset + jpeg.count, bytes.count)]), jpeg, "frame \(frames) as the camera sent it")
+            offset += jpeg.count
+            frames += 1
+        }
+        XCTAssertEqual(frames, 10)
+        let yuyv = Rig.shell("\(Rig.tool) capture \(device.uniqueID) --format YUYV --size 320x240 --frames 1 --output \(Rig.scratch)/no.mjpeg --json")
+        XCTAssertNotEqual(yuyv.status, 0)
+        XCTAssertTrue(yuyv.output.contains("\"code\" : \"unsupportedFormat\"") && yuyv.output.contains("MJPG"), yuyv.output)
+    }
+
+    func testANameTheToolCannotHonourFailsBeforeTheDeviceIsOpened() throws {
+        // No such device: the file name is checked first, so the error is about the name.
+        let result = Rig.shell("\(Rig.tool) capture /dev/video99 --frames 1 --output \(Rig.scratch)/clip.mp4 --json")
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.output.contains("\"code\" : \"unsupportedFormat\""), result.output)
+        XCTAssertTrue(result.output.contains(".y4m") && result.output.contains(".mjpeg"), "says what names mean: \(result.output)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(Rig.scratch)/clip.mp4"), "nothing written")
+    }
+}
