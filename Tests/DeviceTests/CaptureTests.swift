@@ -46,6 +46,7 @@ final class CaptureTests: XCTestCase {
         let records = recorder.snapshot
         let stats = source.statistics
         XCTAssertGreaterThanOrEqual(records.count, 30)
+        guard records.count >= 2 else { return }
         XCTAssertEqual(stats.deliveredFrames, records.count, "every delivered frame reached the consumer")
         // What the library controls: every sequence gap is counted as a drop, and the rate is
         // computed from the driver's timestamps. vivid's webcam input is drop-free at 25 fps on

@@ -167,16 +167,19 @@ final class HotplugDeviceTests: XCTestCase {
         Rig.shell("modprobe -r snd-aloop")
         let out = "\(Rig.scratch)/monitor.json", err = "\(Rig.scratch)/monitor.err"
         let script = """
-            \(Rig.tool) monitor --json --kinds sound --count 2 --timeout 20 >\(out) 2>\(err) &
+            \(Rig.tool) monitor --json --kinds sound --count 2 --timeout 120 >\(out) 2>\(err) &
             pid=$!
-            for i in $(seq 100); do grep -q listening \(err) && break; sleep 0.05; done
-            modprobe snd-aloop && sleep 0.5 && modprobe -r snd-aloop
+            for i in $(seq 1200); do grep -q listening \(err) && break; sleep 0.05; done
+            modprobe snd-aloop && sleep 0.5
+            # The monitor reads the new card's PCMs; until it lets go, the module is busy.
+            for i in $(seq 200); do modprobe -r snd-aloop 2>/dev/null && break; sleep 0.05; done
             wait $pid
             """
         let (status, _, errors) = Rig.shell(script)
         XCTAssertEqual(status, 0, errors)
         let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.count, 2, "one line per event: \(lines)")
+        guard lines.count == 2 else { return }
         let objects = try lines.map { try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         XCTAssertEqual(objects.map { $0["action"] as? String }, ["added", "removed"])
         XCTAssertEqual(objects.map { $0["kind"] as? String }, ["sound", "sound"])

@@ -44,7 +44,10 @@ final class USBCameraControlTests: XCTestCase {
         try source.start()
         defer { source.stop() }
         XCTAssertTrue(recorder.wait(seconds: 60))
-        let plane = recorder.kept[0]
+        guard let plane = recorder.kept.first else {
+            XCTFail("no frame kept")
+            throw RigError.commandFailed("capture")
+        }
         let row = 120 * plane.bytesPerRow
         return Int(plane.bytes[row + 20 * 2])
     }
