@@ -21,7 +21,9 @@ final class USBCameraHotplugTests: XCTestCase {
         let camera = try Rig.usbCamera()
         defer { camera.close() }
         let device = try camera.device()
-        let descriptors = Rig.openDescriptorCount(), captureThreads = Self.threads(named: "md-capture")
+        // Settled (what earlier tests left closes first), without libdispatch's timer descriptor.
+        let before = ProcessFigures.settled()
+        let descriptors = before.descriptors - before.runtimeTimers, captureThreads = Self.threads(named: "md-capture")
         let source = CameraSource(device: device, request: FormatRequest(pixelFormat: .mjpeg, size: .hd720, frameRate: FrameRate(30)))
         let log = USBFrameLog(camera: camera)
         source.consumer = log
@@ -48,11 +50,12 @@ final class USBCameraHotplugTests: XCTestCase {
         XCTAssertLessThan(latency, 1.0, "unplug to .disconnected")
         XCTAssertFalse(source.isCapturing)
         source.release()
-        XCTAssertEqual(Rig.openDescriptorCount(), descriptors, "every descriptor released")
+        let after = ProcessFigures.settled()
+        XCTAssertEqual(after.descriptors - after.runtimeTimers, descriptors, "every descriptor released: \(after.descriptorTargets)")
         XCTAssertFalse(try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).contains("/dev/video"), "no buffer still mapped")
         XCTAssertEqual(Self.threads(named: "md-capture"), captureThreads, "the capture thread is gone")
         print(String(format: "figure: USB camera unplugged mid-stream (MJPEG 1280x720): .disconnected %.0f ms after the unplug, after %d frames; fds %d before, %d after; md-capture threads %d after",
-                     latency * 1000, log.count, descriptors, Rig.openDescriptorCount(), Self.threads(named: "md-capture")))
+                     latency * 1000, log.count, descriptors, after.descriptors - after.runtimeTimers, Self.threads(named: "md-capture")))
     }
 
     func testReplugIsSeenByTheMonitorAndCaptureResumes() async throws {
@@ -84,6 +87,9 @@ final class USBCameraHotplugTests: XCTestCase {
         XCTAssertEqual(added.uniqueID, device.uniqueID, "the same uniqueID comes back")
         XCTAssertEqual(source.device.uniqueID, device.uniqueID)
         print("figure: USB camera replug: monitor saw removed and added \(device.uniqueID); resumed on \(source.device.path) (was \(device.path))")
+        source.stop()
+        XCTAssertEqual(again.stopCount, 1, "the resumed run's consumer hears the stop, once")
+        XCTAssertEqual(first.stopCount, 1)
         source.release()
         monitor.stop()
     }

@@ -34,8 +34,11 @@ struct StatisticsAccumulator {
 
     /// Records one delivered frame.
     mutating func record(timestamp: UInt64, sequence: UInt32, captureDelay: Duration) {
-        if let last = lastSequence, sequence > last &+ 1, sequence > last {
-            statistics.droppedFrames += Int(sequence - last - 1)
+        if let last = lastSequence {
+            // Modulo 2^32 (serial-number arithmetic): 0xFFFFFFFF → 0 is a step of 1, frames
+            // dropped across the wrap still count, and a step back (≥ 2^31) is no drop.
+            let step = sequence &- last
+            if step > 1, step < 1 << 31 { statistics.droppedFrames += Int(step - 1) }
         }
         lastSequence = sequence
         if statistics.deliveredFrames == 0 { firstTimestamp = timestamp }

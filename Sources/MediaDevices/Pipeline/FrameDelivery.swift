@@ -92,6 +92,10 @@ final class FrameDelivery: Sendable {
         }
     }
 
+    /// Whether a delivery run is open: begun and not yet finished (a run that ended by itself,
+    /// unplugged say, has finished it, and a restart must begin a new one).
+    var isRunActive: Bool { state.withLock { $0.runActive } }
+
     /// Capturing ended (or never started): ends every sequence (throwing `error`, if any) and,
     /// once per run, tells the consumer.
     func finish(error: MediaDevicesError?) {

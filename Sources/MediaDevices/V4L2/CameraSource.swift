@@ -146,8 +146,7 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         control.lock(); defer { control.unlock() }
         snapshot.withLock { $0.tracker = tracker }
         guard session != nil, run.isRunning else { return }
-        _ = run.stop(restarting: true)
-        try restartLocked()
+        if run.stop(restarting: true) && delivery.isRunActive { try restartLocked() }
     }
 
     /// The callback consumer.
@@ -186,7 +185,9 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
             }
             return self.session!.negotiation
         }
-        let wasRunning = run.stop(restarting: true)
+        // A run that ended by itself (unplugged) finished its delivery run: `start()` begins a
+        // new one, a restart here would deliver into the finished one.
+        let wasRunning = run.stop(restarting: true) && delivery.isRunActive
         do {
             try session.renegotiate(request)
         } catch {
@@ -215,7 +216,7 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         control.lock(); defer { control.unlock() }
         let request = request ?? snapshot.withLock { $0.request }
         let newSession = try CameraSession(info: device, request: request)
-        let wasRunning = run.stop(restarting: true)
+        let wasRunning = run.stop(restarting: true) && delivery.isRunActive  // (see setFormat)
         session = newSession
         snapshot.withLock { $0.request = request }
         publish(newSession)
