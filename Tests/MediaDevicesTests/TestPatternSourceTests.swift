@@ -96,11 +96,15 @@ final class TestPatternSourceTests: XCTestCase {
         }
         source.stop()
         XCTAssertEqual(changed?.format.size, Size(width: 160, height: 120), "the new format arrives through the same iterator")
-        let end = try await iterator.next()
-        XCTAssertNil(end, "stop ends the sequence")
+        // What the queue held when stop came (at most its 4 frames; on a busy machine it is
+        // full) is still delivered, then the sequence ends.
+        var buffered = 0
+        while try await iterator.next() != nil, buffered <= 4 { buffered += 1 }
+        XCTAssertLessThanOrEqual(buffered, 4, "stop ends the sequence after the frames it had buffered")
     }
 
     func testSteadyStateAllocatesNothingPerFrame() throws {
+        if let why = AllocationProbe.unavailableReason { print("skip: \(why)"); throw XCTSkip(why) }
         XCTAssertTrue(AllocationProbe.isActive, "malloc is interposed in the test binary")
         let source = TestPatternSource(request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 240), frameRate: FrameRate(120)))
         let probe = AllocationProbe(warmUp: 20, measured: 200)
@@ -121,6 +125,7 @@ final class TestPatternSourceTests: XCTestCase {
     /// more over 200 frames with two busy loops beside): a few are allowed; one of ours per
     /// frame would add 200.
     func testAwaitingReaderCostsOnlyTheExecutorsWakeUp() async throws {
+        if let why = AllocationProbe.unavailableReason { print("skip: \(why)"); throw XCTSkip(why) }
         let source = TestPatternSource(request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 240), frameRate: FrameRate(120)))
         let probe = AllocationProbe(warmUp: 20, measured: 200)
         source.consumer = probe

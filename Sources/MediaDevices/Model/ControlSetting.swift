@@ -50,10 +50,13 @@ public struct ControlSetting: Sendable, Hashable, CustomStringConvertible {
     /// `NAME=VALUE` (`brightness=10`, `power_line_frequency=50 Hz`, `auto_exposure=1`); nil
     /// without `=`.
     public init?(parsing assignment: String) {
-        guard let equals = assignment.firstIndex(of: "=") else { return nil }
-        let name = String(assignment[..<equals]).trimmingSpaces
+        // By scalar, not Character: "=" followed by a combining mark is one Character (found by
+        // the fuzzer: `x=\u{345}` did not parse back from its own description).
+        let scalars = assignment.unicodeScalars
+        guard let equals = scalars.firstIndex(of: "=") else { return nil }
+        let name = String(scalars[..<equals]).trimmingSpaces
         guard !name.isEmpty else { return nil }
-        self.init(name: name, text: String(assignment[assignment.index(after: equals)...]).trimmingSpaces)
+        self.init(name: name, text: String(scalars[scalars.index(after: equals)...]).trimmingSpaces)
     }
 
     /// `brightness=10`.

@@ -46,6 +46,22 @@ public struct Fraction: Hashable, Sendable, Comparable, CustomStringConvertible,
         Fraction(lhs.numerator * rhs.numerator, lhs.denominator * rhs.denominator)
     }
 
+    /// The exact sum, `nil` if it overflows `Int` (driver-reported u32 fractions can).
+    func checkedAdding(_ other: Fraction) -> Fraction? {
+        let (a, o1) = numerator.multipliedReportingOverflow(by: other.denominator)
+        let (b, o2) = other.numerator.multipliedReportingOverflow(by: denominator)
+        let (d, o3) = denominator.multipliedReportingOverflow(by: other.denominator)
+        let (n, o4) = a.addingReportingOverflow(b)
+        return o1 || o2 || o3 || o4 ? nil : Fraction(n, d)
+    }
+
+    /// The exact product, `nil` if it overflows `Int`.
+    func checkedMultiplied(by other: Fraction) -> Fraction? {
+        let (n, o1) = numerator.multipliedReportingOverflow(by: other.numerator)
+        let (d, o2) = denominator.multipliedReportingOverflow(by: other.denominator)
+        return o1 || o2 ? nil : Fraction(n, d)
+    }
+
     /// `"30000/1001"`, or `"25"` for whole numbers.
     public var description: String { denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)" }
 

@@ -29,8 +29,11 @@ public struct FrameRate: Hashable, Sendable, Comparable, CustomStringConvertible
                   let whole = Int(decimal[0]), let frac = Int(decimal[1]) {
             var scale = 1
             for _ in 0..<decimal[1].count { scale *= 10 }
-            guard whole * scale + frac > 0 else { return nil }
-            self.init(Fraction(whole * scale + frac, scale))
+            // Too many digits for an Int (found by the fuzzer: "28888888888838888.888") is not a rate.
+            let (shifted, overflow) = whole.multipliedReportingOverflow(by: scale)
+            let (numerator, carry) = shifted.addingReportingOverflow(frac)
+            guard !overflow, !carry, numerator > 0 else { return nil }
+            self.init(Fraction(numerator, scale))
         } else {
             return nil
         }
@@ -89,9 +92,11 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     public func contains(_ rate: FrameRate) -> Bool {
         guard rate >= minFrameRate, rate <= maxFrameRate else { return false }
         guard let step = intervalStep, step.numerator > 0 else { return true }
-        // The interval must be minInterval + k * step for a whole k.
-        let offset = rate.frameInterval + Fraction(-minFrameInterval.numerator, minFrameInterval.denominator)
-        let steps = Fraction(offset.numerator * step.denominator, offset.denominator * step.numerator)
+        // The interval must be minInterval + k * step for a whole k. Checked arithmetic: a
+        // driver's u32 fractions overflow Int products (found by the fuzzer).
+        guard step.denominator > 0,
+              let offset = rate.frameInterval.checkedAdding(Fraction(-minFrameInterval.numerator, minFrameInterval.denominator)),
+              let steps = offset.checkedMultiplied(by: Fraction(step.denominator, step.numerator)) else { return false }
         return steps.denominator == 1
     }
 
@@ -103,11 +108,15 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
             return kind == .continuous ? rate : nil
         }
         // Smallest interval >= 1/rate on the grid minInterval + k * step.
+        // Checked arithmetic: a driver's u32 fractions (or a 0 denominator) overflow or divide by
+        // zero in Int (found by the fuzzer); then no grid rate is offered.
         let wanted = rate.frameInterval
-        let offset = wanted + Fraction(-minFrameInterval.numerator, minFrameInterval.denominator)
-        let stepsNeeded = Fraction(offset.numerator * step.denominator, offset.denominator * step.numerator)
-        let k = (stepsNeeded.numerator + stepsNeeded.denominator - 1) / stepsNeeded.denominator
-        let interval = minFrameInterval + Fraction(k) * step
+        guard step.denominator > 0,
+              let offset = wanted.checkedAdding(Fraction(-minFrameInterval.numerator, minFrameInterval.denominator)),
+              let stepsNeeded = offset.checkedMultiplied(by: Fraction(step.denominator, step.numerator)),
+              stepsNeeded.denominator > 0, stepsNeeded.numerator >= 0 else { return nil }
+        let k = stepsNeeded.numerator / stepsNeeded.denominator + (stepsNeeded.numerator % stepsNeeded.denominator == 0 ? 0 : 1)
+        guard let grid = Fraction(k).checkedMultiplied(by: step), let interval = minFrameInterval.checkedAdding(grid) else { return nil }
         return interval <= maxFrameInterval ? FrameRate(interval: interval) : nil
     }
 

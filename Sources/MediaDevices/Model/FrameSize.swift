@@ -60,8 +60,12 @@ public struct Size: Hashable, Sendable, Comparable, CustomStringConvertible, Cod
     /// 1920x1080.
     public static let hd1080 = Size(width: 1920, height: 1080)
 
-    /// The number of pixels.
-    public var area: Int { width * height }
+    /// The number of pixels; `Int.max` when that overflows (a driver may report u32 x u32
+    /// sizes, a user may ask for any; found by the fuzzer in `FormatSelection`).
+    public var area: Int {
+        let (product, overflow) = width.multipliedReportingOverflow(by: height)
+        return overflow ? Int.max : product
+    }
 
     /// Orders by area, then width.
     public static func < (lhs: Size, rhs: Size) -> Bool {

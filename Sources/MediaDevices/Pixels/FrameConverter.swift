@@ -173,6 +173,14 @@ public final class FrameConverter: @unchecked Sendable {
         let data = UnsafeRawBufferPointer(rebasing: whole[0..<min(max(frame.bytesUsed, 0), whole.count)])
         let header = try decoder.header(data, device: device)
         let size = Size(width: header.width, height: header.height)
+        // A corrupt header can claim up to 65535x65535 from a few hundred bytes: gigabytes of
+        // buffers (kept: they grow to the largest frame). Larger than the stream's size (plus one
+        // 16-pixel MCU of slack) is a corrupt frame. Found by the fuzzer.
+        let stream = frame.format
+        if stream.width > 0, stream.height > 0, header.width > stream.width + 16 || header.height > stream.height + 16 {
+            throw MediaDevicesError(.corruptFrame, device: device, operation: "JPEG decode",
+                                    detail: "the JPEG header says \(size), larger than the stream's \(stream.width)x\(stream.height); the frame is dropped and counted")
+        }
         // I420 output and nothing else asked: the last step writes straight into `out`.
         let straight = target == .yu12 && output.crop == nil && output.rotation == .none && !output.mirrored
             && (output.size == nil || output.size == size) && (!output.upright || frame.orientation == .up)

@@ -11,4 +11,8 @@ uint64_t allocation_counter_this_thread(void);
 
 /// Whether the interposition is in effect (an allocation made now is counted).
 int allocation_counter_is_active(void);
+
+/// "AddressSanitizer" or "ThreadSanitizer" when the binary is built with one (then malloc is
+/// not interposed: the sanitizer owns it), NULL otherwise.
+const char *allocation_counter_sanitizer(void);
 #endif
