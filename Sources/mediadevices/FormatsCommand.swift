@@ -26,7 +26,8 @@ struct FormatsCommand: ParsableCommand {
                 return
             }
             for (index, format) in formats.enumerated() {
-                let flags = [format.isCompressed ? "compressed" : nil, format.isEmulated ? "emulated" : nil].compactMap { $0 }
+                let flags = [format.isCompressed ? "compressed" : nil, format.isEmulated ? "emulated" : nil,
+                             format.isConvertible ? nil : "not converted by the pipeline"].compactMap { $0 }
                 print("[\(index)] '\(format.pixelFormat.fourCC)' (\(format.description)\(flags.isEmpty ? "" : ", " + flags.joined(separator: ", ")))")
                 for option in format.frameSizes {
                     print("    \(option.sizes): \(option.frameRateRanges.map(\.description).joined(separator: ", "))")

@@ -93,6 +93,8 @@ struct FormatJSON: Encodable {
     let description: String
     let compressed: Bool
     let emulated: Bool
+    /// Whether the pixel pipeline converts it (to NV12, I420, ARGB, Y4M).
+    let convertible: Bool
     let sizes: [FrameSizeJSON]
     init(_ format: CaptureFormat) {
         fourcc = format.pixelFormat.fourCC.description
@@ -100,6 +102,7 @@ struct FormatJSON: Encodable {
         description = format.description
         compressed = format.isCompressed
         emulated = format.isEmulated
+        convertible = format.isConvertible
         sizes = format.frameSizes.map(FrameSizeJSON.init)
     }
 }

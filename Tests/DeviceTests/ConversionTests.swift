@@ -67,6 +67,15 @@ final class ConversionTests: XCTestCase {
             }
         }
         print("figure: vivid formats converted to ARGB, largest bar-colour error: " + report.joined(separator: ", "))
+        // What `formats` says is convertible is what the pipeline reads.
+        for (index, node) in nodes.enumerated() {
+            let formats = try CaptureDevice(path: node).supportedFormats()
+            let printed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(Rig.run("\(Rig.tool) formats \(node) --json").utf8)) as? [String: Any])
+            let marks = (printed["formats"] as? [[String: Any]])?.map { $0["convertible"] as? Bool } ?? []
+            XCTAssertEqual(marks, formats.map { $0.isConvertible }, "\(node): formats --json marks")
+            let readable = formats.filter(\.isConvertible).map(\.pixelFormat.name)
+            print("figure: vivid node \(index) (\(node)): \(readable.count) of \(formats.count) formats convertible (\(readable.joined(separator: " ")))")
+        }
     }
 
     func testConversionOnRealFramesAllocatesNothingPerFrame() throws {

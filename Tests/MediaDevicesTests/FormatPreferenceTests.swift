@@ -71,4 +71,20 @@ final class FormatPreferenceTests: XCTestCase {
         XCTAssertEqual(try choose(.bestQuality, size: .hd720, rate: 15).pixelFormat, .nv12, "only NV12 and MJPEG reach 15 fps")
         XCTAssertEqual(try choose(.bestQuality, size: .vga, rate: 30).pixelFormat, .yuyv)
     }
+
+    /// A Bayer sensor's format the pipeline cannot read is listed first and costs the fewest
+    /// bytes, yet no preference picks it while a readable format gives the size.
+    func testNoPreferencePicksAFormatThePipelineCannotRead() throws {
+        let bayer = CaptureFormat(pixelFormat: PixelFormat(v4l2: FourCC("BA81")), description: "8-bit Bayer", isCompressed: false,
+                                  isEmulated: false, frameSizes: [option(.vga, 30)])
+        XCTAssertFalse(bayer.isConvertible)
+        let formats = [bayer, format(.yuyv, [option(.vga, 30)])]
+        for preference in [FormatPreference.automatic, .rawOnly, .lowestBandwidth, .bestQuality] {
+            let choice = try FormatSelection.choose(FormatRequest(size: .vga, preference: preference), from: formats, device: "/dev/video9")
+            XCTAssertEqual(choice.pixelFormat, .yuyv, "\(preference)")
+        }
+        // Asked for by name, it is what the caller gets.
+        let named = try FormatSelection.choose(FormatRequest(pixelFormat: bayer.pixelFormat, size: .vga), from: formats, device: "/dev/video9")
+        XCTAssertEqual(named.pixelFormat.fourCC, FourCC("BA81"))
+    }
 }

@@ -42,9 +42,10 @@ public enum FormatSelection {
                                         detail: "\(wanted.name) is not offered; the device offers \(offered)")
             }
         } else {
-            let raw = formats.filter { !$0.isCompressed && FrameConverter.canConvert($0.pixelFormat) }
-            let rest = formats.filter { !raw.contains($0) && (request.preference != .rawOnly || !$0.isCompressed) }
-            candidates = raw + rest
+            let raw = formats.filter { !$0.isCompressed && $0.isConvertible }
+            let allowed = formats.filter { !raw.contains($0) && (request.preference != .rawOnly || !$0.isCompressed) }
+            // What the pipeline cannot read comes last: chosen only when nothing else gives the size.
+            candidates = raw + allowed.filter(\.isConvertible) + allowed.filter { !$0.isConvertible }
             guard !candidates.isEmpty else {
                 throw MediaDevicesError(.unsupportedFormat, device: device, operation: "choose format",
                                         detail: "no raw format is offered and the request allows raw formats only")
@@ -122,7 +123,10 @@ public enum FormatSelection {
             guard let rate, let best = option.frameRateRanges.map(\.maxFrameRate).max() else { return true }
             return best >= rate
         }
-        let able = offers.filter { reaches($0.1) }
+        let reaching = offers.filter { reaches($0.1) }
+        // Never a format the pipeline cannot read while one it can read does the job.
+        let readable = reaching.filter { $0.0.isConvertible }
+        let able = readable.isEmpty ? reaching : readable
         let rateText = rate.map { " at \($0) fps" } ?? ""
         let raw = able.filter { !$0.0.isCompressed }
         switch request.preference {
