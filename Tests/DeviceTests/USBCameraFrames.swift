@@ -65,6 +65,16 @@ final class USBFrameLog: VideoFrameConsumer, @unchecked Sendable {
         return false
     }
 
+    /// Waits until a frame with a counter above `counter` arrived; false after `seconds`.
+    func wait(forCounterAbove counter: UInt32, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if all.contains(where: { ($0.counter ?? -1) > Int(counter) }) { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
     /// Waits until capture stopped; false after `seconds`.
     func waitForStop(seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)

@@ -23,7 +23,7 @@ final class USBCameraHotplugTests: XCTestCase {
         let device = try camera.device()
         // Settled (what earlier tests left closes first), without libdispatch's timer descriptor.
         let before = ProcessFigures.settled()
-        let descriptors = before.descriptors - before.runtimeTimers, captureThreads = Self.threads(named: "md-capture")
+        let descriptors = before.accountable.count, captureThreads = Self.threads(named: "md-capture")
         let source = CameraSource(device: device, request: FormatRequest(pixelFormat: .mjpeg, size: .hd720, frameRate: FrameRate(30)))
         let log = USBFrameLog(camera: camera)
         source.consumer = log
@@ -51,11 +51,11 @@ final class USBCameraHotplugTests: XCTestCase {
         XCTAssertFalse(source.isCapturing)
         source.release()
         let after = ProcessFigures.settled()
-        XCTAssertEqual(after.descriptors - after.runtimeTimers, descriptors, "every descriptor released: \(after.descriptorTargets)")
+        ProcessFigures.assertDescriptorsFlat(before, after, "every descriptor released")
         XCTAssertFalse(try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).contains("/dev/video"), "no buffer still mapped")
         XCTAssertEqual(Self.threads(named: "md-capture"), captureThreads, "the capture thread is gone")
         print(String(format: "figure: USB camera unplugged mid-stream (MJPEG 1280x720): .disconnected %.0f ms after the unplug, after %d frames; fds %d before, %d after; md-capture threads %d after",
-                     latency * 1000, log.count, descriptors, after.descriptors - after.runtimeTimers, Self.threads(named: "md-capture")))
+                     latency * 1000, log.count, descriptors, after.accountable.count, Self.threads(named: "md-capture")))
     }
 
     func testReplugIsSeenByTheMonitorAndCaptureResumes() async throws {

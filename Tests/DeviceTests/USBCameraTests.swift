@@ -127,22 +127,34 @@ final class USBCameraTests: XCTestCase {
         let converted = try source.frames(bufferSize: 64, output: OutputFormat(.yu12))
         try source.start()
         XCTAssertTrue(log.wait(for: 5, seconds: 60))
+        // Each fault goes into the next frame the camera makes; wait until frames made after it
+        // arrived (on a busy machine the camera runs frames ahead of the application).
+        let beforeTruncated = camera.framesSent
         camera.inject(USBDEV_FAULT_TRUNCATED_JPEG)
-        XCTAssertTrue(log.wait(for: 10, seconds: 60))
+        XCTAssertTrue(log.wait(forCounterAbove: beforeTruncated + 1, seconds: 60))
+        let beforeCorrupt = camera.framesSent
         camera.inject(USBDEV_FAULT_CORRUPT_JPEG)
+        XCTAssertTrue(log.wait(forCounterAbove: beforeCorrupt + 1, seconds: 60))
         XCTAssertTrue(log.wait(for: 20, seconds: 60))
         let frames = try await firstFrames(converted, count: 18, seconds: 30, stopping: source)
         let statistics = source.statistics
         source.release()
-        XCTAssertEqual(statistics.corruptFrames, 2, "both bad frames dropped and counted")
+        // What the library controls: every faulty frame that arrived (its bytes differ from the
+        // camera's clean JPEG) is dropped and counted, and no good one. On an idle machine both
+        // arrive; with the host starved one of them has been seen missing at the source.
+        let faulty = log.byteMismatches.count
+        XCTAssertGreaterThanOrEqual(faulty, 1, "a faulty frame arrived")
+        XCTAssertLessThanOrEqual(faulty, 2, "only the faulty frames differ: \(log.byteMismatches)")
+        XCTAssertEqual(statistics.corruptFrames, faulty, "every faulty frame dropped and counted: \(log.byteMismatches)")
         let reason = try XCTUnwrap(statistics.lastCorruptFrameReason)
         XCTAssertFalse(reason.isEmpty)
-        XCTAssertEqual(log.byteMismatches.count, 2, "the raw callback saw exactly the two faulty frames differ: \(log.byteMismatches)")
         let good = Set(frames.map { $0.sequence }), last = try XCTUnwrap(good.max())
         let raw = Set(log.all.map { $0.sequence }.filter { $0 <= last })
-        XCTAssertEqual(raw.subtracting(good).count, 2, "the converted sequence lacks exactly the two bad frames")
+        let badBeforeLast = log.all.filter { $0.sequence <= last }.count - raw.intersection(good).count
+        XCTAssertEqual(raw.subtracting(good).count, badBeforeLast, "the converted sequence lacks exactly the bad frames")
+        XCTAssertLessThanOrEqual(raw.subtracting(good).count, faulty)
         XCTAssertGreaterThanOrEqual(frames.count, 18, "capture went on after them")
-        print("figure: USB camera corrupt JPEGs: \(statistics.corruptFrames) dropped and counted (\(reason)), \(frames.count) good frames converted")
+        print("figure: USB camera corrupt JPEGs: \(faulty) of 2 injected arrived, \(statistics.corruptFrames) dropped and counted (\(reason)), \(frames.count) good frames converted")
     }
 
     func testYUYVCountersAreConsecutiveOrEveryGapIsCountedAsADrop() throws {
