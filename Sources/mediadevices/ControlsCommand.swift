@@ -263,15 +263,8 @@ struct ControlsCommand: ParsableCommand {
 struct ControlValueJSON: Encodable {
     let value: ControlValue
 
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch value {
-        case .integer(let number): try container.encode(number)
-        case .string(let text): try container.encode(text)
-        case .array(let elements): try container.encode(elements)
-        case .none: try container.encodeNil()
-        }
-    }
+    /// The library's own JSON form of the value (as profiles store it).
+    func encode(to encoder: Encoder) throws { try value.encode(to: encoder) }
 
     /// nil for `.none` (the field is left out).
     static func from(_ value: ControlValue) -> ControlValueJSON? {
