@@ -82,9 +82,10 @@ struct CaptureCommand: ParsableCommand {
             let fileFormat = output?.format(for: settings.format, orientation: capturer.orientation) ?? settings.format
             let writer = try FrameFileWriter(path: self.output, format: fileFormat, frameRate: settings.frameRate,
                                              container: container, standardOutput: videoOut)
-            // Frames are written from the bounded `frames` sequence, off the capture thread, so a
-            // slow disk shows up as counted queue drops instead of starving the driver of buffers.
-            // With --direct, the capture thread writes each lent frame itself (zero-copy).
+            // Frames are written from the bounded `frames` sequence, off the capture thread: a
+            // camera's frames come on lease (the driver's buffer, no copy), and a slow disk shows
+            // up as copies and counted queue drops instead of starving the driver of buffers.
+            // With --direct, the capture thread writes each lent frame itself.
             let sink = FileSink(writer: writer, limit: self.frames)
             if direct {
                 capturer.consumer = try output.map { try ConvertingConsumer(output: $0, consumer: sink) } ?? sink

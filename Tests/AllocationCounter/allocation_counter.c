@@ -1,7 +1,9 @@
 #include "allocation_counter.h"
 #include <errno.h>
 #include <stddef.h>
+#include <execinfo.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 // glibc's own allocator entry points (exported by libc.so.6 since 2.2.5).
 extern void *__libc_malloc(size_t size);
@@ -11,6 +13,22 @@ extern void *__libc_memalign(size_t alignment, size_t size);
 extern void __libc_free(void *pointer);
 
 static __thread uint64_t allocations;
+static __thread int tracing;
+
+// With tracing on for a thread, each allocation prints its call stack to stderr (to find what
+// allocates on a capture thread). backtrace() may allocate itself: not traced again.
+static void trace_allocation(void) {
+    if (!tracing) return;
+    tracing = 0;
+    void *frames[24];
+    int count = backtrace(frames, 24);
+    static const char header[] = "allocation_counter: allocation at\n";
+    (void)!write(2, header, sizeof header - 1);
+    backtrace_symbols_fd(frames, count, 2);
+    tracing = 1;
+}
+
+void allocation_counter_trace(int on) { tracing = on; }
 
 // Under AddressSanitizer or ThreadSanitizer (scripts/sanitize) the sanitizer runtime must own
 // malloc: an executable that defines malloc wins over its interceptors, and ASan then crashes on
@@ -50,15 +68,16 @@ int allocation_counter_is_active(void) {
 }
 
 #ifndef ALLOCATION_COUNTER_SANITIZER
-void *malloc(size_t size) { allocations++; return __libc_malloc(size); }
-void *calloc(size_t count, size_t size) { allocations++; return __libc_calloc(count, size); }
-void *realloc(void *pointer, size_t size) { allocations++; return __libc_realloc(pointer, size); }
+void *malloc(size_t size) { allocations++; trace_allocation(); return __libc_malloc(size); }
+void *calloc(size_t count, size_t size) { allocations++; trace_allocation(); return __libc_calloc(count, size); }
+void *realloc(void *pointer, size_t size) { allocations++; trace_allocation(); return __libc_realloc(pointer, size); }
 void free(void *pointer) { __libc_free(pointer); }
-void *memalign(size_t alignment, size_t size) { allocations++; return __libc_memalign(alignment, size); }
+void *memalign(size_t alignment, size_t size) { allocations++; trace_allocation(); return __libc_memalign(alignment, size); }
 void *aligned_alloc(size_t alignment, size_t size) { allocations++; return __libc_memalign(alignment, size); }
 void *valloc(size_t size) { allocations++; return __libc_memalign(4096, size); }
 int posix_memalign(void **result, size_t alignment, size_t size) {
     allocations++;
+    trace_allocation();
     void *pointer = __libc_memalign(alignment, size);
     if (pointer == NULL) return ENOMEM;
     *result = pointer;

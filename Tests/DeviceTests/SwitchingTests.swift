@@ -74,7 +74,8 @@ final class SwitchingTests: XCTestCase {
         XCTAssertEqual(white, 5, "frames from device 2 (all white) arrived through the same iterator")
         XCTAssertEqual(recorder.stopCount, 1)
         XCTAssertNil(recorder.stopError)
-        XCTAssertGreaterThan(recorder.count, 10)
+        // Every frame the iterator read went through the consumer first: it stayed subscribed.
+        XCTAssertGreaterThanOrEqual(recorder.count, 10)
     }
 
     func testSelectingTheSameDeviceChangesItsFormat() throws {

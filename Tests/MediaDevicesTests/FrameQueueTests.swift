@@ -22,7 +22,7 @@ final class FrameQueueTests: XCTestCase {
         var drops: [Int] = []
         for sequence: UInt32 in 1...5 { drops.append(push(queue, sequence)) }
         XCTAssertEqual(drops, [0, 0, 0, 1, 1])
-        XCTAssertEqual(queue.droppedFrames, 2)
+        XCTAssertEqual(queue.figures.dropped, 2)
         queue.finish(error: nil)
         var sequences: [UInt32] = []
         while let sequence = try await nextSequence(queue) { sequences.append(sequence) }
@@ -116,13 +116,13 @@ final class FrameQueueTests: XCTestCase {
         }
         XCTAssertEqual(rounds[0].count, 2)
         for round in rounds.dropFirst() { XCTAssertEqual(round, rounds[0], "the pool grew") }
-        XCTAssertEqual(queue.droppedFrames, 0)
+        XCTAssertEqual(queue.figures.dropped, 0)
     }
 
     func testPoolIsBoundedWhileDroppingUnconsumedFrames() async throws {
         let queue = FrameQueue(capacity: 2)
         for sequence: UInt32 in 1...50 { _ = push(queue, sequence) }
-        XCTAssertEqual(queue.droppedFrames, 48)
+        XCTAssertEqual(queue.figures.dropped, 48)
         var identities = Set<ObjectIdentifier>()
         for _ in 0..<2 {
             let identity = try await nextIdentity(queue)

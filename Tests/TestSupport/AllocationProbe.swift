@@ -1,5 +1,6 @@
 import AllocationCounter
 import Dispatch
+import Glibc
 import MediaDevices
 
 /// A consumer that counts the heap allocations made on the capture thread between frame
@@ -12,6 +13,10 @@ public final class AllocationProbe: VideoFrameConsumer, @unchecked Sendable {
     private var start: UInt64 = 0
     /// Allocations on the capture thread over the measured frames; valid after `done`.
     public private(set) var allocations: UInt64 = 0
+    /// With `ALLOCATION_TRACE` set, each allocation measured prints its call stack to stderr.
+    private let traces = getenv("ALLOCATION_TRACE") != nil
+    /// The capture thread (set at the first frame).
+    public private(set) var captureThread: pthread_t?
     /// Signalled once the measured frames have passed.
     public let done = DispatchSemaphore(value: 0)
 
@@ -34,10 +39,13 @@ public final class AllocationProbe: VideoFrameConsumer, @unchecked Sendable {
 
     /// Counts.
     public func consumeFrame(_ frame: VideoFrame) {
+        if seen == 0 { captureThread = pthread_self() }
         seen += 1
         if seen == warmUp {
             start = allocation_counter_this_thread()
+            if traces { allocation_counter_trace(1) }
         } else if seen == warmUp + measured {
+            allocation_counter_trace(0)
             allocations = allocation_counter_this_thread() - start
             done.signal()
         }

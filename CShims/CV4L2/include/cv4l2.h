@@ -5,6 +5,7 @@
 #ifndef CV4L2_H
 #define CV4L2_H
 
+#include <linux/dma-buf.h> /* DMA_BUF_IOCTL_SYNC around CPU access to exported buffers */
 #include <linux/videodev2.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,8 @@ static const unsigned long cv4l2_VIDIOC_QUERYBUF = VIDIOC_QUERYBUF;
 static const unsigned long cv4l2_VIDIOC_QBUF = VIDIOC_QBUF;
 static const unsigned long cv4l2_VIDIOC_DQBUF = VIDIOC_DQBUF;
 static const unsigned long cv4l2_VIDIOC_STREAMON = VIDIOC_STREAMON;
+static const unsigned long cv4l2_VIDIOC_EXPBUF = VIDIOC_EXPBUF;
+static const unsigned long cv4l2_DMA_BUF_IOCTL_SYNC = DMA_BUF_IOCTL_SYNC;
 static const unsigned long cv4l2_VIDIOC_STREAMOFF = VIDIOC_STREAMOFF;
 static const unsigned long cv4l2_VIDIOC_QUERYCTRL = VIDIOC_QUERYCTRL;
 static const unsigned long cv4l2_VIDIOC_QUERY_EXT_CTRL = VIDIOC_QUERY_EXT_CTRL;

@@ -19,7 +19,8 @@ public struct FramePlane {
 ///
 /// The planes point straight into the driver's mmap'd buffer (zero-copy); the buffer is given
 /// back to the driver when the callback returns, so a consumer that wants to keep the pixels
-/// copies them (`VideoFrameBuffer` does that from a pool). Building a frame allocates nothing.
+/// copies them, or reads a `frames()` sequence, whose `VideoFrameBuffer`s keep the driver's
+/// buffer on lease. Building a frame allocates nothing.
 /// Frames are deliberately not `Sendable`: they cannot be handed to another task.
 public struct VideoFrame {
     /// The frame's format; the strides in `format.bytesPerRow` match the planes.
@@ -36,14 +37,33 @@ public struct VideoFrame {
     public let planeCount: Int
     /// Bytes of payload in buffer 0 (`bytesused`): the JPEG size for compressed frames.
     public let bytesUsed: Int
+    /// The same pixels as DMA-BUFs, for importing into a hardware encoder, EGL, Vulkan or
+    /// GStreamer without a copy: set when the source exports its buffers (a `CameraSource`
+    /// made with `exportsDMABuf`); the descriptors are valid as long as the frame's planes.
+    public let dmaBuf: DMABufFrame?
+    /// The driver buffer the planes are in, when the source can lend it past the callback.
+    let lendable: LendableBuffer?
     private let plane0: FramePlane
     private let plane1: FramePlane
     private let plane2: FramePlane
 
-    /// A frame over up to three planes.
+    /// A frame over up to three planes, with their DMA-BUF export if there is one.
     public init(format: VideoFormat, timestamp: UInt64, sequence: UInt32, orientation: VideoOrientation,
                 captureDelay: Duration, planeCount: Int, bytesUsed: Int,
-                plane0: FramePlane, plane1: FramePlane = .empty, plane2: FramePlane = .empty) {
+                plane0: FramePlane, plane1: FramePlane = .empty, plane2: FramePlane = .empty,
+                dmaBuf: DMABufFrame? = nil) {
+        self.init(format: format, timestamp: timestamp, sequence: sequence, orientation: orientation,
+                  captureDelay: captureDelay, planeCount: planeCount, bytesUsed: bytesUsed,
+                  plane0: plane0, plane1: plane1, plane2: plane2, dmaBuf: dmaBuf, lendable: nil)
+    }
+
+    /// A frame whose planes are in a buffer `lendable` can lend past the callback.
+    init(format: VideoFormat, timestamp: UInt64, sequence: UInt32, orientation: VideoOrientation,
+         captureDelay: Duration, planeCount: Int, bytesUsed: Int,
+         plane0: FramePlane, plane1: FramePlane, plane2: FramePlane,
+         dmaBuf: DMABufFrame?, lendable: LendableBuffer?) {
+        self.dmaBuf = dmaBuf
+        self.lendable = lendable
         self.format = format
         self.timestamp = timestamp
         self.sequence = sequence
@@ -63,6 +83,18 @@ public struct VideoFrame {
         case 1: return plane1
         default: return plane2
         }
+    }
+
+    /// Whether the planes follow one another in memory without gaps (packed formats always;
+    /// planar formats in one buffer; not the multi-planar `M` formats).
+    var planesAreContiguous: Bool {
+        var index = 1
+        while index < planeCount {
+            let previous = plane(index - 1).bytes
+            guard let end = previous.baseAddress.map({ $0 + previous.count }), plane(index).bytes.baseAddress == end else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// The width in pixels.

@@ -17,7 +17,9 @@ final class CaptureRun: Sendable {
     private let thread: CaptureThread
 
     /// Starts a thread named `name` running `loop(wake, shouldStop)`; `loop` returns nil when
-    /// woken, or the failure that ended it.
+    /// asked to stop (`shouldStop()` true after a wake-up), or the failure that ended it. The
+    /// wake-up event also wakes it for jobs of the delivery's `CaptureExecutor`, if the loop
+    /// attaches it.
     init(name: String, delivery: FrameDelivery,
          loop: @escaping @Sendable (WakeUpEvent, _ shouldStop: @escaping @Sendable () -> Bool) -> MediaDevicesError?,
          cleanup: @escaping @Sendable (MediaDevicesError?) -> Void) throws {

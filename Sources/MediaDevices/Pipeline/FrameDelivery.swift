@@ -21,6 +21,8 @@ final class FrameDelivery: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Runs tasks that prefer it on the capture thread (see `CaptureExecutor`).
+    let executor = CaptureExecutor()
 
     /// The callback consumer.
     var consumer: (any VideoFrameConsumer)? {
@@ -71,7 +73,7 @@ final class FrameDelivery: Sendable {
             if let queue = queues[index].queue {
                 if let converter = queues[index].converter {
                     do {
-                        drops += try converter.convert(frame) { queue.push($0) }
+                        drops += try queue.push(frame, converter: converter)
                     } catch let error as MediaDevicesError where error.code == .corruptFrame {
                         corrupt = error
                     } catch {

@@ -5,8 +5,9 @@
 /// Frames reach applications two ways, which can be used together:
 /// - `consumer`: a callback on the source's capture thread, zero-copy (the frame's planes are
 ///   the driver's buffer, lent for the duration of the call);
-/// - `frames(bufferSize:)`: an `AsyncSequence` of pooled copies with a bounded buffer that drops
-///   the oldest frame when the application falls behind, and counts what it dropped.
+/// - `frames(bufferSize:)`: an `AsyncSequence` with a bounded buffer that drops the oldest frame
+///   when the application falls behind, and counts what it dropped. Cameras lend the driver's
+///   buffer (held until the loop body ends); other sources give pooled copies.
 public protocol VideoCapturer: AnyObject, Sendable {
     /// Prepares the source: opens the device and negotiates the format. (`initCapture`)
     func initialize() throws

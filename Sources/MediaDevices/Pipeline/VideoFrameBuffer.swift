@@ -1,8 +1,25 @@
-/// A captured frame the application owns: a copy of a lent `VideoFrame` in pooled memory.
-/// Buffers come from a pool that belongs to one `VideoFrames` sequence and go back to it when
-/// the application lets go of them, so steady-state capture allocates nothing.
+import Synchronization
+
+/// A captured frame the application holds, from a `VideoFrames` sequence: either the driver's
+/// own buffer on lease (zero-copy) or a copy in pooled memory.
+///
+/// **Leased frames.** When the source can lend its buffers (V4L2 cameras), the planes are the
+/// driver's mmap'd buffer, kept out of the driver's queue until the lease ends: when the
+/// application lets go of the buffer (the end of the `for await` loop body, at the latest when
+/// the sequence is next asked for a frame or sees the next frame arrive), or at once with
+/// `release()`. Stopping, a format change or an unplug do not unmap a leased buffer: it stays
+/// readable until released, then it is unmapped. When a lease would leave the driver fewer
+/// buffers than it needs (`CameraSource.minimumQueuedBuffers`), the frame is copied instead
+/// (`VideoFrames.copiedFrames`): a slow consumer never starves the driver.
+///
+/// **Access.** The pixels are lent only inside `withFrame`/`withUnsafeBytes`. A buffer released
+/// while it is being read is given back when the read ends; after `release()` it reads as an
+/// empty frame (no planes). Releasing twice, or from another thread, is harmless.
+///
+/// Buffers belong to one sequence's pool and go back to it when the application lets go of
+/// them, so steady-state capture allocates nothing.
 public final class VideoFrameBuffer: @unchecked Sendable {
-    /// The frame's format; `bytesPerRow` gives the strides of the copied planes.
+    /// The frame's format; `bytesPerRow` gives the strides of the planes.
     public private(set) var format: VideoFormat
     /// Driver timestamp in nanoseconds of `CLOCK_MONOTONIC`.
     public private(set) var timestamp: UInt64 = 0
@@ -14,75 +31,188 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     public private(set) var captureDelay: Duration = .zero
     /// Bytes of payload (the JPEG size for compressed frames).
     public private(set) var bytesUsed: Int = 0
-    private var storage: UnsafeMutableRawPointer
-    private var capacity: Int
+    /// The frame's DMA-BUF export, when the source exports its buffers and this frame is leased
+    /// (a copy has none). Valid until the buffer is released.
+    public private(set) var dmaBuf: DMABufFrame?
+
+    private struct Access {
+        /// Readers inside `withFrame`/`withUnsafeBytes`.
+        var readers = 0
+        /// `release()` came while reading: give the lease back when the last reader leaves.
+        var releasePending = false
+        /// The frame was released: it reads as empty.
+        var released = false
+        /// The driver buffer on lease, while the lease is outstanding.
+        var lease: LendableBuffer?
+
+        /// Ends the lease; returns the buffer to give back, if there was one.
+        mutating func endLease() -> LendableBuffer? {
+            released = true
+            defer { lease = nil }
+            return lease
+        }
+    }
+
+    /// The copy's memory (made on the first copy; leased and converted frames need none).
+    private var storage: UnsafeMutableRawPointer?
+    private var capacity = 0
+    /// Where a converting sequence's converter writes this buffer's frame (made on first use).
+    private var converted: ImageBuffer?
     private var planeCount = 0
-    private var planeOffsets: (Int, Int, Int) = (0, 0, 0)
-    private var planeLengths: (Int, Int, Int) = (0, 0, 0)
+    private var planes: (FramePlane, FramePlane, FramePlane) = (.empty, .empty, .empty)
+    private let access = Mutex(Access())
 
     init(format: VideoFormat) {
         self.format = format
-        capacity = max(format.imageSize, 1)
-        storage = .allocate(byteCount: capacity, alignment: 64)
     }
 
-    deinit { storage.deallocate() }
-
-    /// The number of copied bytes, all planes.
-    public var byteCount: Int { planeOffsets.2 + planeLengths.2 }
-
-    /// Lends all copied bytes, the planes one after another (valid only inside `body`: the
-    /// buffer goes back to its pool once the application lets go of it).
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try body(UnsafeRawBufferPointer(start: storage, count: byteCount))
+    deinit {
+        endLease()
+        storage?.deallocate()
     }
 
-    /// Lends the copy as a `VideoFrame` (valid only inside `body`).
-    public func withFrame<R>(_ body: (VideoFrame) throws -> R) rethrows -> R {
-        func plane(_ offset: Int, _ length: Int, _ index: Int) -> FramePlane {
-            guard index < planeCount else { return .empty }
-            let stride = index < format.bytesPerRow.count ? format.bytesPerRow[index] : 0
-            return FramePlane(bytes: UnsafeRawBufferPointer(start: storage + offset, count: length), bytesPerRow: stride)
+    /// Whether the planes are the driver's buffer on lease (`false` for a copy, and once
+    /// released).
+    public var isLeased: Bool { access.withLock { $0.lease != nil } }
+
+    /// The number of bytes of all planes.
+    public var byteCount: Int {
+        access.withLock { $0.released } ? 0 : planes.0.bytes.count + planes.1.bytes.count + planes.2.bytes.count
+    }
+
+    /// Ends access to the frame now: a leased driver buffer goes back to the driver (after any
+    /// read in progress ends). Harmless when repeated or called from another thread.
+    public func release() {
+        let lease = access.withLock { access -> LendableBuffer? in
+            if access.released || access.releasePending { return nil }
+            if access.readers > 0 {
+                access.releasePending = true
+                return nil
+            }
+            return access.endLease()
         }
+        lease?.lender.giveBack(lease!.index)
+    }
+
+    /// Lends all bytes, the planes one after another (valid only inside `body`; empty after
+    /// `release()`). Frames are leased only when their planes are contiguous, so this is the
+    /// whole image for leased frames and copies alike.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withFrame { frame in
+            let first = frame.plane(0).bytes
+            var count = first.count
+            var index = 1
+            while index < frame.planeCount {
+                count += frame.plane(index).bytes.count
+                index += 1
+            }
+            return try body(UnsafeRawBufferPointer(start: first.baseAddress, count: first.baseAddress == nil ? 0 : count))
+        }
+    }
+
+    /// Lends the frame (valid only inside `body`; an empty frame, `planeCount` 0, after
+    /// `release()`).
+    public func withFrame<R>(_ body: (VideoFrame) throws -> R) rethrows -> R {
+        let readable = access.withLock { access -> Bool in
+            if access.released { return false }
+            access.readers += 1
+            return true
+        }
+        defer { if readable { endRead() } }
         let frame = VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: orientation,
-                               captureDelay: captureDelay, planeCount: planeCount, bytesUsed: bytesUsed,
-                               plane0: plane(planeOffsets.0, planeLengths.0, 0),
-                               plane1: plane(planeOffsets.1, planeLengths.1, 1),
-                               plane2: plane(planeOffsets.2, planeLengths.2, 2))
+                               captureDelay: captureDelay, planeCount: readable ? planeCount : 0, bytesUsed: readable ? bytesUsed : 0,
+                               plane0: readable ? planes.0 : .empty, plane1: readable ? planes.1 : .empty,
+                               plane2: readable ? planes.2 : .empty, dmaBuf: readable ? dmaBuf : nil, lendable: nil)
         return try body(frame)
+    }
+
+    private func endRead() {
+        let lease = access.withLock { access -> LendableBuffer? in
+            access.readers -= 1
+            guard access.readers == 0, access.releasePending else { return nil }
+            access.releasePending = false
+            return access.endLease()
+        }
+        lease?.lender.giveBack(lease!.index)
+    }
+
+    /// Whether a lease is outstanding (for the pool's sweep; the pool holds the only reference).
+    var holdsLease: Bool { access.withLock { $0.lease != nil } }
+
+    /// Gives an outstanding lease back. Called by the pool once nobody else holds the buffer.
+    func endLease() {
+        let lease = access.withLock { access -> LendableBuffer? in access.lease == nil ? nil : access.endLease() }
+        lease?.lender.giveBack(lease!.index)
+    }
+
+    /// The image buffer a converter writes into (see `adopt`). The pool calls it with the only
+    /// reference.
+    var image: ImageBuffer {
+        if let converted { return converted }
+        let image = ImageBuffer()
+        converted = image
+        return image
+    }
+
+    /// Takes `frame`, which a converter wrote into `image`, as this buffer's frame (no copy).
+    func adopt(_ frame: VideoFrame) {
+        endLease()
+        dmaBuf = nil
+        setMetadata(from: frame)
+        planeCount = min(frame.planeCount, 3)
+        planes = (frame.plane(0), planeCount > 1 ? frame.plane(1) : .empty, planeCount > 2 ? frame.plane(2) : .empty)
+        access.withLock { $0 = Access() }
+    }
+
+    /// Takes `frame` on lease (its lender already granted it): the planes stay in the driver's
+    /// buffer. The pool calls it with the only reference.
+    func lend(_ frame: VideoFrame, from buffer: LendableBuffer) {
+        endLease()
+        setMetadata(from: frame)
+        dmaBuf = frame.dmaBuf
+        planeCount = min(frame.planeCount, 3)
+        planes = (frame.plane(0), planeCount > 1 ? frame.plane(1) : .empty, planeCount > 2 ? frame.plane(2) : .empty)
+        access.withLock { $0 = Access(lease: buffer) }
     }
 
     /// Copies `frame` in. Grows the storage only when the frame is larger than any before.
     func fill(from frame: VideoFrame) {
+        endLease()
+        dmaBuf = nil
         var total = 0
         for index in 0..<frame.planeCount { total += frame.plane(index).bytes.count }
-        if total > capacity {
-            storage.deallocate()
-            capacity = total
+        if total > capacity || storage == nil {
+            storage?.deallocate()
+            capacity = max(total, 1)
             storage = .allocate(byteCount: capacity, alignment: 64)
         }
+        let storage = self.storage!
+        setMetadata(from: frame)
+        planeCount = min(frame.planeCount, 3)
+        var offset = 0
+        var copied: (FramePlane, FramePlane, FramePlane) = (.empty, .empty, .empty)
+        for index in 0..<planeCount {
+            let source = frame.plane(index)
+            if let base = source.bytes.baseAddress { (storage + offset).copyMemory(from: base, byteCount: source.bytes.count) }
+            let stride = index < format.bytesPerRow.count ? format.bytesPerRow[index] : source.bytesPerRow
+            let plane = FramePlane(bytes: UnsafeRawBufferPointer(start: storage + offset, count: source.bytes.count), bytesPerRow: stride)
+            switch index {
+            case 0: copied.0 = plane
+            case 1: copied.1 = plane
+            default: copied.2 = plane
+            }
+            offset += source.bytes.count
+        }
+        planes = copied
+        access.withLock { $0 = Access() }
+    }
+
+    private func setMetadata(from frame: VideoFrame) {
         format = frame.format
         timestamp = frame.timestamp
         sequence = frame.sequence
         orientation = frame.orientation
         captureDelay = frame.captureDelay
         bytesUsed = frame.bytesUsed
-        planeCount = min(frame.planeCount, 3)
-        var offset = 0
-        var offsets = (0, 0, 0)
-        var lengths = (0, 0, 0)
-        for index in 0..<planeCount {
-            let source = frame.plane(index).bytes
-            if let base = source.baseAddress { (storage + offset).copyMemory(from: base, byteCount: source.count) }
-            switch index {
-            case 0: offsets.0 = offset; lengths.0 = source.count
-            case 1: offsets.1 = offset; lengths.1 = source.count
-            default: offsets.2 = offset; lengths.2 = source.count
-            }
-            offset += source.count
-        }
-        if planeCount < 3 { offsets.2 = offset; lengths.2 = 0 }
-        planeOffsets = offsets
-        planeLengths = lengths
     }
 }

@@ -5,14 +5,30 @@ import Synchronization
 /// `alwaysDiscardsLateVideoFrames`) and counted in `droppedFrames`. The sequence ends when the
 /// source stops, and throws the source's `MediaDevicesError` when it fails.
 ///
+/// Frames of a camera's own format come on lease: the element is the driver's buffer, held until
+/// the loop body ends (see `VideoFrameBuffer`), copied only when a lease would starve the
+/// driver. Converted sequences and sources that cannot lend (screens, the test pattern) give
+/// pooled copies.
+///
+/// ```swift
+/// for try await frame in camera.frames() {
+///     frame.withFrame { encoder.encode($0) }   // the driver's buffer, no copy
+/// }                                            // given back to the driver here
+/// ```
+///
 /// Iterate it from one task at a time.
 public struct VideoFrames: AsyncSequence, Sendable {
-    /// Each element is a pooled copy of one frame.
+    /// Each element is one frame: the driver's buffer on lease or a pooled copy.
     public typealias Element = VideoFrameBuffer
     let queue: FrameQueue
 
     /// Frames this sequence dropped because its buffer was full.
-    public var droppedFrames: Int { queue.droppedFrames }
+    public var droppedFrames: Int { queue.figures.dropped }
+    /// Frames this sequence delivered as the driver's own buffer, on lease.
+    public var leasedFrames: Int { queue.figures.leased }
+    /// Frames that could have been leased but were copied, because a lease would have left the
+    /// driver fewer buffers than it needs (the application held too many).
+    public var copiedFrames: Int { queue.figures.copied }
 
     /// The iterator.
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -32,39 +48,93 @@ final class FrameQueue: Sendable {
         var head = 0
         var count = 0
         var pool: [VideoFrameBuffer] = []
-        var waiter: CheckedContinuation<VideoFrameBuffer?, any Error>?
+        var waiter: UnsafeContinuation<VideoFrameBuffer?, any Error>?
         var finished = false
         var error: MediaDevicesError?
+        var figures = Figures()
+
+        /// Gives back the leases of pooled buffers nobody else holds any more (the application
+        /// let go of them), so the driver gets its buffers back.
+        mutating func sweep() {
+            var index = 0
+            while index < pool.count {
+                if isKnownUniquelyReferenced(&pool[index]), pool[index].holdsLease { pool[index].endLease() }
+                index += 1
+            }
+        }
+
+        /// Drops the oldest queued frame (nobody else has seen it: its lease ends now).
+        mutating func dropOldest() {
+            ring[head]?.endLease()
+            ring[head] = nil
+            head = (head + 1) % ring.count
+            count -= 1
+            figures.dropped += 1
+        }
+    }
+
+    /// What a sequence counted.
+    struct Figures {
         var dropped = 0
+        var leased = 0
+        var copied = 0
     }
 
     private let state: Mutex<State>
     private let capacity: Int
+    /// Whether frames from a lending source are leased rather than copied.
+    private let leases: Bool
 
-    init(capacity: Int) {
+    init(capacity: Int, leases: Bool = true) {
         self.capacity = capacity
+        self.leases = leases
         state = Mutex(State(ring: Array(repeating: nil, count: capacity)))
     }
 
-    var droppedFrames: Int { state.withLock { $0.dropped } }
+    var figures: Figures { state.withLock { $0.figures } }
 
     /// Whether a task is parked in `next()`.
     var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
 
-    /// Copies `frame` into a pooled buffer and queues it. Returns how many frames were dropped
-    /// (0 or 1). Called on the capture thread.
+    /// Queues `frame`: on lease when its source lends it and the lender agrees, else copied into
+    /// a pooled buffer. Returns how many frames were dropped (0 or 1). Called on the capture
+    /// thread; allocates nothing once the pool is full-grown.
     func push(_ frame: VideoFrame) -> Int {
         var dropped = 0
-        let buffer: VideoFrameBuffer? = state.withLock { state in
+        guard let buffer = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
+        var leased = false
+        if leases, let lendable = frame.lendable, frame.planesAreContiguous {
+            leased = lendable.lender.lease(lendable.index)
+            if leased { buffer.lend(frame, from: lendable) } else { buffer.fill(from: frame) }
+        } else {
+            buffer.fill(from: frame)
+        }
+        enqueue(buffer, leased: leased, copied: !leased && leases && frame.lendable != nil, dropped: &dropped)
+        return dropped
+    }
+
+    /// Converts `frame` with `converter` straight into a pooled buffer (one pass: the converter
+    /// reads the driver's buffer and writes the pool's) and queues it. Returns how many frames
+    /// were dropped; throws the converter's error (the frame is then not queued).
+    func push(_ frame: VideoFrame, converter: FrameConverter) throws -> Int {
+        var dropped = 0
+        guard let buffer = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
+        try converter.convert(frame, into: buffer.image) { buffer.adopt($0) }
+        enqueue(buffer, leased: false, copied: false, dropped: &dropped)
+        return dropped
+    }
+
+    /// A pooled buffer nobody holds, after dropping the oldest queued frame if the queue is full
+    /// and nobody waits; `nil` when the sequence ended or the application holds every buffer.
+    private func freeBuffer(for frame: VideoFrame, dropped: inout Int) -> VideoFrameBuffer? {
+        state.withLock { state in
             if state.finished { return nil }
             if state.waiter == nil && state.count == capacity {
                 // Drop the oldest waiting frame; its buffer becomes free again.
-                state.ring[state.head] = nil
-                state.head = (state.head + 1) % capacity
-                state.count -= 1
-                state.dropped += 1
+                state.dropOldest()
                 dropped += 1
             }
+            state.sweep()
             for index in state.pool.indices where isKnownUniquelyReferenced(&state.pool[index]) {
                 return state.pool[index]
             }
@@ -75,22 +145,22 @@ final class FrameQueue: Sendable {
                 state.pool.append(buffer)
                 return buffer
             }
-            state.dropped += 1
+            state.figures.dropped += 1
             dropped += 1
             return nil
         }
-        guard let buffer else { return dropped }
-        buffer.fill(from: frame)
-        let waiter: CheckedContinuation<VideoFrameBuffer?, any Error>? = state.withLock { state in
+    }
+
+    /// Hands `buffer` to a waiting reader, or queues it (dropping the oldest if full).
+    private func enqueue(_ buffer: VideoFrameBuffer, leased: Bool, copied: Bool, dropped: inout Int) {
+        let waiter: UnsafeContinuation<VideoFrameBuffer?, any Error>? = state.withLock { state in
+            if leased { state.figures.leased += 1 } else if copied { state.figures.copied += 1 }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return waiter
             }
             if state.count == capacity {
-                state.ring[state.head] = nil
-                state.head = (state.head + 1) % capacity
-                state.count -= 1
-                state.dropped += 1
+                state.dropOldest()
                 dropped += 1
             }
             state.ring[(state.head + state.count) % capacity] = buffer
@@ -98,15 +168,16 @@ final class FrameQueue: Sendable {
             return nil
         }
         waiter?.resume(returning: buffer)
-        return dropped
     }
 
     /// The next frame, waiting if none is queued; `nil` once finished and drained.
     func next() async throws -> VideoFrameBuffer? {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<VideoFrameBuffer?, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<VideoFrameBuffer?, any Error>) in
                 enum Outcome { case frame(VideoFrameBuffer), end, failure(MediaDevicesError), wait }
                 let outcome: Outcome = state.withLock { state in
+                    // The frame the caller had before (the last loop body's) goes back now.
+                    state.sweep()
                     if state.count > 0 {
                         let buffer = state.ring[state.head]!
                         state.ring[state.head] = nil
@@ -149,6 +220,7 @@ final class FrameQueue: Sendable {
     /// Ends the sequence after the queued frames; a waiting `next()` returns `nil` or throws.
     func finish(error: MediaDevicesError?) {
         let waiter = state.withLock { state in
+            state.sweep()
             state.finished = true
             state.error = error
             let waiter = state.waiter

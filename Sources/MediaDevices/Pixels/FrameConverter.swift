@@ -12,7 +12,8 @@ public final class FrameConverter: @unchecked Sendable {
     /// The output this converter produces.
     public let output: OutputFormat
     private let device: String?
-    private let out = ImageBuffer()
+    /// Where the result goes: the converter's own buffer, or the caller's (`convert(_:into:_:)`).
+    private var out = ImageBuffer()
     private let stage = ImageBuffer()
     private let scratch = ImageBuffer()
     private let stepA = ImageBuffer()
@@ -72,6 +73,15 @@ public final class FrameConverter: @unchecked Sendable {
             try transform(source, kind, plan: plan, colorimetry: outputColorimetry)
         }
         return try out.withFrame(timing: frame, orientation: orientation(of: frame), body)
+    }
+
+    /// Converts `frame` into `destination` (a pooled buffer of the caller's) instead of the
+    /// converter's own buffer, and calls `body` with the result, which lives in `destination`.
+    func convert<R>(_ frame: VideoFrame, into destination: ImageBuffer, _ body: (VideoFrame) throws -> R) throws -> R {
+        let own = out
+        out = destination
+        defer { out = own }
+        return try convert(frame, body)
     }
 
     /// The libyuv family for `format`, worked out once per format change (by fourcc: it is the

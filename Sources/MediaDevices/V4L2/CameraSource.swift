@@ -24,6 +24,13 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
 
     /// Buffers requested from the driver (at least 3).
     public let bufferCount: Int
+    /// Buffers kept queued to the driver however many frames the `frames()` sequences hold on
+    /// lease (at least 1): a frame whose lease would leave fewer is copied instead.
+    public let minimumQueuedBuffers: Int
+    /// Whether every buffer is exported as DMA-BUF (`VIDIOC_EXPBUF`), so frames carry
+    /// `dmaBuf` for zero-copy hand-off to encoders, EGL, Vulkan or GStreamer. Costs one
+    /// descriptor per buffer and plane while capturing.
+    public let exportsDMABuf: Bool
     private let delivery = FrameDelivery()
     /// Serializes the control calls (initialize, start, stop, format and device changes). Held
     /// while waiting for the capture thread, so the capture thread never takes it.
@@ -34,9 +41,14 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     private var session: CameraSession?
     private let run = RunSlot()
 
-    /// A source for `device`, to be configured as `request` asks when initialized.
-    public init(device: CaptureDevice, request: FormatRequest = FormatRequest(), bufferCount: Int = 4) {
+    /// A source for `device`, to be configured as `request` asks when initialized, with
+    /// `bufferCount` driver buffers of which `minimumQueuedBuffers` stay queued whatever the
+    /// sequences hold, exporting them as DMA-BUF if `exportsDMABuf`.
+    public init(device: CaptureDevice, request: FormatRequest = FormatRequest(), bufferCount: Int = 4,
+                minimumQueuedBuffers: Int = 2, exportsDMABuf: Bool = false) {
         self.bufferCount = max(3, bufferCount)
+        self.minimumQueuedBuffers = max(1, minimumQueuedBuffers)
+        self.exportsDMABuf = exportsDMABuf
         snapshot = Mutex(Snapshot(device: device, request: request))
     }
 
@@ -87,7 +99,7 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         do {
             try initializeLocked()
             delivery.beginRun()
-            run.current = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery,
+            run.current = try CameraStream.start(session: session!, buffers: bufferPlan, delivery: delivery,
                                                  tracker: snapshot.withLock { $0.tracker })
         } catch let error as MediaDevicesError {
             delivery.finish(error: error)
@@ -154,6 +166,11 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         get { delivery.consumer }
         set { delivery.consumer = newValue }
     }
+
+    /// Runs the tasks that prefer it on this source's capture thread, right after each frame:
+    /// `withTaskExecutorPreference(camera.captureExecutor) { for try await frame in camera.frames() { … } }`
+    /// reads frames with one wake-up per frame and no allocation (see `CaptureExecutor`).
+    public var captureExecutor: CaptureExecutor { delivery.executor }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
     public func frames(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
@@ -224,11 +241,15 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         return newSession.negotiation
     }
 
+    private var bufferPlan: CameraStream.BufferPlan {
+        CameraStream.BufferPlan(count: bufferCount, minimumQueued: minimumQueuedBuffers, exportsDMABuf: exportsDMABuf)
+    }
+
     /// Starts a new run after a format change or device switch, within the same delivery run.
     private func restartLocked() throws {
         delivery.streamRestarted()
         do {
-            run.current = try CameraStream.start(session: session!, bufferCount: bufferCount, delivery: delivery,
+            run.current = try CameraStream.start(session: session!, buffers: bufferPlan, delivery: delivery,
                                                  tracker: snapshot.withLock { $0.tracker })
         } catch let error as MediaDevicesError {
             delivery.finish(error: error)

@@ -6,10 +6,19 @@ import Glibc
 /// The thread releases the buffers when it ends (STREAMOFF → munmap → REQBUFS(0)); after a
 /// failure it also closes the device, so an unplugged camera leaves nothing open.
 enum CameraStream {
+    /// How many buffers to ask for, how many stay queued whatever is leased, and whether to
+    /// export them as DMA-BUF.
+    struct BufferPlan {
+        var count = 4
+        var minimumQueued = 2
+        var exportsDMABuf = false
+    }
+
     /// Starts capturing from `session` into `delivery`.
-    static func start(session: CameraSession, bufferCount: Int, delivery: FrameDelivery,
+    static func start(session: CameraSession, buffers plan: BufferPlan, delivery: FrameDelivery,
                       tracker: (any OrientationTracker)? = nil) throws -> CaptureRun {
-        let buffers = try V4L2Buffers(device: session.device, format: session.negotiation.format, count: bufferCount)
+        let buffers = try V4L2Buffers(device: session.device, format: session.negotiation.format, count: plan.count,
+                                      minimumQueued: plan.minimumQueued, exportingDMABuf: plan.exportsDMABuf)
         let device = session.device
         let orientation = FrameOrientation(mount: session.orientation, tracker: tracker, facesUser: session.info.position == .front)
         do {
@@ -30,6 +39,16 @@ enum CameraStream {
     /// (returns the error).
     private static func loop(buffers: V4L2Buffers, wake: WakeUpEvent, shouldStop: () -> Bool,
                              orientation: FrameOrientation, delivery: FrameDelivery) -> MediaDevicesError? {
+        // Readers that prefer the delivery's executor run here, after each frame.
+        let executor = delivery.executor
+        executor.attach(wake: wake)
+        defer { executor.detach() }
+        return streamLoop(buffers: buffers, wake: wake, shouldStop: shouldStop, orientation: orientation,
+                    delivery: delivery, executor: executor)
+    }
+
+    private static func streamLoop(buffers: V4L2Buffers, wake: WakeUpEvent, shouldStop: () -> Bool, orientation: FrameOrientation,
+                             delivery: FrameDelivery, executor: CaptureExecutor) -> MediaDevicesError? {
         let file = buffers.device.file
         var fds = [pollfd(fd: file.rawValue, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
@@ -42,14 +61,22 @@ enum CameraStream {
                 if errno == EINTR { continue }
                 return MediaDevicesError.fromErrno(errno, device: file.path, operation: "poll")
             }
-            if fds[1].revents != 0 { return nil }
+            if fds[1].revents != 0 {
+                // Asked to stop, or woken for a job of the executor.
+                wake.reset()
+                if shouldStop() { return nil }
+                executor.runPending()
+                if ready == 1 { continue }
+            }
             if ready == 0 {
                 // No frame for a while: make sure the device is still there.
                 if let gone = probeDisconnect(file, after: "poll") { return gone }
                 continue
             }
             do {
-                while !shouldStop(), try buffers.withNextFrame(orientation: orientation.current, deliver) {}
+                while !shouldStop(), try buffers.withNextFrame(orientation: orientation.current, deliver) {
+                    executor.runPending()
+                }
             } catch let error as MediaDevicesError {
                 // After an unplug, DQBUF fails with ENODEV, or with EINVAL/EIO when it races
                 // the driver's teardown (seen with uvcvideo): ask the node.

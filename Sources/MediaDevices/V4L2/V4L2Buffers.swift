@@ -1,9 +1,17 @@
 import CV4L2
 import Glibc
+import Synchronization
 
 /// The mmap'd buffers of one streaming run, and the queue/dequeue/stream ioctls over them.
 /// Teardown order is STREAMOFF → munmap → REQBUFS(0), in `release()`, exactly once.
-final class V4L2Buffers: @unchecked Sendable {
+///
+/// The buffers can be lent past the delivery callback (`FrameBufferLender`): a leased buffer is
+/// requeued when its last lease is given back, from whichever thread. A lease is refused when it
+/// would leave fewer than `minimumQueued` buffers with the driver. At teardown a leased buffer
+/// keeps its mapping (and DMA-BUF descriptors) and `REQBUFS(0)` orphans it (the driver frees it
+/// once unmapped; `V4L2_BUF_CAP_SUPPORTS_ORPHANED_BUFS`); the last give-back unmaps it. Drivers
+/// without orphaned-buffer support never lend: their frames are copied.
+final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
     /// Where each image plane of a frame sits: which memory plane, at what offset, how long.
     struct PlaneSlot {
         var memoryPlane: Int
@@ -12,17 +20,45 @@ final class V4L2Buffers: @unchecked Sendable {
         var bytesPerRow: Int
     }
 
+    /// What the run knows of one driver buffer.
+    private struct Buffer {
+        /// Leases outstanding (several sequences can lease the same frame).
+        var leases = 0
+        /// Queued to the driver (or being filled by it).
+        var queued = true
+        /// Dequeued and being delivered by the capture thread, which requeues it afterwards
+        /// unless leased.
+        var delivering = false
+        /// The run ended while the buffer was leased: the last give-back unmaps it.
+        var orphaned = false
+    }
+
+    private struct State {
+        var buffers: [Buffer] = []
+        var streaming = false
+        var released = false
+    }
+
     let device: V4L2Device
     let format: VideoFormat
+    /// Buffers kept queued to the driver however many frames are leased.
+    let minimumQueued: Int
+    /// Whether frames may be leased (the driver can orphan mapped buffers).
+    private(set) var lends = false
+    /// Each buffer's mappings (one per memory plane); unmapped at teardown or last give-back.
     private var mappings: [[MappedMemory]] = []
+    /// Each buffer's DMA-BUF export, when asked for and the driver exports.
+    private var exports: [DMABufFrame?] = []
     private let memoryPlaneCount: Int
     private let planeArray: UnsafeMutablePointer<v4l2_plane>
+    /// Per buffer, the plane array a give-back from another thread queues it with.
+    private let requeuePlanes: UnsafeMutablePointer<v4l2_plane>
     private let slots: [PlaneSlot]
-    private var streaming = false
-    private var released = false
+    private let state = Mutex(State())
 
-    /// Requests `count` mmap buffers (the driver may grant more), maps and queues them all.
-    init(device: V4L2Device, format: VideoFormat, count: Int) throws {
+    /// Requests `count` mmap buffers (the driver may grant more), maps and queues them all;
+    /// with `exportingDMABuf`, exports each as DMA-BUF descriptors (`VIDIOC_EXPBUF`).
+    init(device: V4L2Device, format: VideoFormat, count: Int, minimumQueued: Int = 2, exportingDMABuf: Bool = false) throws {
         self.device = device
         self.format = format
         memoryPlaneCount = device.isMultiplanar ? max(format.bufferSizes.count, 1) : 1
@@ -34,8 +70,13 @@ final class V4L2Buffers: @unchecked Sendable {
         request.count = UInt32(max(count, 2))
         request.type = device.bufferType
         request.memory = V4L2_MEMORY_MMAP.rawValue
+        // Room for the most buffers a driver grants (VIDEO_MAX_FRAME), a few KiB.
+        requeuePlanes = .allocate(capacity: Int(VIDEO_MAX_FRAME) * Int(VIDEO_MAX_PLANES))
+        requeuePlanes.initialize(repeating: v4l2_plane(), count: Int(VIDEO_MAX_FRAME) * Int(VIDEO_MAX_PLANES))
+        self.minimumQueued = max(1, minimumQueued)
         do {
             try device.file.ioctl(cv4l2_VIDIOC_REQBUFS, &request, "VIDIOC_REQBUFS")
+            lends = request.capabilities & UInt32(V4L2_BUF_CAP_SUPPORTS_ORPHANED_BUFS) != 0
             guard request.count >= 2 else {
                 throw MediaDevicesError(.io, device: device.path, operation: "VIDIOC_REQBUFS",
                                         detail: "The driver granted only \(request.count) buffer(s); at least 2 are needed. Free memory or use a smaller format")
@@ -53,6 +94,8 @@ final class V4L2Buffers: @unchecked Sendable {
                     planes.append(try MappedMemory(file: device.file, length: Int(buffer.length), offset: Int(buffer.m.offset)))
                 }
                 mappings.append(planes)
+                exports.append(exportingDMABuf ? try export(index: index, mappings: planes) : nil)
+                state.withLock { $0.buffers.append(Buffer()) }
                 try device.file.ioctl(cv4l2_VIDIOC_QBUF, &buffer, "VIDIOC_QBUF")
             }
         } catch {
@@ -64,10 +107,47 @@ final class V4L2Buffers: @unchecked Sendable {
     deinit {
         release()
         planeArray.deallocate()
+        requeuePlanes.deallocate()
     }
 
     /// The number of buffers the driver granted.
     var count: Int { mappings.count }
+
+    /// Exports buffer `index` as one DMA-BUF per memory plane and describes the image planes in
+    /// them. `nil` when the format has no DRM code; throws when the driver refuses `EXPBUF`.
+    private func export(index: UInt32, mappings: [MappedMemory]) throws -> DMABufFrame? {
+        guard let drm = format.pixelFormat.drmFourCC else { return nil }
+        var descriptors: [Int32] = []
+        do {
+            for plane in 0..<mappings.count {
+                var request = v4l2_exportbuffer()
+                request.type = device.bufferType
+                request.index = index
+                request.plane = UInt32(plane)
+                request.flags = UInt32(O_CLOEXEC | O_RDONLY)
+                try device.file.ioctl(cv4l2_VIDIOC_EXPBUF, &request, "VIDIOC_EXPBUF")
+                descriptors.append(request.fd)
+            }
+        } catch {
+            for descriptor in descriptors { Glibc.close(descriptor) }
+            throw error
+        }
+        let planes = slots.prefix(3).map { slot in
+            DMABufPlane(descriptor: descriptors[min(slot.memoryPlane, descriptors.count - 1)], offset: slot.offset,
+                        bytesPerRow: slot.bytesPerRow, length: mappings[min(slot.memoryPlane, mappings.count - 1)].length)
+        }
+        return DMABufFrame(drmFourCC: drm, planes: planes)
+    }
+
+    /// Closes buffer `index`'s exported descriptors.
+    private func closeExports(_ index: Int) {
+        guard let export = exports[index] else { return }
+        var closed: Set<Int32> = []
+        for plane in 0..<export.planeCount where closed.insert(export.plane(plane).descriptor).inserted {
+            Glibc.close(export.plane(plane).descriptor)
+        }
+        exports[index] = nil
+    }
 
     /// Where each image plane lies. Contiguous formats put every plane in memory plane 0 one
     /// after another; the `M` formats put plane i in memory plane i.
@@ -91,14 +171,16 @@ final class V4L2Buffers: @unchecked Sendable {
         return slots
     }
 
-    private func makeBuffer(index: UInt32) -> v4l2_buffer {
+    /// A `v4l2_buffer` for `index`, with `planes` (the capture thread's array by default) for
+    /// the multi-planar API.
+    private func makeBuffer(index: UInt32, planes: UnsafeMutablePointer<v4l2_plane>? = nil) -> v4l2_buffer {
         var buffer = v4l2_buffer()
         buffer.index = index
         buffer.type = device.bufferType
         buffer.memory = V4L2_MEMORY_MMAP.rawValue
         if device.isMultiplanar {
             buffer.length = UInt32(memoryPlaneCount)
-            buffer.m.planes = planeArray
+            buffer.m.planes = planes ?? planeArray
         }
         return buffer
     }
@@ -107,8 +189,49 @@ final class V4L2Buffers: @unchecked Sendable {
     func streamOn() throws {
         var type = Int32(device.bufferType)
         try device.file.ioctl(cv4l2_VIDIOC_STREAMON, &type, "VIDIOC_STREAMON")
-        streaming = true
+        state.withLock { $0.streaming = true }
     }
+
+    // MARK: lending
+
+    func lease(_ index: Int) -> Bool {
+        guard lends else { return false }
+        return state.withLock { state in
+            guard state.streaming, !state.released, index < state.buffers.count else { return false }
+            if state.buffers[index].leases == 0 {
+                // Lending this one leaves the queued ones with the driver: enough of them?
+                // (An index loop: unoptimized builds allocate the generic iterator of `for in`.)
+                var queued = 0
+                var other = 0
+                while other < state.buffers.count {
+                    if state.buffers[other].queued { queued += 1 }
+                    other += 1
+                }
+                if queued < minimumQueued { return false }
+            }
+            state.buffers[index].leases += 1
+            return true
+        }
+    }
+
+    func giveBack(_ index: Int) {
+        state.withLock { state in
+            guard index < state.buffers.count, index < Int(VIDEO_MAX_FRAME), state.buffers[index].leases > 0 else { return }
+            state.buffers[index].leases -= 1
+            guard state.buffers[index].leases == 0, !state.buffers[index].delivering else { return }
+            if state.buffers[index].orphaned {
+                for mapping in mappings[index] { mapping.unmap() }
+                closeExports(index)
+            } else if state.streaming {
+                var buffer = makeBuffer(index: UInt32(index), planes: requeuePlanes + index * Int(VIDEO_MAX_PLANES))
+                // A failure (the device is gone) shows on the capture thread's next dequeue.
+                if device.file.ioctlErrno(cv4l2_VIDIOC_QBUF, &buffer) == 0 { state.buffers[index].queued = true }
+            }
+        }
+    }
+
+    /// Buffers leased now (for tests and statistics).
+    var leasedCount: Int { state.withLock { state in state.buffers.reduce(0) { $0 + ($1.leases > 0 ? 1 : 0) } } }
 
     /// Dequeues one filled buffer and lends it to `body` as a frame, then queues it again.
     /// Returns `false` if no buffer was ready (`EAGAIN`). Allocates nothing.
@@ -124,6 +247,10 @@ final class V4L2Buffers: @unchecked Sendable {
             ? UInt64(buffer.timestamp.tv_sec) * 1_000_000_000 + UInt64(buffer.timestamp.tv_usec) * 1_000 : now
         let delay: Duration = now >= timestamp ? .nanoseconds(Int64(now - timestamp)) : .zero
         let index = Int(buffer.index)
+        state.withLock {
+            $0.buffers[index].queued = false
+            $0.buffers[index].delivering = true
+        }
         // Multi-planar: bytesused counts from the start of the plane, data_offset included.
         let bytesUsed = device.isMultiplanar
             ? Int(planeArray[0].bytesused) - Int(min(planeArray[0].data_offset, planeArray[0].bytesused))
@@ -143,28 +270,48 @@ final class V4L2Buffers: @unchecked Sendable {
             }
             body(VideoFrame(format: format, timestamp: timestamp, sequence: buffer.sequence, orientation: orientation,
                             captureDelay: delay, planeCount: planeCount, bytesUsed: bytesUsed,
-                            plane0: plane(0), plane1: plane(1), plane2: plane(2)))
+                            plane0: plane(0), plane1: plane(1), plane2: plane(2),
+                            dmaBuf: exports[index], lendable: LendableBuffer(lender: self, index: index)))
         }
-        var requeue = makeBuffer(index: buffer.index)
-        try device.file.ioctl(cv4l2_VIDIOC_QBUF, &requeue, "VIDIOC_QBUF")
+        // Requeue now unless a sequence leased the frame (its last give-back requeues it).
+        let requeue = state.withLock { state -> Bool in
+            state.buffers[index].delivering = false
+            guard state.buffers[index].leases == 0 else { return false }
+            state.buffers[index].queued = true
+            return true
+        }
+        if requeue {
+            var requeue = makeBuffer(index: buffer.index)
+            try device.file.ioctl(cv4l2_VIDIOC_QBUF, &requeue, "VIDIOC_QBUF")
+        }
         return true
     }
 
-    /// STREAMOFF → munmap → REQBUFS(0). Errors are ignored: the device may already be gone.
+    /// STREAMOFF → munmap → REQBUFS(0); leased buffers stay mapped (orphaned) until their last
+    /// give-back. Errors are ignored: the device may already be gone.
     func release() {
-        guard !released else { return }
-        released = true
-        if streaming {
-            var type = Int32(device.bufferType)
-            _ = device.file.ioctlErrno(cv4l2_VIDIOC_STREAMOFF, &type)
-            streaming = false
+        state.withLock { state in
+            guard !state.released else { return }
+            state.released = true
+            if state.streaming {
+                var type = Int32(device.bufferType)
+                _ = device.file.ioctlErrno(cv4l2_VIDIOC_STREAMOFF, &type)
+                state.streaming = false
+            }
+            for index in mappings.indices {
+                if index < state.buffers.count, state.buffers[index].leases > 0 {
+                    state.buffers[index].orphaned = true
+                } else {
+                    for plane in mappings[index] { plane.unmap() }
+                    closeExports(index)
+                }
+                if index < state.buffers.count { state.buffers[index].queued = false }
+            }
+            var request = v4l2_requestbuffers()
+            request.count = 0
+            request.type = device.bufferType
+            request.memory = V4L2_MEMORY_MMAP.rawValue
+            _ = device.file.ioctlErrno(cv4l2_VIDIOC_REQBUFS, &request)
         }
-        for planes in mappings { for plane in planes { plane.unmap() } }
-        mappings.removeAll()
-        var request = v4l2_requestbuffers()
-        request.count = 0
-        request.type = device.bufferType
-        request.memory = V4L2_MEMORY_MMAP.rawValue
-        _ = device.file.ioctlErrno(cv4l2_VIDIOC_REQBUFS, &request)
     }
 }

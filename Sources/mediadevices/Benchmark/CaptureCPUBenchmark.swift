@@ -39,6 +39,11 @@ struct CaptureCPUBenchmark {
         var cpuPerFrameWithStartupNanoseconds: Double
         /// Frames over the whole run's wall time: the tool kept up (start-up makes it lower).
         var measuredFrameRate: Double
+        /// Threads woken per frame in the window (voluntary context switches, all threads; the
+        /// `.window` method only), from the run with the least CPU.
+        var wakeUpsPerFrame: Double?
+        /// CPU per frame over the library's callback path ("MediaDevices callback only").
+        var overCallback: Double?
         var overV4L2Ctl: Double?
         var overFFmpeg: Double?
         var overGStreamer: Double?
@@ -71,6 +76,16 @@ struct CaptureCPUBenchmark {
     /// The goals for our rows: (reference tool, most CPU per frame as a fraction of it).
     var goals: [(reference: String, limit: Double)] {
         decodes ? [("gst-launch-1.0", 0.8), ("ffmpeg", 0.5)] : [("v4l2-ctl", 1.2), ("ffmpeg", 0.3)]
+    }
+
+    /// The leased frames' goals (issue 15), for the sequence rows and `capture`: against the
+    /// callback path and GStreamer.
+    static let leaseGoals: [(reference: String, limit: Double)] = [(callbackRow, 1.1), ("gst-launch-1.0", 0.7)]
+    /// The row the lease goals compare with.
+    static let callbackRow = "MediaDevices callback only"
+    /// The rows the lease goals apply to.
+    static func hasLeaseGoals(_ tool: String) -> Bool {
+        tool == "mediadevices capture" || tool == "MediaDevices sequence only" || tool == "MediaDevices executor only"
     }
 
     /// The tools, as argument lists for a stream of `frames` frames.
@@ -137,7 +152,7 @@ struct CaptureCPUBenchmark {
         }
         // Each tool's runs: the whole run's usage, the window's CPU and wall time (`.window`),
         // and the shorter runs' usage (`.difference`).
-        typealias Run = (total: ProcessCPU.Usage, window: (cpu: Double, wall: Double)?)
+        typealias Run = (total: ProcessCPU.Usage, window: (cpu: Double, wall: Double, wakeUps: Double)?)
         var runs: [String: [Run]] = [:]
         var baselines: [String: [ProcessCPU.Usage]] = [:]
         func measure(_ tool: (name: String, arguments: (Int) -> [String]), _ count: Int, window: (from: Double, to: Double)?) throws -> Run {
@@ -145,7 +160,7 @@ struct CaptureCPUBenchmark {
             let result: Run
             if let window {
                 let usage = try ProcessCPU.runSampled(arguments, log: log, windowStart: window.from, windowEnd: window.to)
-                result = (usage.total, (usage.windowCPUNanoseconds, usage.windowWallNanoseconds))
+                result = (usage.total, (usage.windowCPUNanoseconds, usage.windowWallNanoseconds, usage.windowWakeUps))
             } else {
                 result = (try ProcessCPU.run(arguments, log: log), nil)
             }
@@ -175,7 +190,10 @@ struct CaptureCPUBenchmark {
             switch method {
             case .window(let from, let to):
                 row.window = [from, to]
-                row.cpuPerFrameNanoseconds = toolRuns.compactMap(\.window).map { $0.cpu / ($0.wall / 1e9 * Double(fps)) }.min()!
+                let perFrame = toolRuns.compactMap(\.window).map { (cpu: $0.cpu / ($0.wall / 1e9 * Double(fps)), wakeUps: $0.wakeUps / ($0.wall / 1e9 * Double(fps))) }
+                let least = perFrame.min { $0.cpu < $1.cpu }!
+                row.cpuPerFrameNanoseconds = least.cpu
+                row.wakeUpsPerFrame = least.wakeUps
             case .difference(let baselineFrames):
                 row.baselineFrames = baselineFrames
                 let baseline = baselines[tool.name]!.map(\.cpuNanoseconds).min()!
@@ -185,7 +203,9 @@ struct CaptureCPUBenchmark {
         }
         func perFrame(_ tool: String) -> Double? { rows.first { $0.tool == tool }?.cpuPerFrameNanoseconds }
         let (v4l2, ffmpeg, gst) = (perFrame("v4l2-ctl"), perFrame("ffmpeg"), perFrame("gst-launch-1.0"))
+        let callback = perFrame(Self.callbackRow)
         for index in rows.indices {
+            rows[index].overCallback = callback.map { rows[index].cpuPerFrameNanoseconds / $0 }
             rows[index].overV4L2Ctl = v4l2.map { rows[index].cpuPerFrameNanoseconds / $0 }
             rows[index].overFFmpeg = ffmpeg.map { rows[index].cpuPerFrameNanoseconds / $0 }
             rows[index].overGStreamer = gst.map { rows[index].cpuPerFrameNanoseconds / $0 }
@@ -217,16 +237,26 @@ struct CaptureCPUBenchmark {
     }
 
     func table(_ rows: [Row]) -> String {
-        let goalText = goals.map { String(format: "≤%g× %@", $0.limit, $0.reference == "gst-launch-1.0" ? "gst" : $0.reference) }
-        var table = BenchmarkTable("tool", "CPU/frame", "with start-up", "fps", "÷ v4l2-ctl", "÷ ffmpeg", "÷ gst",
-                                   "goals (\(goalText.joined(separator: ", ")))")
+        func short(_ reference: String) -> String { reference == "gst-launch-1.0" ? "gst" : reference == Self.callbackRow ? "callback" : reference }
+        func describe(_ goals: [(reference: String, limit: Double)]) -> String {
+            goals.map { String(format: "≤%g× %@", $0.limit, short($0.reference)) }.joined(separator: ", ")
+        }
+        func mark(_ goal: (reference: String, limit: Double), _ ratios: [String: Double?]) -> String {
+            "\(short(goal.reference)) " + goalMark(ratios[goal.reference].flatMap { $0 } ?? .infinity, goal.limit)
+        }
+        let leaseGoalText = decodes ? "" : "; leased (sequence, executor, capture): \(describe(Self.leaseGoals))"
+        var table = BenchmarkTable("tool", "CPU/frame", "with start-up", "fps", "wake-ups/frame", "÷ v4l2-ctl", "÷ ffmpeg", "÷ gst",
+                                   "÷ callback", "goals (\(describe(goals))\(leaseGoalText))")
         for row in rows {
-            let ratios = ["v4l2-ctl": row.overV4L2Ctl, "ffmpeg": row.overFFmpeg, "gst-launch-1.0": row.overGStreamer]
+            let ratios = ["v4l2-ctl": row.overV4L2Ctl, "ffmpeg": row.overFFmpeg, "gst-launch-1.0": row.overGStreamer,
+                          Self.callbackRow: row.overCallback]
             let ours = row.tool.hasPrefix("mediadevices capture") || (decodes && row.tool.hasPrefix("MediaDevices"))
-            let marks = ours ? goals.map { goalMark(ratios[$0.reference].flatMap { $0 } ?? .infinity, $0.limit) }.joined(separator: ", ") : ""
+            var marks = ours ? goals.map { mark($0, ratios) } : []
+            if !decodes, Self.hasLeaseGoals(row.tool) { marks += Self.leaseGoals.map { mark($0, ratios) } }
             table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds), formatDuration(row.cpuPerFrameWithStartupNanoseconds),
-                      String(format: "%.1f", row.measuredFrameRate), formatRatio(row.overV4L2Ctl ?? .nan),
-                      formatRatio(row.overFFmpeg ?? .nan), formatRatio(row.overGStreamer ?? .nan), marks)
+                      String(format: "%.1f", row.measuredFrameRate), row.wakeUpsPerFrame.map { String(format: "%.2f", $0) } ?? "–",
+                      formatRatio(row.overV4L2Ctl ?? .nan), formatRatio(row.overFFmpeg ?? .nan), formatRatio(row.overGStreamer ?? .nan),
+                      formatRatio(row.overCallback ?? .nan), marks.joined(separator: ", "))
         }
         return table.text
     }

@@ -5,8 +5,9 @@ import Synchronization
 
 /// Part 4: how long frames wait. For each frame: the capture delay the library measured
 /// (dequeue time minus the driver's timestamp), and the delivery latency from the driver's
-/// timestamp to the callback consumer and to readers of the `frames` sequences (plain, and
-/// converted to NV12 on the capture thread).
+/// timestamp to the callback consumer and to readers of the `frames` sequences (leased frames
+/// read on Swift's global executor and on the source's capture executor, and frames converted
+/// to NV12 on the capture thread).
 struct LatencyBenchmark {
     struct Row: Encodable {
         var measure: String
@@ -28,8 +29,10 @@ struct LatencyBenchmark {
             throw BenchmarkError("latency needs a camera (a /dev/video node), not the test pattern")
         }
         var rows: [Row] = []
-        for converted in [false, true] {
-            progress("streaming \(frames) frames from \(camera.path)\(converted ? " with an NV12 sequence" : "")")
+        enum Reader: CaseIterable { case plain, executor, converted }
+        for kind in Reader.allCases {
+            let converted = kind == .converted
+            progress("streaming \(frames) frames from \(camera.path)\(converted ? " with an NV12 sequence" : kind == .executor ? " read on the capture executor" : "")")
             let source = CameraSource(device: camera, request: FormatRequest(pixelFormat: .yuyv, size: Size(width: width, height: height),
                                                                              frameRate: FrameRate(fps)))
             defer { source.release() }
@@ -39,7 +42,7 @@ struct LatencyBenchmark {
             source.consumer = callback
             let sequence = converted ? try source.frames(bufferSize: 8, output: OutputFormat(.nv12)) : source.frames(bufferSize: 8)
             let reader = SequenceRecorder(capacity: total)
-            reader.drain(sequence)
+            reader.drain(sequence, executor: kind == .executor ? source.captureExecutor : nil)
             try source.start()
             let deadline = Date().addingTimeInterval(10 + 3 * Double(total) / Double(fps))
             while (callback.count < total || reader.count < total) && Date() < deadline { usleep(20_000) }
@@ -48,12 +51,13 @@ struct LatencyBenchmark {
             guard callback.count >= total, reader.count >= total else {
                 throw BenchmarkError("only \(callback.count) callbacks and \(reader.count) sequence frames of \(total) arrived from \(camera.path)")
             }
-            let name = converted ? "sequence NV12 (timestamp → next())" : "sequence (timestamp → next())"
-            if !converted {
+            let name = converted ? "sequence NV12 (timestamp → next())"
+                : kind == .executor ? "sequence on the capture executor (timestamp → next())" : "sequence (timestamp → next())"
+            if kind == .plain {
                 rows.append(row("capture delay (dequeue − timestamp)", callback.delays))
                 rows.append(row("callback (timestamp → consumeFrame)", callback.latencies))
                 rows.append(row("callback after dequeue", zip(callback.latencies, callback.delays).map { $0 - $1 }))
-            } else {
+            } else if converted {
                 rows.append(row("callback with NV12 sequence", callback.latencies))
             }
             rows.append(row(name, reader.latencies))
@@ -128,16 +132,19 @@ final class SequenceRecorder: @unchecked Sendable {
     var count: Int { recorded.load(ordering: .acquiring) }
     var latencies: [Int64] { Array(UnsafeBufferPointer(start: store, count: count)) }
 
-    func drain(_ frames: VideoFrames) {
+    /// Records from `frames` on a task of its own, preferring `executor` when given.
+    func drain(_ frames: VideoFrames, executor: (any TaskExecutor)? = nil) {
         Task.detached { [self] in
             do {
-                for try await buffer in frames {
-                    let now = BenchmarkClock.nanoseconds()
-                    let index = recorded.load(ordering: .relaxed)
-                    if index < capacity {
-                        store[index] = Int64(bitPattern: now) - Int64(bitPattern: buffer.timestamp)
-                        recorded.store(index + 1, ordering: .releasing)
-                        if index + 1 == capacity { full.signal() }
+                try await withTaskExecutorPreference(executor) {
+                    for try await buffer in frames {
+                        let now = BenchmarkClock.nanoseconds()
+                        let index = recorded.load(ordering: .relaxed)
+                        if index < capacity {
+                            store[index] = Int64(bitPattern: now) - Int64(bitPattern: buffer.timestamp)
+                            recorded.store(index + 1, ordering: .releasing)
+                            if index + 1 == capacity { full.signal() }
+                        }
                     }
                 }
             } catch {}

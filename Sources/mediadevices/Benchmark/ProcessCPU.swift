@@ -19,28 +19,47 @@ enum ProcessCPU {
         var windowCPUNanoseconds: Double
         /// Wall time between the two samples.
         var windowWallNanoseconds: Double
+        /// Voluntary context switches (a thread blocked and was woken again), all threads,
+        /// between the two samples.
+        var windowWakeUps: Double
     }
 
     /// Runs `arguments` and reads its CPU time from `/proc/PID/stat` at `windowStart` and
     /// `windowEnd` seconds after it started: the cost in steady state, free of start-up and
     /// teardown. Throws if the process ended before the window did.
     static func runSampled(_ arguments: [String], log: String, windowStart: Double, windowEnd: Double) throws -> SampledUsage {
-        var first: (cpu: Double, wall: UInt64)?
-        var second: (cpu: Double, wall: UInt64)?
+        var first: (cpu: Double, wall: UInt64, wakeUps: Double)?
+        var second: (cpu: Double, wall: UInt64, wakeUps: Double)?
         let total = try run(arguments, log: log) { pid, start in
             for (index, at) in [windowStart, windowEnd].enumerated() {
                 let target = start + UInt64(at * 1e9)
                 let now = BenchmarkClock.nanoseconds()
                 if target > now { usleep(useconds_t((target - now) / 1_000)) }
                 guard let cpu = cpuNanoseconds(of: pid) else { return }
-                if index == 0 { first = (cpu, BenchmarkClock.nanoseconds()) } else { second = (cpu, BenchmarkClock.nanoseconds()) }
+                let sample = (cpu, BenchmarkClock.nanoseconds(), wakeUps(of: pid))
+                if index == 0 { first = sample } else { second = sample }
             }
         }
         guard let first, let second else {
             throw BenchmarkError("\(arguments[0]) ended (status \(total.status)) before \(windowEnd) s: give it more frames")
         }
         return SampledUsage(total: total, windowCPUNanoseconds: second.cpu - first.cpu,
-                            windowWallNanoseconds: Double(second.wall - first.wall))
+                            windowWallNanoseconds: Double(second.wall - first.wall), windowWakeUps: second.wakeUps - first.wakeUps)
+    }
+
+    /// Voluntary context switches of every thread of `pid` so far (`voluntary_ctxt_switches` in
+    /// `/proc/PID/task/*/status`): each is a thread going to sleep to be woken later. Threads
+    /// that ended in between are not counted (they are the tools' start-up and teardown threads).
+    static func wakeUps(of pid: pid_t) -> Double {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var total = 0.0
+        for task in tasks {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
+                  let count = Double(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") else { continue }
+            total += count
+        }
+        return total
     }
 
     /// CPU time (user + system) of every thread of `pid` so far: the scheduler's nanosecond

@@ -5,12 +5,13 @@ import Synchronization
 
 /// Streams frames from a camera to nothing: the library's own cost per frame, for the capture
 /// CPU benchmark to set beside `mediadevices capture` (which also copies every frame into the
-/// bounded queue and writes it out). `sequence` reads pooled copies from `frames(bufferSize:)`;
-/// otherwise a callback consumer sees each frame zero-copy; `output` converts on the capture
-/// thread (through a `frames(bufferSize:output:)` sequence): for an MJPEG stream, the library's
-/// decoded frames.
+/// writes every frame out). `callback`: a consumer sees each frame on the capture thread;
+/// `sequence`: a task reads leased frames from `frames(bufferSize:)` on Swift's global executor;
+/// `executor`: the same task with the source's `captureExecutor` as its preference, so it runs
+/// on the capture thread; `converted`: a `frames(bufferSize:output:)` sequence converting on the
+/// capture thread (for an MJPEG stream, the library's decoded frames).
 struct StreamOnly {
-    enum Path: String, CaseIterable { case callback, sequence, converted }
+    enum Path: String, CaseIterable { case callback, sequence, executor, converted }
 
     var device: String
     var width: Int
@@ -38,6 +39,7 @@ struct StreamOnly {
         switch path {
         case .callback: source.consumer = counter
         case .sequence: reader.drain(source.frames(bufferSize: 16))
+        case .executor: reader.drain(source.frames(bufferSize: 16), executor: source.captureExecutor)
         case .converted: reader.drain(try source.frames(bufferSize: 16, output: OutputFormat(output)))
         }
         try source.start()

@@ -12,6 +12,9 @@ uint64_t allocation_counter_this_thread(void);
 /// Whether the interposition is in effect (an allocation made now is counted).
 int allocation_counter_is_active(void);
 
+/// Turns printing a call stack for each allocation of the calling thread on (1) or off (0).
+void allocation_counter_trace(int on);
+
 /// "AddressSanitizer" or "ThreadSanitizer" when the binary is built with one (then malloc is
 /// not interposed: the sanitizer owns it), NULL otherwise.
 const char *allocation_counter_sanitizer(void);

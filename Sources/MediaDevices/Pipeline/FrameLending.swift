@@ -1,0 +1,20 @@
+/// A source whose frames live in buffers it can lend out past the delivery callback: a V4L2
+/// run's mmap'd driver buffers. A leased buffer stays out of the driver's queue until every lease
+/// on it is given back; the lender refuses a lease that would leave the driver short of buffers.
+protocol FrameBufferLender: AnyObject, Sendable {
+    /// Takes a lease on buffer `index` (the one being delivered, on the capture thread). Returns
+    /// `false` when lending it would leave fewer buffers queued than the driver needs, or when
+    /// the lender cannot lend at all: the caller copies the frame instead.
+    func lease(_ index: Int) -> Bool
+    /// Gives one lease on buffer `index` back, from any thread; the last one requeues the buffer
+    /// (or, after the run ended, unmaps it).
+    func giveBack(_ index: Int)
+}
+
+/// Which lendable buffer a frame's planes are in.
+struct LendableBuffer {
+    /// The buffers' owner.
+    let lender: any FrameBufferLender
+    /// The buffer's index.
+    let index: Int
+}

@@ -1,0 +1,182 @@
+import Synchronization
+import XCTest
+@testable import MediaDevices
+
+/// A driver stand-in: `count` buffers of bytes, lent under the same rule as `V4L2Buffers`
+/// (refuse a lease that leaves fewer than `minimumQueued` queued), counting what it is given back.
+private final class FakeLender: FrameBufferLender, @unchecked Sendable {
+    struct State {
+        var leases: [Int]
+        var queued: [Bool]
+        var giveBacks = 0
+    }
+
+    let memory: [UnsafeMutableRawBufferPointer]
+    let minimumQueued: Int
+    let state: Mutex<State>
+
+    init(count: Int, size: Int, minimumQueued: Int) {
+        memory = (0..<count).map { _ in .allocate(byteCount: size, alignment: 16) }
+        self.minimumQueued = minimumQueued
+        state = Mutex(State(leases: Array(repeating: 0, count: count), queued: Array(repeating: true, count: count)))
+    }
+
+    deinit { for buffer in memory { buffer.deallocate() } }
+
+    func lease(_ index: Int) -> Bool {
+        state.withLock { state in
+            if state.leases[index] == 0, state.queued.filter({ $0 }).count < minimumQueued { return false }
+            state.leases[index] += 1
+            return true
+        }
+    }
+
+    func giveBack(_ index: Int) {
+        state.withLock { state in
+            state.giveBacks += 1
+            state.leases[index] -= 1
+            if state.leases[index] == 0 { state.queued[index] = true }
+        }
+    }
+
+    var leased: Int { state.withLock { $0.leases.filter { $0 > 0 }.count } }
+    var giveBacks: Int { state.withLock { $0.giveBacks } }
+
+    /// Dequeues buffer `index` filled with `fill`, delivers it into `queue`, and requeues it
+    /// unless leased, as the capture thread does.
+    func deliver(_ index: Int, fill: UInt8, sequence: UInt32, into queue: FrameQueue) {
+        state.withLock { $0.queued[index] = false }
+        let bytes = memory[index]
+        for offset in 0..<bytes.count { bytes[offset] = fill }
+        let format = VideoFormat(pixelFormat: .grey, width: bytes.count, height: 1, bytesPerRow: [bytes.count], bufferSizes: [bytes.count])
+        let frame = VideoFrame(format: format, timestamp: UInt64(sequence), sequence: sequence, orientation: .up,
+                               captureDelay: .zero, planeCount: 1, bytesUsed: bytes.count,
+                               plane0: FramePlane(bytes: UnsafeRawBufferPointer(bytes), bytesPerRow: bytes.count),
+                               plane1: .empty, plane2: .empty, dmaBuf: nil,
+                               lendable: LendableBuffer(lender: self, index: index))
+        _ = queue.push(frame)
+        state.withLock { if $0.leases[index] == 0 { $0.queued[index] = true } }
+    }
+}
+
+final class FrameLeaseTests: XCTestCase {
+    /// Takes the next frame, checks it with `check`, and lets go of it.
+    private func next(_ queue: FrameQueue, _ check: (VideoFrameBuffer) -> Void = { _ in }) async throws {
+        guard let buffer = try await queue.next() else { return XCTFail("the sequence ended") }
+        check(buffer)
+    }
+
+    func testLeasedFrameIsTheDriverBufferAndGoesBackAtTheNextRequest() async throws {
+        let lender = FakeLender(count: 4, size: 64, minimumQueued: 2)
+        let queue = FrameQueue(capacity: 2)
+        lender.deliver(0, fill: 7, sequence: 1, into: queue)
+        XCTAssertEqual(lender.leased, 1, "the frame waits in the queue on lease")
+        try await next(queue) { buffer in
+            XCTAssertTrue(buffer.isLeased)
+            buffer.withFrame { frame in
+                XCTAssertEqual(frame.plane(0).bytes.baseAddress, UnsafeRawPointer(lender.memory[0].baseAddress),
+                               "a leased frame's plane is the driver's memory, not a copy")
+                XCTAssertEqual(Array(frame.plane(0).bytes), Array(repeating: 7, count: 64))
+            }
+        }
+        XCTAssertEqual(lender.leased, 1, "still leased until the sequence is asked again")
+        lender.deliver(1, fill: 8, sequence: 2, into: queue)
+        XCTAssertEqual(lender.giveBacks, 1, "the next frame's arrival gave the let-go buffer back")
+        try await next(queue)
+        queue.finish(error: nil)
+        let end = try await queue.next()
+        XCTAssertNil(end)
+        XCTAssertEqual(lender.leased, 0)
+        XCTAssertEqual(lender.giveBacks, 2)
+        XCTAssertEqual(queue.figures.leased, 2)
+        XCTAssertEqual(queue.figures.copied, 0)
+    }
+
+    func testALeaseThatWouldStarveTheDriverIsACopy() async throws {
+        let lender = FakeLender(count: 4, size: 16, minimumQueued: 2)
+        let queue = FrameQueue(capacity: 4)
+        // Nobody reads: frames pile up in the queue. Buffers 0 and 1 can be lent (3 then 2 stay
+        // queued); lending buffer 2 would leave 1 queued: it is copied.
+        for index in 0..<4 { lender.deliver(index, fill: UInt8(index + 1), sequence: UInt32(index), into: queue) }
+        XCTAssertEqual(queue.figures.leased, 2)
+        XCTAssertEqual(queue.figures.copied, 2)
+        XCTAssertEqual(lender.leased, 2)
+        for index in 0..<4 {
+            try await next(queue) { buffer in
+                XCTAssertEqual(buffer.isLeased, index < 2)
+                buffer.withUnsafeBytes { XCTAssertEqual(Array($0), Array(repeating: UInt8(index + 1), count: 16), "frame \(index)") }
+            }
+        }
+        queue.finish(error: nil)
+        _ = try await queue.next()
+        XCTAssertEqual(lender.leased, 0)
+    }
+
+    func testReleaseTwiceAndFromAnotherThreadGivesBackOnce() async throws {
+        let lender = FakeLender(count: 4, size: 16, minimumQueued: 2)
+        let queue = FrameQueue(capacity: 2)
+        lender.deliver(0, fill: 1, sequence: 1, into: queue)
+        guard let buffer = try await queue.next() else { return XCTFail("no frame") }
+        let done = expectation(description: "released on another thread")
+        Thread.detachNewThread {
+            buffer.release()
+            buffer.release()
+            done.fulfill()
+        }
+        await fulfillment(of: [done], timeout: 5)
+        buffer.release()
+        XCTAssertEqual(lender.giveBacks, 1)
+        XCTAssertFalse(buffer.isLeased)
+        buffer.withFrame { XCTAssertEqual($0.planeCount, 0, "a released frame reads as empty") }
+        XCTAssertEqual(buffer.byteCount, 0)
+    }
+
+    func testReleaseWhileReadingWaitsForTheReadToEnd() async throws {
+        let lender = FakeLender(count: 4, size: 16, minimumQueued: 2)
+        let queue = FrameQueue(capacity: 2)
+        lender.deliver(2, fill: 5, sequence: 1, into: queue)
+        guard let buffer = try await queue.next() else { return XCTFail("no frame") }
+        buffer.withFrame { frame in
+            buffer.release()
+            XCTAssertEqual(lender.giveBacks, 0, "not given back while being read")
+            XCTAssertEqual(Array(frame.plane(0).bytes), Array(repeating: 5, count: 16))
+        }
+        XCTAssertEqual(lender.giveBacks, 1, "given back when the read ended")
+    }
+
+    func testDroppedFramesGiveTheirLeaseBackAtOnce() {
+        let lender = FakeLender(count: 6, size: 8, minimumQueued: 1)
+        let queue = FrameQueue(capacity: 1)
+        for index in 0..<4 { lender.deliver(index, fill: 0, sequence: UInt32(index), into: queue) }
+        XCTAssertEqual(queue.figures.dropped, 3)
+        XCTAssertEqual(lender.leased, 1, "only the queued frame holds a buffer")
+        XCTAssertEqual(lender.giveBacks, 3)
+        queue.finish(error: nil)
+    }
+
+    func testAHeldLeaseOutlivesTheEndOfTheSequence() async throws {
+        let lender = FakeLender(count: 4, size: 8, minimumQueued: 2)
+        let queue = FrameQueue(capacity: 2)
+        lender.deliver(0, fill: 9, sequence: 1, into: queue)
+        guard let held = try await queue.next() else { return XCTFail("no frame") }
+        queue.finish(error: nil)
+        let end = try await queue.next()
+        XCTAssertNil(end)
+        XCTAssertTrue(held.isLeased, "stopping does not take a held frame away")
+        held.withUnsafeBytes { XCTAssertEqual(Array($0), Array(repeating: 9, count: 8)) }
+        held.release()
+        XCTAssertEqual(lender.leased, 0)
+    }
+
+    func testSequencesThatDoNotLeaseCopy() async throws {
+        let lender = FakeLender(count: 4, size: 8, minimumQueued: 2)
+        let queue = FrameQueue(capacity: 2, leases: false)
+        lender.deliver(0, fill: 3, sequence: 1, into: queue)
+        XCTAssertEqual(lender.leased, 0)
+        try await next(queue) { buffer in
+            XCTAssertFalse(buffer.isLeased)
+            buffer.withUnsafeBytes { XCTAssertEqual(Array($0), Array(repeating: 3, count: 8)) }
+        }
+        queue.finish(error: nil)
+    }
+}
