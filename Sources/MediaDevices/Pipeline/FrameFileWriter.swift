@@ -22,9 +22,13 @@ public final class FrameFileWriter: @unchecked Sendable {
 
     /// The container a file name asks for, as FFmpeg decides by the name: `.y4m` and `-`
     /// (standard output) are Y4M, `.mjpeg`/`.mjpg` motion JPEG, a raw extension (`.yuv`,
-    /// `.nv12`, …) raw frames. Any other name is an error that says what the names mean.
+    /// `.nv12`, …) raw frames, and so does a character device such as `/dev/null`. Any other name
+    /// is an error that says what the names mean.
     public static func container(for path: String) throws -> Container {
         if path == "-" { return .y4m }
+        // A device such as /dev/null takes the frames as they come (benchmarks, pipes to a driver).
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFCHR { return .raw }
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let ext = name.contains(".") ? String(name.split(separator: ".").last!).lowercased() : ""
         switch ext {
