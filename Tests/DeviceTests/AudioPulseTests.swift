@@ -64,7 +64,9 @@ final class AudioPulseTests: XCTestCase {
             let options = AudioStreamOptions(periodFrames: 1024, periods: 8)
             try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format, options: options)
             try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
-            let result = try AudioToneRun(driver: driver, format: format).run(seconds: 0.8)
+            // Silence first while the idle null sink's 2 s block plays out (AudioPulseLatencyTests.settle):
+            // the round trip is then the streams', not the sink's one-off wait.
+            let result = try AudioToneRun(driver: driver, format: format).run(lead: AudioPulseLatencyTests.settle, seconds: 0.8)
             XCTAssertNotNil(result.roundTrip, "the tone came back through the monitor")
             guard let (frequency, level) = AudioToneRun.assertTone(result.captured, format: format, skip: 0.15, label: "Pulse \(format)") else { continue }
             let render = driver.render.statistics, capture = driver.capture.statistics

@@ -12,20 +12,21 @@ final class PulseBufferPlanTests: XCTestCase {
         XCTAssertEqual(attributes.prebuf, 480 * 4, "prebuf: one period, not the whole buffer")
         XCTAssertEqual(attributes.maxlength, UInt32.max, "maxlength: the server's default")
         XCTAssertEqual(PulseBufferPlan.periodBytes(of: attributes, direction: .output), 480 * 4)
-        XCTAssertEqual(PulseBufferPlan.bufferBytes(of: attributes, direction: .output), 4 * 480 * 4)
+        XCTAssertEqual(PulseBufferPlan.bufferBytes(of: attributes, direction: .output, periods: 4), 4 * 480 * 4)
     }
 
-    func testRecordAsksForOnePeriodFragmentsAndBoundsTheBuffer() {
+    func testRecordAsksForOnePeriodFragmentsAndKeepsWhatArrives() {
         let attributes = PulseBufferPlan(direction: .input, periodFrames: 960, periods: 3, bytesPerFrame: 8).attributes
         XCTAssertEqual(attributes.fragsize, 960 * 8, "fragsize: one period")
-        XCTAssertEqual(attributes.maxlength, 3 * 960 * 8, "maxlength: periods × period, so a late reader cannot pile up latency")
+        XCTAssertEqual(attributes.maxlength, UInt32.max, "maxlength: the server's default; a bound would only lose data")
         XCTAssertEqual(PulseBufferPlan.periodBytes(of: attributes, direction: .input), 960 * 8)
-        XCTAssertEqual(PulseBufferPlan.bufferBytes(of: attributes, direction: .input), 3 * 960 * 8)
+        XCTAssertEqual(PulseBufferPlan.bufferBytes(of: attributes, direction: .input, periods: 3), 3 * 960 * 8)
     }
 
     func testAtLeastTwoPeriodsAreBuffered() {
         XCTAssertEqual(PulseBufferPlan(direction: .output, periodFrames: 480, periods: 1, bytesPerFrame: 2).attributes.tlength, 2 * 480 * 2)
-        XCTAssertEqual(PulseBufferPlan(direction: .input, periodFrames: 480, periods: 0, bytesPerFrame: 2).attributes.maxlength, 2 * 480 * 2)
+        let record = PulseBufferPlan(direction: .input, periodFrames: 480, periods: 0, bytesPerFrame: 2).attributes
+        XCTAssertEqual(PulseBufferPlan.bufferBytes(of: record, direction: .input, periods: 0), 2 * 480 * 2)
     }
 
     func testServerErrorsMapToTheLibrarysCodes() {

@@ -13,8 +13,10 @@ struct PulseBufferPlan {
     /// restarts after an underrun, as soon as a period is there, not once the buffer is full),
     /// `maxlength` the server's default (the client never writes beyond `tlength`).
     /// Record: `fragsize` one period (the server hands over a period at a time and sizes the
-    /// source's latency to it), `maxlength` the requested buffer (a reader that falls behind
-    /// loses the oldest data instead of piling up seconds of it).
+    /// source's latency to it), `maxlength` the server's default: the audio thread takes all
+    /// that has arrived at every wake-up, so a backlog after a late wake-up is gone at once,
+    /// and a bound would only lose data (the stream is corked, and flushed on start, while no
+    /// run is going, so nothing piles up between runs).
     init(direction: AudioDevice.Direction, periodFrames: Int, periods: Int, bytesPerFrame: Int) {
         let period = UInt32(clamping: periodFrames * bytesPerFrame)
         let buffer = UInt32(clamping: periodFrames * max(2, periods) * bytesPerFrame)
@@ -22,7 +24,7 @@ struct PulseBufferPlan {
         if direction == .output {
             attributes = pa_buffer_attr(maxlength: unset, tlength: buffer, prebuf: period, minreq: period, fragsize: unset)
         } else {
-            attributes = pa_buffer_attr(maxlength: buffer, tlength: unset, prebuf: unset, minreq: unset, fragsize: period)
+            attributes = pa_buffer_attr(maxlength: unset, tlength: unset, prebuf: unset, minreq: unset, fragsize: period)
         }
     }
 
@@ -31,8 +33,9 @@ struct PulseBufferPlan {
         Int(direction == .output ? attributes.minreq : attributes.fragsize)
     }
 
-    /// The buffer the server chose, in bytes (`tlength` for playback, `maxlength` for record).
-    static func bufferBytes(of attributes: pa_buffer_attr, direction: AudioDevice.Direction) -> Int {
-        Int(direction == .output ? attributes.tlength : attributes.maxlength)
+    /// The buffer in bytes: for playback the `tlength` the server chose; for record, where the
+    /// server buffers up to its default `maxlength`, `periods` of the `fragsize` it chose.
+    static func bufferBytes(of attributes: pa_buffer_attr, direction: AudioDevice.Direction, periods: Int) -> Int {
+        direction == .output ? Int(attributes.tlength) : Int(attributes.fragsize) * max(2, periods)
     }
 }

@@ -64,7 +64,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
         // What the server chose (it may round the request to its own granularity).
         let chosen = connection.withLock { pa_stream_get_buffer_attr(stream)?.pointee } ?? plan.attributes
         periodFrames = max(1, PulseBufferPlan.periodBytes(of: chosen, direction: device.direction) / requested.bytesPerFrame)
-        bufferFrames = max(periodFrames, PulseBufferPlan.bufferBytes(of: chosen, direction: device.direction) / requested.bytesPerFrame)
+        bufferFrames = max(periodFrames, PulseBufferPlan.bufferBytes(of: chosen, direction: device.direction, periods: options.periods) / requested.bytesPerFrame)
         stallTimeout = max(4, 8 * Double(bufferFrames) / Double(requested.sampleRate))
         self.connection = connection
         self.stream = stream
