@@ -31,6 +31,12 @@ final class PulseDaemon {
     /// `pactl` against this daemon.
     func pactl(_ arguments: String) throws -> String { try Rig.run("PULSE_SERVER=unix:\(runtime)/native pactl \(arguments)") }
 
+    /// SIGSTOP: the server keeps its socket open and stops answering, as a hung server does.
+    func pause() { Glibc.kill(pid, SIGSTOP) }
+
+    /// SIGCONT after `pause()`.
+    func resume() { Glibc.kill(pid, SIGCONT) }
+
     /// SIGKILL: the server is gone at once, as in a crash.
     func kill() {
         guard pid > 0, Glibc.kill(pid, 0) == 0 else { return }
@@ -58,7 +64,9 @@ final class AudioPulseTests: XCTestCase {
             let options = AudioStreamOptions(periodFrames: 1024, periods: 8)
             try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format, options: options)
             try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
-            let result = try AudioToneRun(driver: driver, format: format).run(seconds: 0.8)
+            // Silence first while the idle null sink's 2 s block plays out (AudioPulseLatencyTests.settle):
+            // the round trip is then the streams', not the sink's one-off wait.
+            let result = try AudioToneRun(driver: driver, format: format).run(lead: AudioPulseLatencyTests.settle, seconds: 0.8)
             XCTAssertNotNil(result.roundTrip, "the tone came back through the monitor")
             guard let (frequency, level) = AudioToneRun.assertTone(result.captured, format: format, skip: 0.15, label: "Pulse \(format)") else { continue }
             let render = driver.render.statistics, capture = driver.capture.statistics
@@ -95,17 +103,16 @@ final class AudioPulseTests: XCTestCase {
         let driver = AudioDriver()
         try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format)
         try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format)
-        let ended = DispatchSemaphore(value: 0)
-        driver.capture.onStop = { _ in ended.signal() }
-        driver.render.onStop = { _ in ended.signal() }
+        let endings = RunEndings(driver)
         try driver.startCapture()
         try driver.startRendering()
         usleep(500_000)
         XCTAssertTrue(driver.isCapturing && driver.isRendering)
         XCTAssertGreaterThan(driver.render.statistics.frames, 0, "the stream ran before the kill")
+        let killed = Date()
         daemon.kill()
-        XCTAssertEqual(ended.wait(timeout: .now() + 5), .success, "capture ended")
-        XCTAssertEqual(ended.wait(timeout: .now() + 5), .success, "render ended")
+        let seconds = try XCTUnwrap(endings.wait(for: 2, timeout: 5, since: killed), "both sides ended")
+        XCTAssertLessThanOrEqual(seconds, 1, "both sides ended within a second of the server's death")
         XCTAssertFalse(driver.isCapturing || driver.isRendering)
         XCTAssertEqual(driver.capture.endError?.code, .disconnected, "\(String(describing: driver.capture.endError))")
         XCTAssertEqual(driver.render.endError?.code, .disconnected, "\(String(describing: driver.render.endError))")
@@ -117,6 +124,84 @@ final class AudioPulseTests: XCTestCase {
         XCTAssertThrowsError(try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format)) { error in
             XCTAssertEqual((error as? MediaDevicesError)?.code, .notFound, "\(error)")
         }
-        print("figure: pulseaudio killed mid-stream: capture \(driver.capture.endError!.code), render \(driver.render.endError!.code)")
+        print(String(format: "figure: pulseaudio killed mid-stream: capture %@, render %@, both ended %.0f ms after SIGKILL",
+                     driver.capture.endError!.code.rawValue, driver.render.endError!.code.rawValue, seconds * 1000))
+    }
+
+    func testStoppedDaemonTimesOutAndStopReturnsPromptly() throws {
+        let daemon = try PulseDaemon(name: "stop")
+        defer { daemon.resume(); daemon.kill() }
+        let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
+        let before = ProcessFigures.settled()
+        do {
+            let driver = AudioDriver()
+            try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format)
+            try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format)
+            let endings = RunEndings(driver)
+            try driver.startCapture()
+            try driver.startRendering()
+            // Both sides moving (after the idle null sink's first block: up to 2 s).
+            let running = Date()
+            while driver.capture.statistics.frames == 0 && Date().timeIntervalSince(running) < 5 { usleep(20_000) }
+            XCTAssertGreaterThan(driver.capture.statistics.frames, 0, "capture ran before the server stopped")
+            XCTAssertGreaterThan(driver.render.statistics.frames, 0, "render ran before the server stopped")
+            daemon.pause()
+            let paused = Date()
+            usleep(300_000)
+            // stop() while the server holds everything: at once, not after a blocking call.
+            let stopSeconds = Self.seconds { driver.stopCapture() }
+            XCTAssertLessThan(stopSeconds, 0.5, "stop() with the server stopped")
+            XCTAssertNil(driver.capture.endError, "a stop is not a failure")
+            // The render side finds out on its own; so does the capture side started again.
+            try driver.startCapture()
+            let restarted = Date()
+            let renderSeconds = try XCTUnwrap(endings.wait(for: 2, timeout: 10, since: paused), "the render side ended on its own")
+            XCTAssertEqual(driver.render.endError?.code, .timeout, "\(String(describing: driver.render.endError))")
+            let captureSeconds = try XCTUnwrap(endings.wait(for: 1, timeout: 10, since: restarted), "the restarted capture side ended on its own")
+            XCTAssertEqual(driver.capture.endError?.code, .timeout, "\(String(describing: driver.capture.endError))")
+            XCTAssertFalse(driver.isCapturing || driver.isRendering)
+            let terminateSeconds = Self.seconds { driver.capture.terminate(); driver.render.terminate() }
+            XCTAssertLessThan(terminateSeconds, 0.5, "closing both streams with the server stopped")
+            print(String(format: "figure: pulseaudio SIGSTOPped: stop() %.1f ms; .timeout after %.2f s (render), %.2f s (capture restarted); terminate both %.1f ms",
+                         stopSeconds * 1000, renderSeconds, captureSeconds, terminateSeconds * 1000))
+        }
+        let after = ProcessFigures.settled()
+        ProcessFigures.assertDescriptorsFlat(before, after, "Pulse streams closed with the server stopped")
+        XCTAssertEqual(after.named, before.named, "the library's and libpulse's threads are gone")
+    }
+
+    private static func seconds(_ body: () -> Void) -> Double {
+        let start = Date()
+        body()
+        return Date().timeIntervalSince(start)
+    }
+}
+
+/// When the sides of a driver ended their runs, in order, as `onStop` saw it (a `stop()` counts).
+final class RunEndings: @unchecked Sendable {
+    private let lock = NSLock()
+    private var times: [Date] = []
+    private var consumed = 0
+    private let ended = DispatchSemaphore(value: 0)
+
+    /// Installs itself as both sides' `onStop` (before they start).
+    init(_ driver: AudioDriver) {
+        for side in [driver.capture, driver.render] {
+            side.onStop = { [self] _ in
+                lock.withLock { times.append(Date()) }
+                ended.signal()
+            }
+        }
+    }
+
+    /// Waits for the next `count` endings, at most `timeout` seconds; returns the seconds from
+    /// `since` to the last of them, or nil when they did not all come.
+    func wait(for count: Int, timeout: Double, since: Date) -> Double? {
+        let deadline = DispatchTime.now() + timeout
+        for _ in 0..<count where ended.wait(timeout: deadline) == .timedOut { return nil }
+        return lock.withLock {
+            consumed += count
+            return times[consumed - 1].timeIntervalSince(since)
+        }
     }
 }

@@ -521,7 +521,8 @@ struct ProcessFigures {
     /// What each descriptor points at (for the message when the counts differ).
     var descriptorTargets: [String]
 
-    static let libraryThreads = ["md-capture", "md-hotplug", "md-controls", "audio-capture", "audio-render"]
+    /// The library's threads by name, and libpulse's main loop thread (one per open Pulse stream).
+    static let libraryThreads = ["md-capture", "md-hotplug", "md-controls", "audio-capture", "audio-render", "threaded-ml"]
 
     static func now() -> ProcessFigures {
         let mapsText = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
