@@ -27,13 +27,43 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// The rate used when none is given: 15 fps, the seeds' screen-sharing rate.
     public static let defaultFrameRate = FrameRate(15)
 
-    /// Every connected output of every DRM card; cards that cannot be read are left out (see
-    /// `enumerate()` for why).
+    /// The screens of the backend that applies here (see `enumerate(backend:)`); what cannot be
+    /// read is left out.
     public static var screens: [Screen] { enumerate().screens }
 
-    /// Every connected output of every card, and the errors of cards that could not be read
-    /// (no permission, render-only GPUs).
-    public static func enumerate() -> (screens: [Screen], problems: [MediaDevicesError]) {
+    /// The screens of `backend`, and the errors of what could not be read. `.x11`: the RandR
+    /// monitors of the X server in `DISPLAY` (`.notFound` when there is none). `.kms`: every
+    /// connected output of every card (problems: no permission, render-only GPUs). `nil`
+    /// (automatic): X11 when `DISPLAY` is set and its server answers, else KMS (with the X11
+    /// failure among the problems).
+    public static func enumerate(backend: ScreenBackend? = nil) -> (screens: [Screen], problems: [MediaDevicesError]) {
+        switch backend {
+        case .kms: return enumerateKMS()
+        case .x11:
+            do {
+                return (try X11Monitors.screens(), [])
+            } catch let error as MediaDevicesError {
+                return ([], [error])
+            } catch {
+                return ([], [MediaDevicesError(.io, device: nil, operation: "enumerate X11 monitors", detail: "\(error)")])
+            }
+        case nil:
+            guard let display = getenv("DISPLAY"), display.pointee != 0 else { return enumerateKMS() }
+            let x11 = enumerate(backend: .x11)
+            if !x11.screens.isEmpty { return x11 }
+            let kms = enumerateKMS()
+            return (kms.screens, x11.problems + kms.problems)
+        }
+    }
+
+    /// The RandR monitors of the X server on `display` (`DISPLAY` when `nil`), as screens of
+    /// the X11 backend. Throws `.notFound` when no X server answers there.
+    public static func x11Screens(display: String? = nil) throws -> [Screen] {
+        try X11Monitors.screens(display: display)
+    }
+
+    /// Every connected output of every card, and the errors of cards that could not be read.
+    private static func enumerateKMS() -> (screens: [Screen], problems: [MediaDevicesError]) {
         var screens: [Screen] = []
         var problems: [MediaDevicesError] = []
         for path in DRMCard.cardPaths {
@@ -107,8 +137,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         }
         let grabber: any ScreenGrabbing = switch screen.backend {
         case .kms: try makeKMSGrabber()
-        case .x11: throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "capture screen",
-                                           detail: "This build has no X11 backend")
+        case .x11: try X11ScreenGrabber(screen: screen, region: region, showsCursor: showsCursor)
         }
         var format: VideoFormat?
         guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
