@@ -89,6 +89,10 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     public let showsCursor: Bool
     /// How framebuffers are mapped (KMS only).
     public let mapping: FramebufferMapping
+    /// Whether a grab that finds the screen unchanged since the last frame delivers nothing
+    /// (counted in `CaptureStatistics.unchangedFrames`), as screen sharing wants; `false` gives
+    /// a frame at every deadline, as a constant-rate file wants. Only X11 tracks changes.
+    public let skipsUnchangedFrames: Bool
 
     private final class Grabbing: @unchecked Sendable {
         let grabber: any ScreenGrabbing
@@ -106,14 +110,16 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     private let state = Mutex(State())
     private let run = RunSlot()
 
-    /// A source for `screen` at `frameRate`, optionally cut to `region` and with the cursor.
+    /// A source for `screen` at `frameRate`, optionally cut to `region`, with the cursor, and
+    /// delivering unchanged pictures again (`skipsUnchangedFrames: false`).
     public init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
-                showsCursor: Bool = false, mapping: FramebufferMapping = .automatic) {
+                showsCursor: Bool = false, mapping: FramebufferMapping = .automatic, skipsUnchangedFrames: Bool = true) {
         self.screen = screen
         self.frameRate = frameRate
         self.region = region
         self.showsCursor = showsCursor
         self.mapping = mapping
+        self.skipsUnchangedFrames = skipsUnchangedFrames
     }
 
     deinit { release() }
@@ -168,9 +174,9 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         do {
             try initializeLocked()
             delivery.beginRun()
-            let (grabbing, rate, delivery) = (state.withLock { $0.grabbing! }, frameRate, self.delivery)
+            let (grabbing, rate, delivery, skips) = (state.withLock { $0.grabbing! }, frameRate, self.delivery, skipsUnchangedFrames)
             run.current = try CaptureRun(name: "md-screen", delivery: delivery, loop: { wake, _ in
-                ScreenSource.capture(grabbing.grabber, rate: rate, wake: wake, delivery: delivery)
+                ScreenSource.capture(grabbing.grabber, rate: rate, skipsUnchanged: skips, wake: wake, delivery: delivery)
             }, cleanup: { _ in })
         } catch let error as MediaDevicesError {
             delivery.finish(error: error)
@@ -179,9 +185,9 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     }
 
     /// The capture loop: one grab per deadline; a grab with nothing to show (output off)
-    /// leaves a sequence gap; an unchanged screen (X11 damage) is counted and numbers no frame,
-    /// so it leaves none.
-    private static func capture(_ grabber: any ScreenGrabbing, rate: FrameRate, wake: WakeUpEvent,
+    /// leaves a sequence gap; an unchanged screen (X11 damage), when skipped, is counted and
+    /// numbers no frame, so it leaves none.
+    private static func capture(_ grabber: any ScreenGrabbing, rate: FrameRate, skipsUnchanged: Bool, wake: WakeUpEvent,
                                 delivery: FrameDelivery) -> MediaDevicesError? {
         var pacer = FramePacer(rate: rate, wake: wake)
         var unchanged: UInt64 = 0
@@ -190,7 +196,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
             do {
                 let sequence = UInt32(truncatingIfNeeded: pacer.sequence &- unchanged)
                 // Each run begins with a frame, however long the screen has been still.
-                let outcome = try grabber.grab(timestamp: MonotonicClock.now(), sequence: sequence, onlyIfChanged: hasDelivered) {
+                let outcome = try grabber.grab(timestamp: MonotonicClock.now(), sequence: sequence, onlyIfChanged: skipsUnchanged && hasDelivered) {
                     delivery.deliver($0)
                 }
                 if outcome == .delivered { hasDelivered = true }

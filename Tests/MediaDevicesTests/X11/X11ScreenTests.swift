@@ -151,6 +151,19 @@ final class X11ScreenTests: XCTestCase {
         XCTAssertEqual(frames.blueAt10.withLock { $0 }, [false, true], "the second frame shows the change")
     }
 
+    func testCaptureWithoutSkippingDeliversEveryDeadline() throws {
+        let source = ScreenSource(screen: try screen(named: "screen"), frameRate: FrameRate(60),
+                                  region: Rect(x: 0, y: 0, width: 64, height: 64), skipsUnchangedFrames: false)
+        defer { source.release() }
+        let frames = Frames()
+        source.consumer = frames
+        try source.start()
+        try wait("frames of a still screen") { source.statistics.deliveredFrames >= 5 }
+        source.stop()
+        XCTAssertEqual(source.statistics.unchangedFrames, 0)
+        XCTAssertFalse(frames.blueAt10.withLock { $0 }.contains(true))
+    }
+
     func testCursorComesThroughXFixesWhenAsked() throws {
         client.warpPointer(x: 200, y: 150)
         let cursor = try client.cursorImage()
