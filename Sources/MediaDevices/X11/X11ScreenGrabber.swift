@@ -20,6 +20,9 @@ final class X11ScreenGrabber: ScreenGrabbing {
     private let damage: X11Damage
     private let cursor: X11Cursor?
     private let format: VideoFormat
+    /// `format`'s size and row length, kept: computing them allocates.
+    private let imageSize: Int
+    private let bytesPerRow: Int
     private var hasPicture = false
 
     /// Connects to the screen's display, finds the monitor again (it may have moved or gone
@@ -45,7 +48,9 @@ final class X11ScreenGrabber: ScreenGrabbing {
         self.area = area
         self.x = x
         format = VideoFormat(pixelFormat: .xbgr32, width: area.width, height: area.height)
-        memory = try X11SharedMemory(x, byteCount: format.imageSize)
+        imageSize = format.imageSize
+        bytesPerRow = format.bytesPerRow[0]
+        memory = try X11SharedMemory(x, byteCount: imageSize)
         damage = try X11Damage(x)
         cursor = showsCursor ? try X11Cursor(x) : nil
     }
@@ -59,14 +64,14 @@ final class X11ScreenGrabber: ScreenGrabbing {
             xcb_shm_get_image_reply($0, xcb_shm_get_image($0, x.root, Int16(area.x), Int16(area.y), UInt16(area.width), UInt16(area.height),
                                                           ~0, UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), memory.segment, 0), &$1)
         }) { reply in
-            guard Int(reply.pointee.size) >= format.imageSize else {
+            guard Int(reply.pointee.size) >= imageSize else {
                 throw MediaDevicesError(.io, device: screen.uniqueID, operation: "ShmGetImage",
-                                        detail: "The X server wrote \(reply.pointee.size) bytes for \(area), \(format.imageSize) expected")
+                                        detail: "The X server wrote \(reply.pointee.size) bytes for \(area), \(imageSize) expected")
             }
         }
         hasPicture = true
-        cursor?.blend(area: area, onto: memory.bytes, bytesPerRow: format.bytesPerRow[0])
-        let plane = FramePlane(bytes: UnsafeRawBufferPointer(start: memory.bytes, count: format.imageSize), bytesPerRow: format.bytesPerRow[0])
+        cursor?.blend(area: area, onto: memory.bytes, bytesPerRow: bytesPerRow)
+        let plane = FramePlane(bytes: UnsafeRawBufferPointer(start: memory.bytes, count: imageSize), bytesPerRow: bytesPerRow)
         let delay = Int64(MonotonicClock.now()) - Int64(timestamp)
         body(VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: .up,
                         captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane))
