@@ -129,7 +129,8 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// framebuffers cannot be read, `.unsupportedFormat` for tiled or compressed framebuffers,
     /// `.invalidState` when the output is off. X11 throws `.notFound` when the X server does
     /// not answer, `.disconnected` when the monitor is gone, `.unsupportedFormat` without
-    /// MIT-SHM, DAMAGE or XFIXES.
+    /// MIT-SHM, DAMAGE or XFIXES. While capturing, both follow mode changes; an output turned
+    /// off (KMS) or a monitor removed (X11) gives no frames, and sequence gaps, until it is back.
     public func initialize() throws {
         control.lock(); defer { control.unlock() }
         try initializeLocked()

@@ -114,6 +114,20 @@ final class X11Connection {
 
     /// Sends what is buffered.
     func flush() { _ = xcb_flush(connection) }
+
+    /// Hands the type (`response_type` without the "sent" bit) of every event already received
+    /// to `body`, without waiting and without allocating when there is none. An error for a
+    /// request sent without waiting for it throws, naming `operation`; so does a lost connection.
+    func drainEvents(operation: String, _ body: (UInt8) -> Void) throws {
+        while let event = xcb_poll_for_event(connection) {
+            let type = event.pointee.response_type & 0x7F
+            // Type 0 is an error, and the event is the error (freed by `failure`).
+            if type == 0 { throw failure(operation, UnsafeMutableRawPointer(event).assumingMemoryBound(to: xcb_generic_error_t.self)) }
+            free(event)
+            body(type)
+        }
+        if xcb_connection_has_error(connection) != 0 { throw failure("xcb_poll_for_event", nil) }
+    }
 }
 
 extension X11Connection {

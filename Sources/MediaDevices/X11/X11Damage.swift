@@ -2,14 +2,16 @@ import CXCB
 import Glibc
 
 /// Tracks what changed on the root window (DAMAGE, report level non-empty): the server sends
-/// one event when the damage region stops being empty; `takeChanges(in:)` then takes the whole
-/// region (`DamageSubtract` into an XFIXES region, `FetchRegion`), which re-arms the event. No
-/// event since the last call means nothing changed, found without a round trip.
+/// one event (`notifyEvent`) when the damage region stops being empty; `takeChanges(in:)` then
+/// takes the whole region (`DamageSubtract` into an XFIXES region, `FetchRegion`), which
+/// re-arms the event. No event since the last call means nothing changed, found without a
+/// round trip.
 final class X11Damage {
     private let x: X11Connection
     private let damage: UInt32
     private let region: UInt32
-    private let notifyEvent: UInt8
+    /// The event type of `DamageNotify` on this connection.
+    let notifyEvent: UInt8
 
     /// Starts tracking damage to the root window. Throws `.unsupportedFormat` when the server
     /// has no DAMAGE or XFIXES.
@@ -42,19 +44,9 @@ final class X11Damage {
 
     /// What changed since the last call, cut to `area` (root coordinates) and given relative to
     /// its top-left corner, as one bounding rectangle; `nil` when nothing in `area` changed.
-    /// Reads the events already received; a round trip only when one says something changed.
-    func takeChanges(in area: Rect) throws -> Rect? {
-        var notified = false
-        while let event = xcb_poll_for_event(x.connection) {
-            let type = event.pointee.response_type & 0x7F
-            if type == notifyEvent { notified = true }
-            if type == 0 {
-                // An error for a request sent without waiting (DamageSubtract): the event is the error.
-                throw x.failure("DamageSubtract", UnsafeMutableRawPointer(event).assumingMemoryBound(to: xcb_generic_error_t.self))
-            }
-            free(event)
-        }
-        if xcb_connection_has_error(x.connection) != 0 { throw x.failure("xcb_poll_for_event", nil) }
+    /// `notified`: whether a `notifyEvent` arrived since the last call (without one, nothing
+    /// changed and there is no round trip).
+    func takeChanges(in area: Rect, notified: Bool) throws -> Rect? {
         guard notified else { return nil }
         _ = xcb_damage_subtract(x.connection, damage, xcb_xfixes_region_t(XCB_NONE), region)
         return try x.withReply("XFixesFetchRegion", { xcb_xfixes_fetch_region_reply($0, xcb_xfixes_fetch_region($0, region), &$1) }) { reply in

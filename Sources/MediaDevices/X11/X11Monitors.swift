@@ -44,6 +44,18 @@ enum X11Monitors {
                       monitorName: nil, backend: .x11, frame: frame)
     }
 
+    /// Asks for the events that say the monitors may have changed, and returns RandR's
+    /// screen-change event type (`nil` without RandR 1.5). A mode or CRTC change sends RandR's
+    /// `RRScreenChangeNotify`; `xrandr --setmonitor` and `--delmonitor` send only a core
+    /// `ConfigureNotify` on the root window (`RRSendConfigNotify`), hence both.
+    static func watchChanges(_ x: X11Connection) throws -> UInt8? {
+        var mask = XCB_EVENT_MASK_STRUCTURE_NOTIFY.rawValue
+        try x.check("ChangeWindowAttributes", xcb_change_window_attributes_checked(x.connection, x.root, XCB_CW_EVENT_MASK.rawValue, &mask))
+        guard hasMonitors(x), let firstEvent = x.extensionFirstEvent(cxcb_randr_extension()) else { return nil }
+        try x.check("RRSelectInput", xcb_randr_select_input_checked(x.connection, x.root, UInt16(XCB_RANDR_NOTIFY_MASK_SCREEN_CHANGE.rawValue)))
+        return firstEvent + UInt8(XCB_RANDR_SCREEN_CHANGE_NOTIFY)
+    }
+
     /// Whether the server speaks RandR 1.5 (monitors).
     private static func hasMonitors(_ x: X11Connection) -> Bool {
         guard x.extensionFirstEvent(cxcb_randr_extension()) != nil else { return false }

@@ -108,6 +108,36 @@ final class X11ScreenTests: XCTestCase {
         }
     }
 
+    func testMonitorChangesAreFollowedAndARemovedMonitorGivesNothingUntilItIsBack() throws {
+        try server.xrandr("--setmonitor", "left", "320/85x480/127+0+0", "none")
+        let source = ScreenSource(screen: try screen(named: "left"), frameRate: FrameRate(60))
+        defer { source.release() }
+        // Each frame against the pattern where the monitor lies for its size.
+        let places = [Size(width: 320, height: 480): (0, 0), Size(width: 200, height: 100): (100, 50), Size(width: 64, height: 32): (8, 16)]
+        let frames = CheckedFrames { frame in
+            guard let (left, top) = places[frame.format.size] else { return false }
+            return self.mismatches(frame) { x, y in X11TestClient.pattern(x: x + left, y: y + top) }.isEmpty
+        }
+        source.consumer = frames
+        try source.start()
+        try wait("the first frame") { source.statistics.deliveredFrames >= 1 }
+        try server.xrandr("--delmonitor", "left")
+        try server.xrandr("--setmonitor", "left", "200/50x100/25+100+50", "none")
+        try wait("a frame at the new place and size") { frames.sizes.contains(Size(width: 200, height: 100)) }
+        // Gone for a while (grabs have nothing to show: sequence gaps), then back elsewhere.
+        try server.xrandr("--delmonitor", "left")
+        usleep(200_000)
+        XCTAssertTrue(source.isCapturing, "a removed monitor does not end capture")
+        try server.xrandr("--setmonitor", "left", "64/16x32/8+8+16", "none")
+        try wait("a frame after the monitor came back") { frames.sizes.contains(Size(width: 64, height: 32)) }
+        source.stop()
+        let results = frames.results.withLock { $0 }
+        XCTAssertEqual(results.first?.size, Size(width: 320, height: 480))
+        XCTAssertTrue(results.allSatisfy(\.matches), "every frame equals the pattern where the monitor lies: \(results)")
+        XCTAssertGreaterThan(source.statistics.droppedFrames, 0, "the time without a monitor shows as a sequence gap")
+        XCTAssertNil(frames.stopError.withLock { $0 })
+    }
+
     func testDamageReportsTheChangedAreaAndUnchangedGrabsAreSkipped() throws {
         let grabber = try X11ScreenGrabber(screen: try screen(named: "screen"), region: Rect(x: 100, y: 100, width: 200, height: 100), showsCursor: false)
         var lent = 0
@@ -225,4 +255,19 @@ private final class Frames: VideoFrameConsumer, Sendable {
         blueAt10.withLock { $0.append(blue) }
     }
     func captureDidStop(error: MediaDevicesError?) {}
+}
+
+/// Records each frame's size and whether `check` accepted it, and the error capture ended with.
+private final class CheckedFrames: VideoFrameConsumer, @unchecked Sendable {
+    let results = Mutex<[(size: Size, matches: Bool)]>([])
+    let stopError = Mutex<MediaDevicesError?>(nil)
+    private let check: (VideoFrame) -> Bool
+    init(_ check: @escaping (VideoFrame) -> Bool) { self.check = check }
+    func consumeFrame(_ frame: VideoFrame) {
+        let matches = check(frame)
+        results.withLock { $0.append((frame.format.size, matches)) }
+    }
+    func captureDidStop(error: MediaDevicesError?) { stopError.withLock { $0 = error } }
+    /// The sizes seen so far.
+    var sizes: [Size] { results.withLock { $0.map(\.size) } }
 }
