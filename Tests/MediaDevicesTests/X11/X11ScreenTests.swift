@@ -225,6 +225,25 @@ final class X11ScreenTests: XCTestCase {
         XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 1, onlyIfChanged: true) { _ in }, .delivered)
     }
 
+    func testTheAutomaticBackendIsX11WhenDISPLAYAnswersElseKMS() {
+        let saved = getenv("DISPLAY").map { String(cString: $0) }
+        defer { if let saved { setenv("DISPLAY", saved, 1) } else { unsetenv("DISPLAY") } }
+        setenv("DISPLAY", server.display, 1)
+        let automatic = ScreenSource.enumerate()
+        XCTAssertFalse(automatic.screens.isEmpty)
+        XCTAssertTrue(automatic.screens.allSatisfy { $0.backend == .x11 && $0.card == server.display }, "\(automatic.screens)")
+        XCTAssertEqual(ScreenSource.enumerate(backend: .kms).screens.filter { $0.backend != .kms }, [])
+        setenv("DISPLAY", ":4711", 1)
+        let fallback = ScreenSource.enumerate()
+        XCTAssertTrue(fallback.screens.allSatisfy { $0.backend == .kms }, "\(fallback.screens)")
+        XCTAssertTrue(fallback.problems.contains { $0.code == .notFound && $0.device == ":4711" }, "the X11 failure is told: \(fallback.problems)")
+        unsetenv("DISPLAY")
+        XCTAssertFalse(ScreenSource.enumerate().problems.contains { $0.operation == "xcb_connect" }, "no DISPLAY: KMS only, X11 not tried")
+        let explicit = ScreenSource.enumerate(backend: .x11)
+        XCTAssertEqual(explicit.screens, [])
+        XCTAssertTrue(explicit.problems.first?.detail.contains("DISPLAY is not set") == true, "\(explicit.problems)")
+    }
+
     func testNoXServerIsNotFoundSayingWhatToDo() {
         XCTAssertThrowsError(try ScreenSource.x11Screens(display: ":4711")) { error in
             let error = error as? MediaDevicesError
