@@ -44,7 +44,8 @@ public struct Screen: Sendable, Hashable, CustomStringConvertible {
     /// KMS: the connector's name as the kernel names it (`Virtual-1`, `HDMI-A-1`, `eDP-1`).
     /// X11: the monitor's name (`DP-1`, `screen`, or what `xrandr --setmonitor` named it).
     public let name: String
-    /// KMS: the connector type (`Virtual`, `HDMI-A`, `eDP`, `DP`, `VGA`). X11: `RandR monitor`.
+    /// KMS: the connector type (`Virtual`, `HDMI-A`, `eDP`, `DP`, `VGA`). X11: `RandR monitor`
+    /// (`X screen` for a server without RandR 1.5).
     public let connectorType: String
     /// The mode the CRTC drives now; `nil` when the output is connected but off. X11: the
     /// monitor's size, with the refresh rate of its first output's mode.

@@ -15,7 +15,7 @@ enum X11Monitors {
     static func screens(of x: X11Connection) throws -> [Screen] {
         guard hasMonitors(x) else {
             let size = x.rootSize
-            return [screen(of: x, name: "screen", atom: 0, frame: Rect(size), millimetres: nil, refresh: nil)]
+            return [screen(of: x, name: "screen", atom: 0, frame: Rect(size), millimetres: nil, refresh: nil, type: "X screen")]
         }
         let crtcs = try crtcRefreshRates(x)
         return try x.withReply("RRGetMonitors", { xcb_randr_get_monitors_reply($0, xcb_randr_get_monitors($0, x.root, 1), &$1) }) { reply in
@@ -36,10 +36,11 @@ enum X11Monitors {
         }
     }
 
-    private static func screen(of x: X11Connection, name: String, atom: UInt32, frame: Rect, millimetres: Size?, refresh: FrameRate?) -> Screen {
+    private static func screen(of x: X11Connection, name: String, atom: UInt32, frame: Rect, millimetres: Size?, refresh: FrameRate?,
+                               type: String = "RandR monitor") -> Screen {
         let mode = DisplayMode(name: "\(frame.width)x\(frame.height)", width: frame.width, height: frame.height,
                                refreshRate: refresh ?? FrameRate(Fraction(0, 1)))
-        return Screen(card: x.display, driver: "X11", connectorID: atom, name: name, connectorType: "RandR monitor",
+        return Screen(card: x.display, driver: "X11", connectorID: atom, name: name, connectorType: type,
                       mode: mode, crtcID: nil, primaryPlaneID: nil, cursorPlaneID: nil, physicalSize: millimetres,
                       monitorName: nil, backend: .x11, frame: frame)
     }
