@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// MediaDevices: cameras (V4L2), screens (DRM/KMS) and audio (ALSA, PulseAudio) for Swift on Linux.
+// MediaDevices: cameras (V4L2), screens (DRM/KMS, X11) and audio (ALSA, PulseAudio) for Swift on Linux.
 import PackageDescription
 
 let package = Package(
@@ -29,11 +29,14 @@ let package = Package(
                        providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CPNG", path: "CShims/CPNG", pkgConfig: "libpng",
                        providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CXCB", path: "CShims/CXCB", pkgConfig: "xcb",
+                       providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-randr0-dev",
+                                         "libxcb-damage0-dev", "libxcb-xfixes0-dev"])]),
         // Layers 2-4: system layer, device types, pipeline.
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2", "CYUV", "CTurboJPEG", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse",
+                "CV4L2", "CYUV", "CTurboJPEG", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CXCB",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -62,7 +65,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter", "CTurboJPEG"], path: "Tests/TestSupport"),
         // Tier 1: pure unit tests, run on the host.
         .testTarget(name: "MediaDevicesTests",
-                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "TestSupport"]),
+                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "CXCB", "TestSupport"]),
         // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
         .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer", "USBDevices", "CDRM", "CTurboJPEG"]),
     ]

@@ -39,8 +39,10 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: "Screens only: grab only this region of the screen, WxH+X+Y (zero-copy, before conversion).")
     var region: String?
 
-    @Flag(help: "Screens only: blend the cursor plane's image in.")
+    @Flag(help: "Screens only: blend the cursor in (X11: XFIXES; KMS: the cursor plane).")
     var cursor = false
+
+    @OptionGroup var backendOption: ScreenBackendOption
 
     @Flag(help: "Print the result as JSON (see README for the shape).")
     var json = false
@@ -59,7 +61,8 @@ struct CaptureCommand: ParsableCommand {
             // before the device is opened.
             let container = try FrameFileWriter.container(for: self.output)
             let opened = try OpenedCapturer(device, request: formatOptions.request, buffers: buffers,
-                                            screenRegion: region.flatMap(Rect.init(parsing:)), showsCursor: cursor)
+                                            screenRegion: region.flatMap(Rect.init(parsing:)), showsCursor: cursor,
+                                            screenBackend: backendOption.backend)
             let (capturer, adjustments, deviceName) = (opened.capturer, opened.adjustments, opened.name)
             defer { capturer.release() }
             try capturer.initialize()

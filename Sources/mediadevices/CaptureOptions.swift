@@ -111,9 +111,11 @@ struct OpenedCapturer {
     var isScreen = false
 
     /// Resolves `device` and makes its capturer for `request` (not yet initialized). Screens
-    /// take only the request's frame rate, plus `screenRegion` and `showsCursor`.
-    init(_ device: String, request: FormatRequest, buffers: Int = 4, screenRegion: Rect? = nil, showsCursor: Bool = false) throws {
-        switch try DeviceSelection.resolve(device) {
+    /// take only the request's frame rate, plus `screenRegion` and `showsCursor`, and come from
+    /// `screenBackend` (automatic when `nil`).
+    init(_ device: String, request: FormatRequest, buffers: Int = 4, screenRegion: Rect? = nil, showsCursor: Bool = false,
+         screenBackend: ScreenBackend? = nil) throws {
+        switch try DeviceSelection.resolve(device, screenBackend: screenBackend) {
         case .camera(let camera):
             let source = CameraSource(device: camera, request: request, bufferCount: buffers)
             (capturer, adjustments, name) = (source, { source.negotiation?.adjustments ?? [] }, camera.path)
@@ -123,7 +125,8 @@ struct OpenedCapturer {
             (capturer, adjustments, name) = (source, { source.negotiation?.adjustments ?? [] }, "testpattern")
         case .screen(let screen):
             let source = ScreenSource(screen: screen, frameRate: request.frameRate ?? ScreenSource.defaultFrameRate,
-                                      region: screenRegion, showsCursor: showsCursor)
+                                      region: screenRegion, showsCursor: showsCursor,
+                                      skipsUnchangedFrames: false)  // files are constant-rate
             (capturer, adjustments, name, isScreen) = (source, { [] }, screen.uniqueID, true)
         }
     }

@@ -7,11 +7,12 @@ enum DeviceSelection {
     case testPattern(TestPatternSource.Pattern)
     case screen(Screen)
 
-    /// Resolves `text`; throws `.notFound` naming what exists.
-    static func resolve(_ text: String) throws -> DeviceSelection {
+    /// Resolves `text` (screens from `screenBackend`, automatic when `nil`); throws `.notFound`
+    /// naming what exists.
+    static func resolve(_ text: String, screenBackend: ScreenBackend? = nil) throws -> DeviceSelection {
         if text == "testpattern" || text == "testpattern:bars" { return .testPattern(.colorBars) }
         if text == "testpattern:noise" { return .testPattern(.noise) }
-        if text == "screen" || text.hasPrefix("screen:") { return .screen(try resolveScreen(text)) }
+        if text == "screen" || text.hasPrefix("screen:") { return .screen(try resolveScreen(text, backend: screenBackend)) }
         let devices = CaptureDevice.devices
         if let index = Int(text) {
             guard devices.indices.contains(index) else {
@@ -27,9 +28,10 @@ enum DeviceSelection {
     }
 
     /// Resolves `screen` (the first), `screen:N` (index from `screens`) or `screen:NAME`
-    /// (connector name such as `Virtual-1`, or uniqueID such as `/dev/dri/card0:Virtual-1`).
-    static func resolveScreen(_ text: String) throws -> Screen {
-        let (screens, problems) = ScreenSource.enumerate()
+    /// (connector or monitor name such as `Virtual-1`, or uniqueID such as
+    /// `/dev/dri/card0:Virtual-1`) among the screens of `backend` (automatic when `nil`).
+    static func resolveScreen(_ text: String, backend: ScreenBackend? = nil) throws -> Screen {
+        let (screens, problems) = ScreenSource.enumerate(backend: backend)
         let key = text == "screen" ? "0" : String(text.dropFirst("screen:".count))
         let found = Int(key).flatMap { screens.indices.contains($0) ? screens[$0] : nil }
             ?? screens.first { $0.name == key || $0.uniqueID == key }

@@ -4,6 +4,7 @@ import MediaDevices
 /// A screen in `screens --json` and `list --json`.
 struct ScreenJSON: Encodable {
     let index: Int
+    let backend: String
     let uniqueID: String
     let card: String
     let driver: String
@@ -16,6 +17,16 @@ struct ScreenJSON: Encodable {
     let cursorPlaneID: UInt32?
     let physicalSizeMillimetres: SizeJSON?
     let monitorName: String?
+    /// X11: the monitor's rectangle on the X screen.
+    let frame: RectJSON?
+
+    /// A rectangle in pixels.
+    struct RectJSON: Encodable {
+        let x: Int
+        let y: Int
+        let width: Int
+        let height: Int
+    }
 
     /// A display mode: size and exact refresh rate.
     struct ModeJSON: Encodable {
@@ -27,6 +38,7 @@ struct ScreenJSON: Encodable {
 
     init(index: Int, _ screen: Screen) {
         self.index = index
+        backend = screen.backend.rawValue
         uniqueID = screen.uniqueID
         card = screen.card
         driver = screen.driver
@@ -40,18 +52,22 @@ struct ScreenJSON: Encodable {
         cursorPlaneID = screen.cursorPlaneID
         physicalSizeMillimetres = screen.physicalSize.map(SizeJSON.init)
         monitorName = screen.monitorName
+        frame = screen.frame.map { RectJSON(x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
     }
 }
 
-/// `mediadevices screens`: every connected display output (DRM/KMS connectors).
+/// `mediadevices screens`: the screens of a backend: RandR monitors of the X server, or every
+/// connected display output (DRM/KMS connectors).
 struct ScreensCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "screens", abstract: "List screens (DRM/KMS outputs) that can be captured.")
+    static let configuration = CommandConfiguration(commandName: "screens", abstract: "List screens (X11 RandR monitors or DRM/KMS outputs) that can be captured.")
+
+    @OptionGroup var backendOption: ScreenBackendOption
 
     @Flag(help: "Print JSON (see README for the shape).")
     var json = false
 
     func run() throws {
-        let (screens, problems) = ScreenSource.enumerate()
+        let (screens, problems) = ScreenSource.enumerate(backend: backendOption.backend)
         if json {
             struct Output: Encodable { let screens: [ScreenJSON]; let skipped: [ErrorJSON.Body] }
             printJSON(Output(screens: screens.enumerated().map { ScreenJSON(index: $0.offset, $0.element) },
@@ -64,9 +80,15 @@ struct ScreensCommand: ParsableCommand {
     /// The human-readable list, shared with `list`.
     static func printScreens(_ screens: [Screen], problems: [MediaDevicesError]) {
         for problem in problems { print("skipped: \(problem)") }
-        if screens.isEmpty { print("No screens (no connected DRM/KMS outputs).") }
+        if screens.isEmpty { print("No screens (no X server in DISPLAY, and no connected DRM/KMS outputs).") }
         for (index, screen) in screens.enumerated() {
-            print("[screen:\(index)] \(screen.name)  \(screen.mode?.description ?? "off")  (\(screen.card), \(screen.driver))")
+            print("[screen:\(index)] \(screen.name)  \(screen.mode?.description ?? "off")  (\(screen.backend): \(screen.card), \(screen.driver))")
+            if screen.backend == .x11 {
+                var details = ["at \(screen.frame.map(\.description) ?? "?")"]
+                if let size = screen.physicalSize { details.append("\(size.width)x\(size.height) mm") }
+                print("    " + details.joined(separator: ", "))
+                continue
+            }
             var details = ["crtc \(screen.crtcID.map(String.init) ?? "none")",
                            "primary plane \(screen.primaryPlaneID.map(String.init) ?? "none")",
                            "cursor plane \(screen.cursorPlaneID.map(String.init) ?? "none")"]

@@ -5,7 +5,9 @@ import MediaDevices
 struct ScreenshotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screenshot",
-        abstract: "Grab one frame of a screen (DRM/KMS framebuffer) and write it as PNG.")
+        abstract: "Grab one frame of a screen (X11 monitor or DRM/KMS framebuffer) and write it as PNG.")
+
+    @OptionGroup var backendOption: ScreenBackendOption
 
     @Argument(help: "`screen:N` (index from `screens`), a connector name such as Virtual-1, or a uniqueID. Default: the first screen.")
     var screen: String = "screen:0"
@@ -16,7 +18,7 @@ struct ScreenshotCommand: ParsableCommand {
     @Option(help: "Only this region of the screen, WxH+X+Y (e.g. 640x480+0+0).")
     var region: String?
 
-    @Flag(help: "Blend the cursor plane's image in (XRGB8888/ARGB8888 screens).")
+    @Flag(help: "Blend the cursor in (X11: the XFIXES cursor; KMS: the cursor plane's image, XRGB8888/ARGB8888 screens).")
     var cursor = false
 
     @Flag(help: "Print the result as JSON.")
@@ -29,7 +31,7 @@ struct ScreenshotCommand: ParsableCommand {
     func run() throws {
         try reportingErrors(json: json) {
             let name = screen.hasPrefix("screen") ? screen : "screen:\(screen)"
-            let target = try DeviceSelection.resolveScreen(name)
+            let target = try DeviceSelection.resolveScreen(name, backend: backendOption.backend)
             let source = ScreenSource(screen: target, region: region.flatMap(Rect.init(parsing:)), showsCursor: cursor)
             defer { source.release() }
             let format = try source.grabFrame { frame -> VideoFormat in
@@ -40,13 +42,14 @@ struct ScreenshotCommand: ParsableCommand {
             if json {
                 struct Output: Encodable {
                     let screen: String
+                    let backend: String
                     let output: String
                     let width: Int
                     let height: Int
                     let framebufferFormat: String
                     let mapping: String?
                 }
-                printJSON(Output(screen: target.uniqueID, output: output, width: format.width, height: format.height,
+                printJSON(Output(screen: target.uniqueID, backend: target.backend.rawValue, output: output, width: format.width, height: format.height,
                                  framebufferFormat: format.pixelFormat.fourCC.description, mapping: framebuffer?.mapping.rawValue))
                 return
             }

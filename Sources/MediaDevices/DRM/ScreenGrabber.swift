@@ -8,8 +8,8 @@ import Synchronization
 /// CRTC shows another one (a mode change, a page flip), and lends the visible region — cropped
 /// to `region` — as a frame that points into the mapping (zero-copy). With the cursor overlay
 /// it copies the region into its own buffer and blends the cursor plane over it.
-/// Steady state allocates nothing.
-final class ScreenGrabber {
+/// Steady state allocates nothing. The KMS backend of `ScreenSource`.
+final class ScreenGrabber: ScreenGrabbing {
     let card: DRMCard
     let screen: Screen
     let crtcID: UInt32
@@ -64,17 +64,18 @@ final class ScreenGrabber {
     private let mapped = Mutex<FramebufferDescription?>(nil)
 
     /// Grabs the screen as it is now and lends it to `body` as a frame stamped `timestamp`.
-    /// Returns `false` when there is nothing to grab (the CRTC is off or between framebuffers).
-    func grab(timestamp: UInt64, sequence: UInt32, _ body: (VideoFrame) -> Void) throws -> Bool {
+    /// Returns `.nothingToShow` when there is nothing to grab (the CRTC is off or between
+    /// framebuffers). KMS tracks no damage: `onlyIfChanged` is ignored and every grab is lent.
+    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
         crtc = drm_mode_crtc()
         crtc.crtc_id = crtcID
         let error = card.file.ioctlErrno(cdrm_IOCTL_MODE_GETCRTC, &crtc)
         if error != 0 { throw MediaDevicesError.fromErrno(error, device: card.path, operation: "DRM_IOCTL_MODE_GETCRTC") }
-        guard crtc.fb_id != 0, crtc.mode_valid != 0 else { return false }
+        guard crtc.fb_id != 0, crtc.mode_valid != 0 else { return .nothingToShow }
         if primary?.description.id != crtc.fb_id {
             primary = nil
             format = nil
-            guard let mapped = try Framebuffer.map(card: card, id: crtc.fb_id, method: method, what: "primary plane of \(screen.name)") else { return false }
+            guard let mapped = try Framebuffer.map(card: card, id: crtc.fb_id, method: method, what: "primary plane of \(screen.name)") else { return .nothingToShow }
             primary = mapped
             self.mapped.withLock { $0 = mapped.description }
         }
@@ -89,7 +90,7 @@ final class ScreenGrabber {
             let right = min(region.x + region.width, next.width), bottom = min(region.y + region.height, next.height)
             next = View(fb: fb.id, x: next.x + left, y: next.y + top, width: right - left, height: bottom - top)
         }
-        guard next.width > 0, next.height > 0 else { return false }
+        guard next.width > 0, next.height > 0 else { return .nothingToShow }
         let bytesPerPixel = primary!.bytesPerPixel
         let visibleBytes = (next.height - 1) * fb.bytesPerRow + next.width * bytesPerPixel
         if next != view || format == nil {
@@ -109,7 +110,7 @@ final class ScreenGrabber {
         let delay = Int64(MonotonicClock.now()) - Int64(timestamp)
         body(VideoFrame(format: frameFormat, timestamp: timestamp, sequence: sequence, orientation: .up,
                         captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane))
-        return true
+        return .delivered
     }
 
     /// Copies the view into `composite` and blends the cursor plane's image over it (libyuv
@@ -143,9 +144,8 @@ final class ScreenGrabber {
         guard position.x != Int.min, position.y != Int.min else { return false }
         // The cursor in view coordinates, cut to the view.
         let (viewX, viewY) = (position.x - (view.x - Int(crtc.x)), position.y - (view.y - Int(crtc.y)))
-        let left = max(viewX, 0), top = max(viewY, 0)
-        let right = min(viewX + image.description.width, view.width), bottom = min(viewY + image.description.height, view.height)
-        guard right > left, bottom > top else { return false }
+        guard let visible = CursorOverlay.visiblePart(x: viewX, y: viewY, width: image.description.width, height: image.description.height,
+                                                      pictureWidth: view.width, pictureHeight: view.height) else { return false }
         let stride = view.width * 4
         if compositeCapacity < stride * view.height {
             composite?.deallocate()
@@ -155,11 +155,8 @@ final class ScreenGrabber {
         let target = composite!.assumingMemoryBound(to: UInt8.self)
         ARGBCopy(source.assumingMemoryBound(to: UInt8.self), Int32(fb.bytesPerRow), target, Int32(stride),
                  Int32(view.width), Int32(view.height))
-        let cursorPitch = image.description.bytesPerRow
-        let cursorStart = (image.pixels + (top - viewY) * cursorPitch + (left - viewX) * 4).assumingMemoryBound(to: UInt8.self)
-        let under = target + top * stride + left * 4
-        ARGBBlend(cursorStart, Int32(cursorPitch), under, Int32(stride), under, Int32(stride),
-                  Int32(right - left), Int32(bottom - top))
+        CursorOverlay.blend(cursor: image.pixels, cursorBytesPerRow: image.description.bytesPerRow, x: viewX, y: viewY,
+                            visible: visible, onto: target, bytesPerRow: stride)
         return true
     }
 }

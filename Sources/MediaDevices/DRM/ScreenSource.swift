@@ -1,29 +1,69 @@
 import Foundation
 import Synchronization
 
-/// Screen sharing below any compositor: frames of what a DRM/KMS output scans out, grabbed
-/// from the primary plane's framebuffer (`GETFB2`, dumb-buffer map or PRIME), paced at the
-/// requested rate (15 fps by default, as the seeds' screen capturer), with monotonic
-/// timestamps and the same capturer contract, consumers and statistics as a camera.
+/// Screen sharing: frames of a screen, paced at the requested rate (15 fps by default, as the
+/// seeds' screen capturer), with monotonic timestamps and the same capturer contract,
+/// consumers and statistics as a camera, through one of two backends (`Screen.backend`):
 ///
-/// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888), zero-copy:
-/// the planes point into the scanout buffer for the duration of the callback; ask
+/// - **KMS**, below any compositor: what a DRM/KMS output scans out, grabbed from the primary
+///   plane's framebuffer (`GETFB2`, dumb-buffer map or PRIME).
+/// - **X11**: a RandR monitor of an X server, grabbed with MIT-SHM into one shared segment;
+///   DAMAGE skips grabs when nothing changed (counted in `CaptureStatistics.unchangedFrames`,
+///   no frame delivered twice), and the cursor comes from XFIXES.
+///
+/// `screens` lists the X server's monitors when `DISPLAY` is set and answers, else the KMS
+/// outputs; `enumerate(backend:)` asks one backend.
+///
+/// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888; always that on
+/// X11), zero-copy: the planes point into the scanout buffer (or the shared segment) for the
+/// duration of the callback; ask
 /// `frames(bufferSize:output:)` (or wrap the consumer in a `ConvertingConsumer`) for ARGB or
 /// NV12. A mode change while capturing is followed: frames go on at the new size.
 ///
-/// Reading another program's framebuffer needs `CAP_SYS_ADMIN` or being the DRM master;
-/// without either, `initialize()` throws `.permissionDenied` saying how to grant it.
+/// Reading another program's framebuffer (KMS) needs `CAP_SYS_ADMIN` or being the DRM master;
+/// without either, `initialize()` throws `.permissionDenied` saying how to grant it. X11 needs
+/// only a connection to the server.
 public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// The rate used when none is given: 15 fps, the seeds' screen-sharing rate.
     public static let defaultFrameRate = FrameRate(15)
 
-    /// Every connected output of every DRM card; cards that cannot be read are left out (see
-    /// `enumerate()` for why).
+    /// The screens of the backend that applies here (see `enumerate(backend:)`); what cannot be
+    /// read is left out.
     public static var screens: [Screen] { enumerate().screens }
 
-    /// Every connected output of every card, and the errors of cards that could not be read
-    /// (no permission, render-only GPUs).
-    public static func enumerate() -> (screens: [Screen], problems: [MediaDevicesError]) {
+    /// The screens of `backend`, and the errors of what could not be read. `.x11`: the RandR
+    /// monitors of the X server in `DISPLAY` (`.notFound` when there is none). `.kms`: every
+    /// connected output of every card (problems: no permission, render-only GPUs). `nil`
+    /// (automatic): X11 when `DISPLAY` is set and its server answers, else KMS (with the X11
+    /// failure among the problems).
+    public static func enumerate(backend: ScreenBackend? = nil) -> (screens: [Screen], problems: [MediaDevicesError]) {
+        switch backend {
+        case .kms: return enumerateKMS()
+        case .x11:
+            do {
+                return (try X11Monitors.screens(), [])
+            } catch let error as MediaDevicesError {
+                return ([], [error])
+            } catch {
+                return ([], [MediaDevicesError(.io, device: nil, operation: "enumerate X11 monitors", detail: "\(error)")])
+            }
+        case nil:
+            guard let display = getenv("DISPLAY"), display.pointee != 0 else { return enumerateKMS() }
+            let x11 = enumerate(backend: .x11)
+            if !x11.screens.isEmpty { return x11 }
+            let kms = enumerateKMS()
+            return (kms.screens, x11.problems + kms.problems)
+        }
+    }
+
+    /// The RandR monitors of the X server on `display` (`DISPLAY` when `nil`), as screens of
+    /// the X11 backend. Throws `.notFound` when no X server answers there.
+    public static func x11Screens(display: String? = nil) throws -> [Screen] {
+        try X11Monitors.screens(display: display)
+    }
+
+    /// Every connected output of every card, and the errors of cards that could not be read.
+    private static func enumerateKMS() -> (screens: [Screen], problems: [MediaDevicesError]) {
         var screens: [Screen] = []
         var problems: [MediaDevicesError] = []
         for path in DRMCard.cardPaths {
@@ -44,14 +84,19 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     public let frameRate: FrameRate
     /// The part of the screen delivered (screen coordinates, cut to the screen); `nil`: all of it.
     public let region: Rect?
-    /// Whether the cursor plane's image is blended into the frames (XRGB8888/ARGB8888 screens).
+    /// Whether the cursor is blended into the frames: KMS, the cursor plane's image
+    /// (XRGB8888/ARGB8888 screens); X11, the XFIXES cursor image.
     public let showsCursor: Bool
-    /// How framebuffers are mapped.
+    /// How framebuffers are mapped (KMS only).
     public let mapping: FramebufferMapping
+    /// Whether a grab that finds the screen unchanged since the last frame delivers nothing
+    /// (counted in `CaptureStatistics.unchangedFrames`), as screen sharing wants; `false` gives
+    /// a frame at every deadline, as a constant-rate file wants. Only X11 tracks changes.
+    public let skipsUnchangedFrames: Bool
 
     private final class Grabbing: @unchecked Sendable {
-        let grabber: ScreenGrabber
-        init(_ grabber: ScreenGrabber) { self.grabber = grabber }
+        let grabber: any ScreenGrabbing
+        init(_ grabber: any ScreenGrabbing) { self.grabber = grabber }
     }
 
     private struct State {
@@ -65,22 +110,27 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     private let state = Mutex(State())
     private let run = RunSlot()
 
-    /// A source for `screen` at `frameRate`, optionally cut to `region` and with the cursor.
+    /// A source for `screen` at `frameRate`, optionally cut to `region`, with the cursor, and
+    /// delivering unchanged pictures again (`skipsUnchangedFrames: false`).
     public init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
-                showsCursor: Bool = false, mapping: FramebufferMapping = .automatic) {
+                showsCursor: Bool = false, mapping: FramebufferMapping = .automatic, skipsUnchangedFrames: Bool = true) {
         self.screen = screen
         self.frameRate = frameRate
         self.region = region
         self.showsCursor = showsCursor
         self.mapping = mapping
+        self.skipsUnchangedFrames = skipsUnchangedFrames
     }
 
     deinit { release() }
 
-    /// Opens the card and grabs once, to learn the format and check the privilege.
-    /// Throws `.permissionDenied` (with the remedy) when framebuffers cannot be read,
-    /// `.unsupportedFormat` for tiled or compressed framebuffers, `.invalidState` when the
-    /// output is off.
+    /// Opens the card (KMS) or connects to the X server (X11) and grabs once, to learn the
+    /// format and check the privilege. KMS throws `.permissionDenied` (with the remedy) when
+    /// framebuffers cannot be read, `.unsupportedFormat` for tiled or compressed framebuffers,
+    /// `.invalidState` when the output is off. X11 throws `.notFound` when the X server does
+    /// not answer, `.disconnected` when the monitor is gone, `.unsupportedFormat` without
+    /// MIT-SHM, DAMAGE or XFIXES. While capturing, both follow mode changes; an output turned
+    /// off (KMS) or a monitor removed (X11) gives no frames, and sequence gaps, until it is back.
     public func initialize() throws {
         control.lock(); defer { control.unlock() }
         try initializeLocked()
@@ -88,24 +138,33 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
 
     private func initializeLocked() throws {
         if state.withLock({ $0.grabbing }) != nil { return }
+        if let region, region.width <= 0 || region.height <= 0 {
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
+                                    detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
+        }
+        let grabber: any ScreenGrabbing = switch screen.backend {
+        case .kms: try makeKMSGrabber()
+        case .x11: try X11ScreenGrabber(screen: screen, region: region, showsCursor: showsCursor)
+        }
+        var format: VideoFormat?
+        guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
+              let format else {
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "DRM_IOCTL_MODE_GETCRTC",
+                                    detail: "\(screen.name) shows no framebuffer (it is off or blanked) or the region lies outside it; turn it on or choose another region")
+        }
+        let settings = CaptureSettings(format: format, frameRate: frameRate)
+        state.withLock { $0.grabbing = Grabbing(grabber); $0.settings = settings }
+    }
+
+    /// Opens the card and finds the screen's connector as it is now.
+    private func makeKMSGrabber() throws -> ScreenGrabber {
         let card = try DRMCard(path: screen.card)
         // The screen as it is now (its CRTC and planes may have changed since enumeration).
         guard let current = try card.screens().first(where: { $0.connectorID == screen.connectorID }) else {
             throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "find connector",
                                     detail: "\(screen.name) is no longer connected; run `mediadevices screens`")
         }
-        if let region, region.width <= 0 || region.height <= 0 {
-            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
-                                    detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
-        }
-        let grabber = try ScreenGrabber(card: card, screen: current, region: region, showsCursor: showsCursor, method: mapping)
-        var format: VideoFormat?
-        guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, { format = $0.format }), let format else {
-            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "DRM_IOCTL_MODE_GETCRTC",
-                                    detail: "\(screen.name) shows no framebuffer (it is off or blanked) or the region lies outside it; turn it on or choose another region")
-        }
-        let settings = CaptureSettings(format: format, frameRate: frameRate)
-        state.withLock { $0.grabbing = Grabbing(grabber); $0.settings = settings }
+        return try ScreenGrabber(card: card, screen: current, region: region, showsCursor: showsCursor, method: mapping)
     }
 
     /// Starts grabbing and delivering frames. If it fails, the `frames` sequences end with the error.
@@ -116,9 +175,9 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         do {
             try initializeLocked()
             delivery.beginRun()
-            let (grabbing, rate, delivery) = (state.withLock { $0.grabbing! }, frameRate, self.delivery)
+            let (grabbing, rate, delivery, skips) = (state.withLock { $0.grabbing! }, frameRate, self.delivery, skipsUnchangedFrames)
             run.current = try CaptureRun(name: "md-screen", delivery: delivery, loop: { wake, _ in
-                ScreenSource.capture(grabbing.grabber, rate: rate, wake: wake, delivery: delivery)
+                ScreenSource.capture(grabbing.grabber, rate: rate, skipsUnchanged: skips, wake: wake, delivery: delivery)
             }, cleanup: { _ in })
         } catch let error as MediaDevicesError {
             delivery.finish(error: error)
@@ -127,14 +186,24 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     }
 
     /// The capture loop: one grab per deadline; a grab with nothing to show (output off)
-    /// leaves a sequence gap.
-    private static func capture(_ grabber: ScreenGrabber, rate: FrameRate, wake: WakeUpEvent,
+    /// leaves a sequence gap; an unchanged screen (X11 damage), when skipped, is counted and
+    /// numbers no frame, so it leaves none.
+    private static func capture(_ grabber: any ScreenGrabbing, rate: FrameRate, skipsUnchanged: Bool, wake: WakeUpEvent,
                                 delivery: FrameDelivery) -> MediaDevicesError? {
         var pacer = FramePacer(rate: rate, wake: wake)
+        var unchanged: UInt64 = 0
+        var hasDelivered = false
         while pacer.waitForNextFrame() != nil {
             do {
-                _ = try grabber.grab(timestamp: MonotonicClock.now(), sequence: UInt32(truncatingIfNeeded: pacer.sequence)) {
+                let sequence = UInt32(truncatingIfNeeded: pacer.sequence &- unchanged)
+                // Each run begins with a frame, however long the screen has been still.
+                let outcome = try grabber.grab(timestamp: MonotonicClock.now(), sequence: sequence, onlyIfChanged: skipsUnchanged && hasDelivered) {
                     delivery.deliver($0)
+                }
+                if outcome == .delivered { hasDelivered = true }
+                if outcome == .unchanged {
+                    unchanged += 1
+                    delivery.recordUnchangedFrame()
                 }
             } catch let error as MediaDevicesError {
                 return error
@@ -183,7 +252,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         try initializeLocked()
         let grabber = state.withLock { $0.grabbing!.grabber }
         var result: Result<R, any Error>?
-        guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, { frame in result = Result { try body(frame) } }),
+        guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { frame in result = Result { try body(frame) } }) == .delivered,
               let result else {
             throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
                                     detail: "\(screen.name) shows no framebuffer now (off or blanked)")
@@ -191,8 +260,8 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         return try result.get()
     }
 
-    /// The framebuffer grabbed last (id, format, modifier, pitch, mapping method).
-    public var framebuffer: FramebufferDescription? { state.withLock { $0.grabbing }?.grabber.framebuffer }
+    /// The framebuffer grabbed last (id, format, modifier, pitch, mapping method); `nil` on X11.
+    public var framebuffer: FramebufferDescription? { (state.withLock { $0.grabbing }?.grabber as? ScreenGrabber)?.framebuffer }
 
     /// Whether frames are being delivered.
     public var isCapturing: Bool { run.isRunning }
@@ -202,7 +271,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     public var captureSettings: CaptureSettings? { state.withLock { $0.settings } }
 
     /// Always `.up`: KMS framebuffers are stored upright (a rotated panel shows as a plane
-    /// rotation, which is not applied).
+    /// rotation, which is not applied), and X11 root windows are upright (RandR rotates them).
     public var orientation: VideoOrientation { .up }
 
     /// The callback consumer.

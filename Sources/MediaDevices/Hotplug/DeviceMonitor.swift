@@ -48,7 +48,7 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     public let problem: MediaDevicesError?
     /// For screens: the kernel said a connector changed (`HOTPLUG=1`).
     public let isConnectorHotplug: Bool
-    /// For screen (DRM card) events: the card's connected screens as `ScreenSource.screens`
+    /// For screen (DRM card) events: the card's connected screens as `ScreenSource.enumerate(backend: .kms)`
     /// describes them now (for a removed card, the ones it had).
     public var screens: [Screen] = []
     /// For sound card events: the card's ALSA PCMs as `AudioDevice.enumerate()` describes them
@@ -250,7 +250,7 @@ private final class KnownDevices: @unchecked Sendable {
             if event.action == .removed {
                 event.screens = screensByCard.removeValue(forKey: node) ?? []
             } else {
-                event.screens = ScreenSource.screens.filter { $0.card == node }
+                event.screens = ScreenSource.enumerate(backend: .kms).screens.filter { $0.card == node }
                 screensByCard[node] = event.screens
             }
         case .sound:

@@ -16,6 +16,9 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     public var corruptFrames: Int = 0
     /// Why the last corrupt frame was dropped.
     public var lastCorruptFrameReason: String?
+    /// Screen grabs skipped because nothing had changed since the last frame (X11 damage):
+    /// not delivered, not dropped.
+    public var unchangedFrames: Int = 0
 
     /// Empty statistics.
     public init() {}
@@ -59,6 +62,9 @@ struct StatisticsAccumulator {
         statistics.corruptFrames += 1
         statistics.lastCorruptFrameReason = error.description
     }
+
+    /// Records a grab skipped because the screen had not changed.
+    mutating func recordUnchangedFrame() { statistics.unchangedFrames += 1 }
 
     /// Adds frames dropped by a bounded queue.
     mutating func recordQueueDrops(_ count: Int) { statistics.queueDroppedFrames += count }

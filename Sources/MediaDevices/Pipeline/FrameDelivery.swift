@@ -55,6 +55,9 @@ final class FrameDelivery: Sendable {
     /// The stream restarted (new format or device): sequence numbers begin again.
     func streamRestarted() { state.withLock { $0.accumulator.restartSequence() } }
 
+    /// Counts a screen grab skipped because nothing had changed (no frame, no sequence gap).
+    func recordUnchangedFrame() { state.withLock { $0.accumulator.recordUnchangedFrame() } }
+
     /// Delivers one frame: records it, calls the consumer, copies it into each queue.
     /// Runs on the capture thread and allocates nothing in steady state.
     func deliver(_ frame: VideoFrame) {

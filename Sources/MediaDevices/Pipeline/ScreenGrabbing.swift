@@ -1,0 +1,24 @@
+/// What one grab of a screen gave.
+enum ScreenGrabOutcome: Equatable {
+    /// A frame was lent to the body.
+    case delivered
+    /// Nothing to show (the output is off or between framebuffers): a sequence gap.
+    case nothingToShow
+    /// The screen has not changed since the last frame (X11 damage): no frame, no gap, counted
+    /// in `CaptureStatistics.unchangedFrames`.
+    case unchanged
+}
+
+/// One backend's grabber behind `ScreenSource` (KMS: `ScreenGrabber`, X11: `X11ScreenGrabber`):
+/// grabs its screen, cut to a region and with the cursor if asked, and lends each grab as a
+/// frame. Runs on one thread at a time (the capture thread, or the control thread while not
+/// capturing); steady state allocates no pixel buffers.
+protocol ScreenGrabbing: AnyObject {
+    /// The screen grabbed.
+    var screen: Screen { get }
+
+    /// Grabs the screen as it is now and lends it to `body` as a frame stamped `timestamp`.
+    /// With `onlyIfChanged`, a backend that tracks damage returns `.unchanged` instead of
+    /// lending the same picture again; without it, it lends the picture it holds.
+    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome
+}

@@ -1,0 +1,126 @@
+import CXCB
+import Glibc
+
+/// Grabs one RandR monitor of an X server, frame after frame: MIT-SHM `ShmGetImage` of the
+/// monitor's rectangle (cut to `region`) into one shared segment attached once, lent as a
+/// zero-copy `XBGR32` frame (BGRx in memory, DRM XRGB8888). DAMAGE tells when nothing changed,
+/// so a paced grab can skip the round trip and the frame; with the cursor, the XFIXES cursor
+/// image is blended into the segment and a moved cursor counts as a change. A RandR change
+/// (a mode, a moved or resized monitor) is followed: frames go on at the monitor's new place
+/// and size (a new segment only when the size changes); while the monitor is gone (or the
+/// region lies outside it) grabs have nothing to show, as a KMS output that is off. The X11 backend of `ScreenSource`;
+/// owns its own connection. Steady state allocates nothing of its own (libxcb allocates each
+/// reply it reads).
+final class X11ScreenGrabber: ScreenGrabbing {
+    private(set) var screen: Screen
+    /// What changed in the last grab (frame coordinates), as DAMAGE reported it; `nil` for the
+    /// first grab, after a RandR change, and when the last grab came from a changed cursor only.
+    private(set) var lastDamage: Rect?
+    private let region: Rect?
+    private let x: X11Connection
+    private let damage: X11Damage
+    private let cursor: X11Cursor?
+    /// RandR's screen-change event type, when the server has RandR 1.5.
+    private let screenChangeEvent: UInt8?
+    /// `nil` while the monitor is gone or the region lies outside it.
+    private var placement: Placement?
+    private var memory: X11SharedMemory
+    private var hasPicture = false
+
+    /// Where the grab lies on the root window, and the frames' format (with its size and row
+    /// length kept: computing them allocates).
+    struct Placement {
+        var area: Rect
+        var format: VideoFormat
+        var imageSize: Int
+        var bytesPerRow: Int
+    }
+
+    /// The root-window rectangle grabbed: the monitor, cut to the region; `nil` while there is
+    /// none.
+    var area: Rect? { placement?.area }
+
+    /// Connects to the screen's display, finds the monitor again (it may have moved or gone
+    /// since enumeration), and attaches the segment. Throws `.disconnected` when the monitor
+    /// is gone, `.invalidState` when `region` (monitor coordinates) misses it,
+    /// `.unsupportedFormat` when the root window is not 32-bit TrueColor.
+    init(screen: Screen, region: Rect?, showsCursor: Bool) throws {
+        let x = try X11Connection(display: screen.card)
+        guard x.hasBGRxRoot else {
+            throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "xcb_get_setup",
+                                    detail: "The root window of \(screen.card) is not 24-bit TrueColor in 32-bit pixels; start the server at depth 24 (Xvfb -screen 0 WxHx24)")
+        }
+        // Watch before looking, so that no change between the two is missed.
+        screenChangeEvent = try X11Monitors.watchChanges(x)
+        let (current, placement) = try X11ScreenGrabber.place(screen, region: region, on: x)
+        self.screen = current
+        self.region = region
+        self.x = x
+        self.placement = placement
+        memory = try X11SharedMemory(x, byteCount: placement.imageSize)
+        damage = try X11Damage(x)
+        cursor = showsCursor ? try X11Cursor(x) : nil
+    }
+
+    /// The monitor named as `screen` is, as `x` shows it now, and where `region` of it lies.
+    private static func place(_ screen: Screen, region: Rect?, on x: X11Connection) throws -> (Screen, Placement) {
+        guard let current = try X11Monitors.screens(of: x).first(where: { $0.name == screen.name }), let frame = current.frame else {
+            throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "RRGetMonitors",
+                                    detail: "The X server on \(screen.card) no longer has a monitor \(screen.name); run `mediadevices screens --backend x11`")
+        }
+        let wanted = region.map { Rect(x: frame.x + $0.x, y: frame.y + $0.y, width: $0.width, height: $0.height) } ?? frame
+        guard let area = wanted.intersection(frame)?.intersection(Rect(x.rootSize)) else {
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
+                                    detail: "The region \(region.map(\.description) ?? "") lies outside \(screen.name) (\(frame.width)x\(frame.height) at \(frame)); choose a region inside it")
+        }
+        let format = VideoFormat(pixelFormat: .xbgr32, width: area.width, height: area.height)
+        return (current, Placement(area: area, format: format, imageSize: format.imageSize, bytesPerRow: format.bytesPerRow[0]))
+    }
+
+    /// After a RandR change: finds the monitor again; a new segment only for a larger size.
+    /// A monitor that is gone, or that the region now misses, leaves nothing to grab.
+    private func follow() throws {
+        hasPicture = false
+        placement = nil
+        let next: Placement
+        do {
+            (screen, next) = try X11ScreenGrabber.place(screen, region: region, on: x)
+        } catch let error as MediaDevicesError where error.code == .disconnected || error.code == .invalidState {
+            return
+        }
+        if next.imageSize > memory.byteCount { memory = try X11SharedMemory(x, byteCount: next.imageSize) }
+        placement = next
+    }
+
+    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
+        var (damaged, screenChanged) = (false, false)
+        let (damageEvent, changeEvent) = (damage.notifyEvent, screenChangeEvent)
+        try x.drainEvents(operation: "DamageSubtract") { type in
+            if type == damageEvent { damaged = true }
+            if type == changeEvent || type == UInt8(XCB_CONFIGURE_NOTIFY) { screenChanged = true }
+        }
+        if screenChanged { try follow() }
+        guard let placement else { return .nothingToShow }
+        let changed = try damage.takeChanges(in: placement.area, notified: damaged)
+        let cursorChanged = try cursor?.refresh() ?? false
+        if onlyIfChanged, hasPicture, changed == nil, !cursorChanged { return .unchanged }
+        lastDamage = hasPicture ? changed : nil
+        let (area, imageSize, bytesPerRow, segment) = (placement.area, placement.imageSize, placement.bytesPerRow, memory.segment)
+        try x.withReply("ShmGetImage", {
+            xcb_shm_get_image_reply($0, xcb_shm_get_image($0, x.root, Int16(area.x), Int16(area.y), UInt16(area.width), UInt16(area.height),
+                                                          ~0, UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), segment, 0), &$1)
+        }) { reply in
+            guard Int(reply.pointee.size) >= imageSize else {
+                throw MediaDevicesError(.io, device: screen.uniqueID, operation: "ShmGetImage",
+                                        detail: "The X server wrote \(reply.pointee.size) bytes for \(area), \(imageSize) expected")
+            }
+        }
+        hasPicture = true
+        cursor?.blend(area: area, onto: memory.bytes, bytesPerRow: bytesPerRow)
+        let plane = FramePlane(bytes: UnsafeRawBufferPointer(start: memory.bytes, count: imageSize), bytesPerRow: bytesPerRow)
+        let delay = Int64(MonotonicClock.now()) - Int64(timestamp)
+        body(VideoFrame(format: placement.format, timestamp: timestamp, sequence: sequence, orientation: .up,
+                        captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane))
+        return .delivered
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import XCTest
+
+/// A private Xvfb for one test (`Xvfb -displayfd 1 -noreset`, depth 24, RandR on), stopped by
+/// `stop()`. Xvfb picks a free display and writes its number to the pipe. A machine without
+/// Xvfb fails the test, saying what to install: these tests never skip.
+final class XvfbServer {
+    /// `":N"`.
+    let display: String
+    /// Seconds from launch to the display number arriving (the server is listening).
+    let startupSeconds: Double
+    private let process: Process
+
+    /// Starts Xvfb with one `width`×`height` screen.
+    init(width: Int = 640, height: Int = 480) throws {
+        let path = "/usr/bin/Xvfb"
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw XvfbError("\(path) is missing: install Debian's xvfb (scripts/install does) to run the X11 tests")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["-displayfd", "1", "-noreset", "-nolisten", "tcp", "-screen", "0", "\(width)x\(height)x24", "+extension", "RANDR"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let started = Date()
+        try process.run()
+        // The display number, then a newline; end of file means Xvfb died.
+        var text = ""
+        while !text.hasSuffix("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty {
+                process.waitUntilExit()
+                throw XvfbError("Xvfb exited (status \(process.terminationStatus)) before naming its display")
+            }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        self.process = process
+        display = ":" + text.trimmingCharacters(in: .whitespacesAndNewlines)
+        startupSeconds = Date().timeIntervalSince(started)
+    }
+
+    /// Stops the server and waits for it.
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    /// Runs `xrandr -d DISPLAY arguments…` and fails when it does.
+    func xrandr(_ arguments: String...) throws {
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/xrandr")
+        tool.arguments = ["-d", display] + arguments
+        try tool.run()
+        tool.waitUntilExit()
+        guard tool.terminationStatus == 0 else {
+            throw XvfbError("xrandr \(arguments.joined(separator: " ")) failed with status \(tool.terminationStatus)")
+        }
+    }
+}
+
+/// Why the test X server could not be used.
+struct XvfbError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
