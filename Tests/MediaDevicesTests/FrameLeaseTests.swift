@@ -52,7 +52,9 @@ private final class FakeLender: FrameBufferLender, @unchecked Sendable {
         let frame = VideoFrame(format: format, timestamp: UInt64(sequence), sequence: sequence, orientation: .up,
                                captureDelay: .zero, planeCount: 1, bytesUsed: bytes.count,
                                plane0: FramePlane(bytes: UnsafeRawBufferPointer(bytes), bytesPerRow: bytes.count),
-                               plane1: .empty, plane2: .empty, dmaBuf: nil,
+                               plane1: .empty, plane2: .empty,
+                               dmaBuf: DMABufFrame(drmFourCC: FourCC("R8  "), planes: [DMABufPlane(descriptor: Int32(100 + index), offset: 0,
+                                                                                                    bytesPerRow: bytes.count, length: bytes.count)]),
                                lendable: LendableBuffer(lender: self, index: index))
         _ = queue.push(frame)
         state.withLock { if $0.leases[index] == 0 { $0.queued[index] = true } }
@@ -117,6 +119,7 @@ final class FrameLeaseTests: XCTestCase {
         let queue = FrameQueue(capacity: 2)
         lender.deliver(0, fill: 1, sequence: 1, into: queue)
         guard let buffer = try await queue.next() else { return XCTFail("no frame") }
+        XCTAssertEqual(buffer.dmaBuf?.plane(0).descriptor, 100, "a leased frame offers its buffer's DMA-BUF")
         let done = expectation(description: "released on another thread")
         Thread.detachNewThread {
             buffer.release()
@@ -124,6 +127,7 @@ final class FrameLeaseTests: XCTestCase {
             done.fulfill()
         }
         await fulfillment(of: [done], timeout: 5)
+        XCTAssertNil(buffer.dmaBuf, "a released frame's DMA-BUF descriptors are no longer offered")
         buffer.release()
         XCTAssertEqual(lender.giveBacks, 1)
         XCTAssertFalse(buffer.isLeased)
@@ -175,6 +179,7 @@ final class FrameLeaseTests: XCTestCase {
         XCTAssertEqual(lender.leased, 0)
         try await next(queue) { buffer in
             XCTAssertFalse(buffer.isLeased)
+            XCTAssertNil(buffer.dmaBuf, "a copy has no DMA-BUF")
             buffer.withUnsafeBytes { XCTAssertEqual(Array($0), Array(repeating: 3, count: 8)) }
         }
         queue.finish(error: nil)

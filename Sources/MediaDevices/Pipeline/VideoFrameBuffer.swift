@@ -32,8 +32,9 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     /// Bytes of payload (the JPEG size for compressed frames).
     public private(set) var bytesUsed: Int = 0
     /// The frame's DMA-BUF export, when the source exports its buffers and this frame is leased
-    /// (a copy has none). Valid until the buffer is released.
-    public private(set) var dmaBuf: DMABufFrame?
+    /// (a copy has none); `nil` once released (the descriptors may be closed then).
+    public var dmaBuf: DMABufFrame? { access.withLock { $0.released ? nil : export } }
+    private var export: DMABufFrame?
 
     private struct Access {
         /// Readers inside `withFrame`/`withUnsafeBytes`.
@@ -122,7 +123,7 @@ public final class VideoFrameBuffer: @unchecked Sendable {
         let frame = VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: orientation,
                                captureDelay: captureDelay, planeCount: readable ? planeCount : 0, bytesUsed: readable ? bytesUsed : 0,
                                plane0: readable ? planes.0 : .empty, plane1: readable ? planes.1 : .empty,
-                               plane2: readable ? planes.2 : .empty, dmaBuf: readable ? dmaBuf : nil, lendable: nil)
+                               plane2: readable ? planes.2 : .empty, dmaBuf: readable ? export : nil, lendable: nil)
         return try body(frame)
     }
 
@@ -157,7 +158,7 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     /// Takes `frame`, which a converter wrote into `image`, as this buffer's frame (no copy).
     func adopt(_ frame: VideoFrame) {
         endLease()
-        dmaBuf = nil
+        export = nil
         setMetadata(from: frame)
         planeCount = min(frame.planeCount, 3)
         planes = (frame.plane(0), planeCount > 1 ? frame.plane(1) : .empty, planeCount > 2 ? frame.plane(2) : .empty)
@@ -169,7 +170,7 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     func lend(_ frame: VideoFrame, from buffer: LendableBuffer) {
         endLease()
         setMetadata(from: frame)
-        dmaBuf = frame.dmaBuf
+        export = frame.dmaBuf
         planeCount = min(frame.planeCount, 3)
         planes = (frame.plane(0), planeCount > 1 ? frame.plane(1) : .empty, planeCount > 2 ? frame.plane(2) : .empty)
         access.withLock { $0 = Access(lease: buffer) }
@@ -178,7 +179,7 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     /// Copies `frame` in. Grows the storage only when the frame is larger than any before.
     func fill(from frame: VideoFrame) {
         endLease()
-        dmaBuf = nil
+        export = nil
         var total = 0
         for index in 0..<frame.planeCount { total += frame.plane(index).bytes.count }
         if total > capacity || storage == nil {
