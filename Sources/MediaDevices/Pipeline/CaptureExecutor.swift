@@ -78,17 +78,16 @@ public final class CaptureExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Whether jobs are waiting.
-    var hasPending: Bool { state.withLock { $0.count > 0 } }
-
-    /// Runs the jobs queued now (not those they queue in turn: the capture thread goes back to
-    /// its device in between). Called by the attached capture thread.
+    /// Runs the queued jobs, and those they queue in turn (a reader that yields), up to a budget
+    /// so the capture thread goes back to its device; what is left wakes it again at once.
+    /// Called by the attached capture thread.
     func runPending() {
-        var remaining = state.withLock { $0.count }
-        while remaining > 0, let job = state.withLock({ $0.popFirst() }) {
+        var budget = 64
+        while budget > 0, let job = state.withLock({ $0.popFirst() }) {
             job.runSynchronously(on: asUnownedTaskExecutor())
-            remaining -= 1
+            budget -= 1
         }
+        if budget == 0, let wake = state.withLock({ $0.count > 0 ? $0.wake : nil }) { wake.signal() }
     }
 
     /// The capture thread is ending: later jobs go to the global executor, and so do the ones

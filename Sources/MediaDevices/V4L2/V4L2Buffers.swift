@@ -230,9 +230,6 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
         }
     }
 
-    /// Buffers leased now (for tests and statistics).
-    var leasedCount: Int { state.withLock { state in state.buffers.reduce(0) { $0 + ($1.leases > 0 ? 1 : 0) } } }
-
     /// Dequeues one filled buffer and lends it to `body` as a frame, then queues it again.
     /// Returns `false` if no buffer was ready (`EAGAIN`). Allocates nothing.
     func withNextFrame(orientation: VideoOrientation, _ body: (VideoFrame) -> Void) throws -> Bool {
