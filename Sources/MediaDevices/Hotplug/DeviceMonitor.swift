@@ -78,7 +78,9 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
 /// ```
 /// One task iterates a monitor; make another monitor for another consumer.
 public final class DeviceMonitor: AsyncSequence, @unchecked Sendable {
+    /// Each element is one device added, removed or changed.
     public typealias Element = DeviceEvent
+    /// The iterator: the events of the monitor's stream.
     public typealias AsyncIterator = AsyncStream<DeviceEvent>.Iterator
 
     /// Where events come from.
