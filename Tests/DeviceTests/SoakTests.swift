@@ -18,6 +18,8 @@ import XCTest
 /// within a second of an unplug); emulator timing only ever lengthens a wait.
 final class SoakTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
+    /// The watchdog names the step of a running soak only: later tests are not "stuck" in it.
+    override func tearDown() { Watchdog.step("") }
 
     // MARK: 1. Lifecycle cycles, format changes and device switches
 

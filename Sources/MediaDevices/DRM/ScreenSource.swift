@@ -172,6 +172,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         try run.refuseOnCaptureThread(device: screen.uniqueID, operation: "start")
         control.lock(); defer { control.unlock() }
         if run.isRunning { return }
+        _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
         do {
             try initializeLocked()
             delivery.beginRun()

@@ -2,9 +2,11 @@ import Synchronization
 
 /// One run of a source's capture thread, shared by every source: the thread, the wake-up event,
 /// and the rules for ending. The thread runs `loop` until it is woken or fails, then `cleanup`
-/// (release buffers, close a failed device), then — unless the run is being restarted for a
-/// format change or device switch — ends the delivery exactly once, and only then reports
-/// itself not running. So once `isRunning` is false, everything the run held is released.
+/// (release buffers, close a failed device), then reports itself not running, and then —
+/// unless the run is being restarted for a format change or device switch — ends the delivery
+/// exactly once. So once `isRunning` is false, everything the run held is released, and a
+/// consumer hearing `captureDidStop` (or a sequence ending) already sees it false. A new run
+/// joins this thread first (`RunSlot.stop`), so the late `finish` cannot end the next run.
 final class CaptureRun: Sendable {
     private final class Flags: Sendable {
         let running = Atomic<Bool>(true)
@@ -29,8 +31,8 @@ final class CaptureRun: Sendable {
         thread = try CaptureThread(name: name) {
             let failure = loop(wake) { flags.stopRequested.load(ordering: .acquiring) }
             cleanup(failure)
-            if failure != nil || !flags.restarting.load(ordering: .acquiring) { delivery.finish(error: failure) }
             flags.running.store(false, ordering: .releasing)
+            if failure != nil || !flags.restarting.load(ordering: .acquiring) { delivery.finish(error: failure) }
         }
     }
 

@@ -80,6 +80,7 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
         try refuseOnCaptureThread("start")
         control.lock(); defer { control.unlock() }
         if run.isRunning { return }
+        _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
         do {
             try initializeLocked()
             delivery.beginRun()
