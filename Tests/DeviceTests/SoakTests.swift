@@ -648,6 +648,8 @@ final class SoakConsumer: VideoFrameConsumer, @unchecked Sendable {
     private func read<T>(_ body: (State) -> T) -> T { lock.lock(); defer { lock.unlock() }; return body(state) }
     var frames: Int { read { $0.frames } }
     func frames(in format: VideoFormat) -> Int { read { $0.byFormat[format] ?? 0 } }
+    /// Frames per format so far.
+    var formats: [VideoFormat: Int] { read { $0.byFormat } }
     var firstSequence: UInt32 { read { $0.firstSequence } }
     var lastSequence: UInt32 { read { $0.lastSequence } }
     var wrapped: Bool { read { $0.wrapped } }

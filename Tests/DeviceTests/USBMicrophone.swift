@@ -7,7 +7,7 @@ import XCTest
 /// vhci-hcd, so the real snd-usb-audio binds it: `let microphone = try USBMicrophone.plug()`.
 /// It records a continuous-phase sine (`frequency`, `amplitude`), 48 kHz mono S16LE, never
 /// faster than real time (under the rig's emulation slower). Unplugged and freed on `deinit`.
-final class USBMicrophone {
+final class USBMicrophone: @unchecked Sendable {  // the C device locks its own state; unplug may come from another thread
     static let frequency = AudioToneRun.frequency
     static let amplitude = AudioToneRun.amplitude
     static let rate = Int(USBDEV_MICROPHONE_RATE)

@@ -1,0 +1,191 @@
+import Foundation
+import Glibc
+import MediaDevices
+import Synchronization
+import XCTest
+
+/// The long run of issue 16: a camera (vivid, through the leased `frames()` sequence), a screen
+/// (bochs, through a callback) and audio (snd-aloop, a tone played and recorded back) all at
+/// once in one process, for `MEDIADEVICES_SOAK_MINUTES` (an hour by hand with `scripts/soak`;
+/// 90 s in CI). Figures are taken once everything runs and again at the end, still running:
+/// descriptors, mappings and threads must be the same, RSS flat; the camera's statistics
+/// consistent (delivered + dropped = the sequence span); the tone still right at the end.
+final class SoakTogetherTests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+    override func tearDown() { Watchdog.step("") }
+
+    /// Seconds to run: `MEDIADEVICES_SOAK_MINUTES` × 60, or 90 s (the CI short form).
+    static let seconds: Double = ProcessInfo.processInfo.environment["MEDIADEVICES_SOAK_MINUTES"]
+        .flatMap { Double($0) }.map { max(0.5, $0) * 60 } ?? 90
+
+    /// Plays the tone into the loopback and drains what comes back, on a thread of its own, as
+    /// an application's audio code would; keeps the last second captured.
+    private final class TonePump: @unchecked Sendable {
+        let driver: AudioDriver
+        let format: AudioFormat
+        let stop = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var last: [Float]
+        private var position = 0
+        private var captured = 0
+
+        init(driver: AudioDriver, format: AudioFormat) {
+            self.driver = driver
+            self.format = format
+            last = [Float](repeating: 0, count: format.sampleRate * format.channels)
+        }
+
+        func start() {
+            Thread { [self] in
+                var sine = SineGenerator(frequency: AudioToneRun.frequency, amplitude: AudioToneRun.amplitude, sampleRate: format.sampleRate)
+                let period = driver.render.periodFrames ?? 512
+                var chunk = [Float](repeating: 0, count: period * format.channels)
+                var incoming = [Float](repeating: 0, count: 8192 * format.channels)
+                while !stop.load(ordering: .acquiring) {
+                    while driver.bus.renderSamplesQueued < 3 * chunk.count {
+                        chunk.withUnsafeMutableBufferPointer { sine.fill($0, channels: format.channels) }
+                        _ = chunk.withUnsafeBufferPointer { driver.bus.writeRenderData($0) }
+                    }
+                    let got = incoming.withUnsafeMutableBufferPointer { driver.bus.readCaptureData(into: $0) }
+                    if got > 0 {
+                        lock.withLock {
+                            for sample in incoming[0..<got] {
+                                last[position] = sample
+                                position = (position + 1) % last.count
+                            }
+                            captured += got
+                        }
+                    }
+                    usleep(2000)
+                }
+                done.signal()
+            }.start()
+        }
+
+        /// Interleaved samples captured so far.
+        var samplesCaptured: Int { lock.withLock { captured } }
+        /// The last second captured, oldest first.
+        var lastSecond: [Float] { lock.withLock { Array(last[position...] + last[..<position]) } }
+    }
+
+    /// Counts what the camera's frame sequence gives, on a task of its own.
+    private final class SequenceReader: @unchecked Sendable {
+        private let lock = NSLock()
+        private var counts = (frames: 0, first: UInt32(0), last: UInt32(0), leased: 0)
+        private(set) var error: Error?
+        private var task: Task<Void, Never>?
+
+        init(_ frames: VideoFrames) {
+            task = Task { [self] in
+                do {
+                    for try await frame in frames {
+                        let leased = frame.isLeased
+                        let sequence = frame.sequence
+                        lock.withLock {
+                            if counts.frames == 0 { counts.first = sequence }
+                            counts.last = sequence
+                            counts.frames += 1
+                            if leased { counts.leased += 1 }
+                        }
+                    }
+                } catch {
+                    lock.withLock { self.error = error }
+                }
+            }
+        }
+
+        var frames: Int { lock.withLock { counts.frames } }
+        var span: Int { lock.withLock { counts.frames == 0 ? 0 : Int(counts.last &- counts.first) + 1 } }
+        var leased: Int { lock.withLock { counts.leased } }
+        func finish() async { await task?.value }
+    }
+
+    func testCameraScreenAndAudioTogether() async throws {
+        // Camera.
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        let camera = CameraSource(device: try CaptureDevice(path: node),
+                                  request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
+        let reader = SequenceReader(camera.frames(bufferSize: 4))
+        // Screen.
+        let screen = try ScreenScenarios.loadDisplay("bochs")
+        let screenSource = ScreenSource(screen: try ScreenScenarios.current(screen), frameRate: FrameRate(10))
+        let screenFrames = SoakConsumer()
+        screenSource.consumer = screenFrames
+        // Audio.
+        try Rig.run("modprobe snd-aloop")
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
+        let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
+        let driver = AudioDriver()
+        let audioStops = StopCounter()
+        driver.capture.onStop = { audioStops.record(capture: true, $0) }
+        driver.render.onStop = { audioStops.record(capture: false, $0) }
+        try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: format,
+                                       options: AudioStreamOptions(periodFrames: 1024, periods: 8))
+        try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: format,
+                                     options: AudioStreamOptions(periodFrames: 1024, periods: 8))
+        let pump = TonePump(driver: driver, format: format)
+
+        try camera.start()
+        try screenSource.start()
+        try driver.startRendering()
+        try driver.startCapture()
+        pump.start()
+        let started = Date()
+        Watchdog.step("together: warming up")
+        XCTAssertTrue(Soak.waitUntil(seconds: 60) { reader.frames >= 10 && screenFrames.frames >= 5 && pump.samplesCaptured >= format.sampleRate * format.channels },
+                      "everything delivers (camera \(reader.frames), screen \(screenFrames.frames), audio \(pump.samplesCaptured) samples)")
+        let first = ProcessFigures.settled()
+        var lastMinute = 0
+        while Date().timeIntervalSince(started) < Self.seconds {
+            Watchdog.step("together: \(Int(Date().timeIntervalSince(started))) s")
+            XCTAssertTrue(camera.isCapturing && screenSource.isCapturing && driver.isCapturing && driver.isRendering,
+                          "everything still runs after \(Int(Date().timeIntervalSince(started))) s")
+            guard camera.isCapturing && screenSource.isCapturing && driver.isCapturing && driver.isRendering else { break }
+            let minute = Int(Date().timeIntervalSince(started) / 60)
+            if minute > lastMinute {
+                lastMinute = minute
+                let now = ProcessFigures.now()
+                print(String(format: "soak together: %d min: camera %d frames, screen %d, audio %.0f s captured; fds %d, RSS %.1f MB",
+                             minute, reader.frames, screenFrames.frames, Double(pump.samplesCaptured) / Double(format.sampleRate * format.channels),
+                             now.descriptors, Double(now.rssKilobytes) / 1024))
+            }
+            usleep(500_000)
+        }
+        let last = ProcessFigures.settled()  // still running, as at first
+        let elapsed = Date().timeIntervalSince(started)
+        let tone = pump.lastSecond
+
+        Watchdog.step("together: stopping")
+        pump.stop.store(true, ordering: .releasing)
+        pump.done.wait()
+        camera.stop()
+        await reader.finish()
+        screenSource.stop()
+        driver.stopCapture()
+        driver.stopRendering()
+        // The last runs' statistics, read once nothing delivers any more.
+        let cameraStats = camera.statistics, screenStats = screenSource.statistics
+        let captureStats = driver.capture.statistics, renderStats = driver.render.statistics
+
+        XCTAssertNil(reader.error, "the camera sequence ended without an error")
+        XCTAssertEqual(cameraStats.deliveredFrames, reader.frames, "every delivered frame reached the sequence (none dropped in its buffer: \(cameraStats))")
+        XCTAssertEqual(cameraStats.deliveredFrames + cameraStats.droppedFrames, reader.span, "camera: delivered + dropped = the sequence span: \(cameraStats)")
+        XCTAssertTrue(screenFrames.wait(seconds: 5) { $0.stopCount >= 1 })
+        XCTAssertEqual(screenFrames.stopCount, 1)
+        XCTAssertNil(screenFrames.stopError)
+        XCTAssertEqual(screenStats.deliveredFrames, screenFrames.frames, "screen: every delivered frame reached the consumer")
+        XCTAssertEqual(audioStops.errors, 0, "no audio run ended with an error")
+        let measured = AudioToneRun.assertTone(tone, format: format, skip: 0, label: "the tone after \(Int(elapsed)) s")
+        print(String(format: "figure: soak camera + screen + audio together for %.0f s: camera %d frames (%d leased, %d dropped, %.2f fps); screen %d frames (%.2f fps, %d dropped); audio %.1f s captured, %d capture and %d render xruns, tone %.3f Hz at the end",
+                     elapsed, reader.frames, reader.leased, cameraStats.droppedFrames, cameraStats.measuredFrameRate,
+                     screenFrames.frames, screenStats.measuredFrameRate, screenStats.droppedFrames,
+                     Double(pump.samplesCaptured) / Double(format.sampleRate * format.channels), captureStats.xruns, renderStats.xruns,
+                     measured?.frequency ?? .nan))
+        ProcessFigures.assertFlat(first, last, "camera + screen + audio together for \(Int(elapsed)) s")
+        camera.release()
+        screenSource.release()
+        driver.capture.terminate()
+        driver.render.terminate()
+    }
+}
