@@ -1,18 +1,19 @@
 import ArgumentParser
 import MediaDevices
 
-/// `mediadevices screenshot [SCREEN] --output FILE.png`: one grab of a screen, as PNG.
+/// `mediadevices screenshot [SCREEN] --output FILE.png|FILE.jpg`: one grab of a screen, as PNG or
+/// JPEG (the extension decides).
 struct ScreenshotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screenshot",
-        abstract: "Grab one frame of a screen (X11 monitor or DRM/KMS framebuffer) and write it as PNG.")
+        abstract: "Grab one frame of a screen (X11 monitor or DRM/KMS framebuffer) and write it as PNG or JPEG.")
 
     @OptionGroup var backendOption: ScreenBackendOption
 
     @Argument(help: "`screen:N` (index from `screens`), a connector name such as Virtual-1, or a uniqueID. Default: the first screen.")
     var screen: String = "screen:0"
 
-    @Option(help: "The PNG file to write.")
+    @Option(help: "The image file to write: .png or .jpg (.jpeg); the extension decides.")
     var output: String
 
     @Option(help: "Only this region of the screen, WxH+X+Y (e.g. 640x480+0+0).")
@@ -26,6 +27,7 @@ struct ScreenshotCommand: ParsableCommand {
 
     func validate() throws {
         if let region, Rect(parsing: region) == nil { throw ValidationError("--region takes WxH+X+Y, e.g. 640x480+0+0") }
+        do { _ = try ImageFileFormat(path: output) } catch let error as MediaDevicesError { throw ValidationError(error.detail) }
     }
 
     func run() throws {
@@ -34,8 +36,9 @@ struct ScreenshotCommand: ParsableCommand {
             let target = try DeviceSelection.resolveScreen(name, backend: backendOption.backend)
             let source = ScreenSource(screen: target, region: region.flatMap(Rect.init(parsing:)), showsCursor: cursor)
             defer { source.release() }
+            let file = try ImageFileFormat(path: output)
             let format = try source.grabFrame { frame -> VideoFormat in
-                try PNGWriter.write(frame, to: output)
+                try file.write(frame, to: output)
                 return frame.format
             }
             let framebuffer = source.framebuffer
@@ -53,7 +56,7 @@ struct ScreenshotCommand: ParsableCommand {
                                  framebufferFormat: format.pixelFormat.fourCC.description, mapping: framebuffer?.mapping.rawValue))
                 return
             }
-            print("wrote \(format.width)x\(format.height) PNG of \(target.name) to \(output) (\(framebuffer.map(\.description) ?? format.description))")
+            print("wrote \(format.width)x\(format.height) \(file.displayName) of \(target.name) to \(output) (\(framebuffer.map(\.description) ?? format.description))")
         }
     }
 }

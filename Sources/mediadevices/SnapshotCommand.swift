@@ -3,16 +3,17 @@ import Dispatch
 import MediaDevices
 import Synchronization
 
-/// `mediadevices snapshot DEVICE --output FILE.png`: one frame as a PNG.
+/// `mediadevices snapshot DEVICE --output FILE.png|FILE.jpg`: one frame as a PNG or JPEG (the
+/// extension decides).
 struct SnapshotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "snapshot",
-        abstract: "Write one frame as a PNG (through libpng), after letting the device settle.")
+        abstract: "Write one frame as a PNG (libpng) or JPEG (libjpeg-turbo), after letting the device settle.")
 
     @Argument(help: "A device path, an index from `list`, a uniqueID, `testpattern` or `testpattern:noise`.")
     var device: String
 
-    @Option(help: "The PNG file to write.")
+    @Option(help: "The image file to write: .png or .jpg (.jpeg); the extension decides.")
     var output: String
 
     @OptionGroup var formatOptions: FormatOptions
@@ -32,6 +33,7 @@ struct SnapshotCommand: ParsableCommand {
 
     func validate() throws {
         if skip < 0 { throw ValidationError("--skip must be 0 or more") }
+        do { _ = try ImageFileFormat(path: output) } catch let error as MediaDevicesError { throw ValidationError(error.detail) }
     }
 
     func run() throws {
@@ -42,7 +44,7 @@ struct SnapshotCommand: ParsableCommand {
             try capturer.initialize()
             try controlOptions.apply(to: opened)
             let settings = capturer.captureSettings!
-            let taker = SnapshotTaker(path: output, skip: skip)
+            let taker = SnapshotTaker(path: output, format: try ImageFileFormat(path: output), skip: skip)
             if outputOptions.isRequested {
                 capturer.consumer = try ConvertingConsumer(output: outputOptions.output(fallback: .argb), consumer: taker)
             } else {
@@ -67,21 +69,23 @@ struct SnapshotCommand: ParsableCommand {
                 printJSON(Output(device: opened.name, format: VideoFormatJSON(settings.format), output: output,
                                  width: written.width, height: written.height))
             } else {
-                print("wrote \(output): \(written) PNG from \(opened.name) (\(settings.format))")
+                print("wrote \(output): \(written) \(try ImageFileFormat(path: output).displayName) from \(opened.name) (\(settings.format))")
             }
         }
     }
 }
 
-/// Writes frame `skip + 1` as a PNG on the capture thread, then signals `done`.
+/// Writes frame `skip + 1` as an image file on the capture thread, then signals `done`.
 final class SnapshotTaker: VideoFrameConsumer {
     private let path: String
+    private let format: ImageFileFormat
     private let skip: Int
     private let state = Mutex((seen: 0, written: Size?.none, failure: MediaDevicesError?.none))
     let done = DispatchSemaphore(value: 0)
 
-    init(path: String, skip: Int) {
+    init(path: String, format: ImageFileFormat, skip: Int) {
         self.path = path
+        self.format = format
         self.skip = skip
     }
 
@@ -92,11 +96,11 @@ final class SnapshotTaker: VideoFrameConsumer {
         let seen = state.withLock { $0.seen += 1; return $0.seen }
         guard seen == skip + 1 else { return }
         do {
-            try PNGWriter.write(frame, to: path)
+            try format.write(frame, to: path)
             state.withLock { $0.written = frame.format.size }
         } catch {
             let failure = error as? MediaDevicesError
-                ?? MediaDevicesError(.io, device: nil, operation: "write PNG", detail: "\(error)")
+                ?? MediaDevicesError(.io, device: nil, operation: "write \(format.displayName)", detail: "\(error)")
             state.withLock { $0.failure = failure }
         }
         done.signal()

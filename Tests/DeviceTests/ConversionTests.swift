@@ -5,8 +5,8 @@ import XCTest
 
 /// The pixel pipeline on real V4L2 frames: every raw format vivid offers that the pipeline reads
 /// (single- and multi-planar) converted to ARGB gives vivid's 100% colour bars; conversion with
-/// three outputs allocates nothing per frame; `snapshot` writes a PNG that FFmpeg reads back
-/// as the bars.
+/// three outputs allocates nothing per frame; `snapshot` writes a PNG and a JPEG that FFmpeg
+/// reads back as the bars.
 final class ConversionTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
 
@@ -96,24 +96,33 @@ final class ConversionTests: XCTestCase {
         XCTAssertGreaterThan(turned.droppedFrames + small.droppedFrames, 300, "the unread sequences were fed")
     }
 
-    func testSnapshotWritesAPNGOfTheBars() throws {
+    func testSnapshotWritesAPNGAndAJPEGOfTheBars() throws {
         let node = try Rig.loadVivid("n_devs=1")[0]
         try Rig.colourBars(node)
-        let png = Rig.scratch + "/bars.png"
-        try? FileManager.default.removeItem(atPath: png)
-        let result = Rig.shell("\(Rig.tool) snapshot \(node) --format YUYV --size 320x180 --output \(png) --json")
-        XCTAssertEqual(result.status, 0, result.output + result.errors)
-        XCTAssertTrue(result.output.contains("\"width\" : 320"), result.output)
-        // FFmpeg decodes the PNG on its own; the middle row must be the bars.
-        let raw = Rig.scratch + "/bars.rgb"
-        try Rig.run("ffmpeg -hide_banner -loglevel error -y -i \(png) -f rawvideo -pix_fmt rgb24 \(raw)")
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
-        XCTAssertEqual(bytes.count, 320 * 180 * 3)
-        guard bytes.count == 320 * 180 * 3 else { return }
-        for (index, expected) in Self.bars.enumerated() {
-            let i = (90 * 320 + 40 * index + 20) * 3
-            XCTAssertLessThanOrEqual(max(abs(Int(bytes[i]) - expected.r), abs(Int(bytes[i + 1]) - expected.g),
-                                         abs(Int(bytes[i + 2]) - expected.b)), 6, "bar \(index) in the PNG")
+        // PNG is lossless after the conversion; JPEG (4:2:0, quality 90) costs a few levels.
+        for (suffix, tolerance) in [("png", 6), ("jpg", 10)] {
+            let image = Rig.scratch + "/bars.\(suffix)"
+            try? FileManager.default.removeItem(atPath: image)
+            let result = Rig.shell("\(Rig.tool) snapshot \(node) --format YUYV --size 320x180 --output \(image) --json")
+            XCTAssertEqual(result.status, 0, result.output + result.errors)
+            XCTAssertTrue(result.output.contains("\"width\" : 320"), result.output)
+            // FFmpeg decodes the file on its own (by its content); the middle row must be the bars.
+            let raw = Rig.scratch + "/bars.rgb"
+            let probe = try Rig.run("ffprobe -v error -show_entries stream=codec_name -of csv=p=0 \(image)")
+            XCTAssertEqual(probe.trimmingCharacters(in: .whitespacesAndNewlines), suffix == "png" ? "png" : "mjpeg", "\(image) holds what its name says")
+            try Rig.run("ffmpeg -hide_banner -loglevel error -y -i \(image) -f rawvideo -pix_fmt rgb24 \(raw)")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+            XCTAssertEqual(bytes.count, 320 * 180 * 3)
+            guard bytes.count == 320 * 180 * 3 else { return }
+            for (index, expected) in Self.bars.enumerated() {
+                let i = (90 * 320 + 40 * index + 20) * 3
+                XCTAssertLessThanOrEqual(max(abs(Int(bytes[i]) - expected.r), abs(Int(bytes[i + 1]) - expected.g),
+                                             abs(Int(bytes[i + 2]) - expected.b)), tolerance, "bar \(index) in the \(suffix)")
+            }
         }
+        // A name the tool cannot honour is refused before the device is opened.
+        let refused = Rig.shell("\(Rig.tool) snapshot /dev/video-none --output \(Rig.scratch)/bars.gif")
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.errors.contains(".png or .jpg"), refused.errors)
     }
 }

@@ -103,12 +103,10 @@ final class SoakStormTests: XCTestCase {
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
         let options = AudioStreamOptions(periodFrames: 480, periods: 4)
         let driver = AudioDriver()
-        let stops = StopCounter()
-        driver.capture.onStop = { stops.record(capture: true, $0) }
-        driver.render.onStop = { stops.record(capture: false, $0) }
+        let stops = StopCounter(driver)
         func initialize() throws {
-            try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format, options: options)
-            try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
+            try StopCounter.initialize(driver, render: .pulse("mdsink", direction: .output),
+                                       capture: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
         }
         try initialize()
         let count = Soak.count(ci: 20)
@@ -116,7 +114,7 @@ final class SoakStormTests: XCTestCase {
         let restartAt = Set((1...restarts).map { $0 * count / (restarts + 1) })
         var rng = Soak.generator("pulse")
         var first: ProcessFigures?
-        var starts = 0, disconnects = 0, errors = 0
+        var starts = 0, disconnects = 0
         var latencies: [Double] = []
         for cycle in 0..<(count + 2) {
             let label = "pulse cycle \(cycle)"
@@ -143,14 +141,9 @@ final class SoakStormTests: XCTestCase {
                 try initialize()
                 continue
             }
-            if Bool.random(using: &rng) { driver.stopCapture(); driver.stopRendering() } else { driver.stopRendering(); driver.stopCapture() }
-            XCTAssertFalse(driver.isCapturing || driver.isRendering, label)
-            XCTAssertEqual(stops.capture, starts, "\(label): onStop once per capture run")
-            XCTAssertEqual(stops.render, starts, "\(label): onStop once per render run")
-            if stops.capture != starts { break }
+            guard stops.stopBoth(driver, starts: starts, label: label, using: &rng) else { break }
         }
-        errors = stops.errors
-        XCTAssertEqual(errors, 2 * disconnects, "only the restarts ended runs with an error")
+        XCTAssertEqual(stops.errors, 2 * disconnects, "only the restarts ended runs with an error")
         driver.capture.terminate()
         driver.render.terminate()
         try initialize()  // the first figures were taken with both sides open

@@ -354,12 +354,10 @@ final class SoakTests: XCTestCase {
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
         let options = AudioStreamOptions(periodFrames: 512, periods: 4)
         let driver = AudioDriver()
-        let stops = StopCounter()
-        driver.capture.onStop = { stops.record(capture: true, $0) }
-        driver.render.onStop = { stops.record(capture: false, $0) }
+        let stops = StopCounter(driver)
         func initialize() throws {
-            try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: format, options: options)
-            try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: format, options: options)
+            try StopCounter.initialize(driver, render: .alsa("hw:Loopback,0,0", direction: .output),
+                                       capture: .alsa("hw:Loopback,1,0", direction: .input), format: format, options: options)
         }
         try initialize()
         let count = Soak.count(ci: 50)
@@ -373,13 +371,7 @@ final class SoakTests: XCTestCase {
             starts += 1
             let periods = Int.random(in: 1...4, using: &rng)
             XCTAssertTrue(Soak.waitUntil(seconds: 10) { driver.capture.statistics.periods >= periods }, "cycle \(cycle): \(periods) capture period(s)")
-            // Stop in either order.
-            if Bool.random(using: &rng) { driver.stopCapture(); driver.stopRendering() } else { driver.stopRendering(); driver.stopCapture() }
-            XCTAssertFalse(driver.isCapturing)
-            XCTAssertFalse(driver.isRendering)
-            XCTAssertEqual(stops.capture, starts, "cycle \(cycle): onStop once per capture run")
-            XCTAssertEqual(stops.render, starts, "cycle \(cycle): onStop once per render run")
-            if stops.capture != starts { break }
+            guard stops.stopBoth(driver, starts: starts, label: "cycle \(cycle)", using: &rng) else { break }
             // Now and then the full cycle: close and open the devices again.
             if Int.random(in: 0..<10, using: &rng) == 0 {
                 driver.capture.terminate()
@@ -692,6 +684,31 @@ final class EventCounter: @unchecked Sendable {
 final class StopCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var counts = (capture: 0, render: 0, errors: 0)
+
+    /// Counts `driver`'s runs: installs itself as both sides' `onStop` (before they start).
+    init(_ driver: AudioDriver) {
+        driver.capture.onStop = { [self] in record(capture: true, $0) }
+        driver.render.onStop = { [self] in record(capture: false, $0) }
+    }
+
+    /// Stops both sides of `driver` in a random order and checks that each of the `starts` runs
+    /// so far was heard once per side; returns whether that holds.
+    func stopBoth(_ driver: AudioDriver, starts: Int, label: String, using rng: inout SplitMix64,
+                  file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        if Bool.random(using: &rng) { driver.stopCapture(); driver.stopRendering() } else { driver.stopRendering(); driver.stopCapture() }
+        XCTAssertFalse(driver.isCapturing || driver.isRendering, "\(label): both sides stopped", file: file, line: line)
+        XCTAssertEqual(capture, starts, "\(label): onStop once per capture run", file: file, line: line)
+        XCTAssertEqual(render, starts, "\(label): onStop once per render run", file: file, line: line)
+        return capture == starts && render == starts
+    }
+
+    /// Opens `driver`'s render side on `render` and its capture side on `capture` (a loopback:
+    /// what is played comes back), both in `format` with `options`.
+    static func initialize(_ driver: AudioDriver, render: AudioDevice, capture: AudioDevice,
+                           format: AudioFormat, options: AudioStreamOptions) throws {
+        try driver.initializeRendering(device: render, format: format, options: options)
+        try driver.initializeCapture(device: capture, format: format, options: options)
+    }
 
     func record(capture: Bool, _ error: MediaDevicesError?) {
         lock.withLock {

@@ -117,13 +117,9 @@ final class SoakTogetherTests: XCTestCase {
         for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
         let driver = AudioDriver()
-        let audioStops = StopCounter()
-        driver.capture.onStop = { audioStops.record(capture: true, $0) }
-        driver.render.onStop = { audioStops.record(capture: false, $0) }
-        try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: format,
-                                       options: AudioStreamOptions(periodFrames: 1024, periods: 8))
-        try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: format,
-                                     options: AudioStreamOptions(periodFrames: 1024, periods: 8))
+        let audioStops = StopCounter(driver)
+        try StopCounter.initialize(driver, render: .alsa("hw:Loopback,0,0", direction: .output), capture: .alsa("hw:Loopback,1,0", direction: .input),
+                                   format: format, options: AudioStreamOptions(periodFrames: 1024, periods: 8))
         let pump = TonePump(driver: driver, format: format)
 
         try camera.start()
