@@ -17,4 +17,10 @@ struct LendableBuffer {
     let lender: any FrameBufferLender
     /// The buffer's index.
     let index: Int
+
+    /// Takes a lease on this buffer (see `FrameBufferLender.lease`).
+    func lease() -> Bool { lender.lease(index) }
+
+    /// Gives one lease on this buffer back (see `FrameBufferLender.giveBack`).
+    func giveBack() { lender.giveBack(index) }
 }

@@ -92,7 +92,7 @@ public final class VideoFrameBuffer: @unchecked Sendable {
             }
             return access.endLease()
         }
-        lease?.lender.giveBack(lease!.index)
+        lease?.giveBack()
     }
 
     /// Lends all bytes, the planes one after another (valid only inside `body`; empty after
@@ -134,7 +134,7 @@ public final class VideoFrameBuffer: @unchecked Sendable {
             access.releasePending = false
             return access.endLease()
         }
-        lease?.lender.giveBack(lease!.index)
+        lease?.giveBack()
     }
 
     /// Whether a lease is outstanding (for the pool's sweep; the pool holds the only reference).
@@ -143,7 +143,7 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     /// Gives an outstanding lease back. Called by the pool once nobody else holds the buffer.
     func endLease() {
         let lease = access.withLock { access -> LendableBuffer? in access.lease == nil ? nil : access.endLease() }
-        lease?.lender.giveBack(lease!.index)
+        lease?.giveBack()
     }
 
     /// The image buffer a converter writes into (see `adopt`). The pool calls it with the only

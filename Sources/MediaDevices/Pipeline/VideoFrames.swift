@@ -104,7 +104,7 @@ final class FrameQueue: Sendable {
         guard let buffer = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
         var leased = false
         if leases, let lendable = frame.lendable, frame.planesAreContiguous {
-            leased = lendable.lender.lease(lendable.index)
+            leased = lendable.lease()
             if leased { buffer.lend(frame, from: lendable) } else { buffer.fill(from: frame) }
         } else {
             buffer.fill(from: frame)
