@@ -32,6 +32,9 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Output WAV file.")
     var output: String
 
+    @Flag(help: "Show a level meter (RMS and peak per channel, dBFS) on standard error every 100 ms while recording.")
+    var meter = false
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
@@ -52,18 +55,26 @@ struct RecordCommand: ParsableCommand {
             let writer = try WAVWriter(path: output, format: format)
             let wanted = Int((seconds * Double(format.sampleRate)).rounded())
             var chunk = [UInt8](repeating: 0, count: 4096 * format.bytesPerFrame)
+            var levels = meter ? LevelMeterPrinter(format: format) : nil
             try driver.startCapture()
             let deadline = Date().addingTimeInterval(seconds * 2 + 5)
             while writer.framesWritten < wanted && Date() < deadline {
                 let want = min(chunk.count, (wanted - writer.framesWritten) * format.bytesPerFrame)
                 let got = chunk.withUnsafeMutableBytes { driver.bus.captureRing.read(into: $0.baseAddress!, count: want, granularity: format.bytesPerFrame) }
-                if got > 0 { try chunk.withUnsafeBytes { try writer.write(raw: UnsafeRawBufferPointer(rebasing: $0[0..<got])) } }
+                if got > 0 {
+                    try chunk.withUnsafeBytes { bytes in
+                        let recorded = UnsafeRawBufferPointer(rebasing: bytes[0..<got])
+                        try writer.write(raw: recorded)
+                        levels?.add(recorded)
+                    }
+                }
                 if got < want {
                     if !driver.isCapturing { break }
                     usleep(5000)
                 }
             }
             driver.stopCapture()
+            levels?.finish()
             try writer.close()
             if let failure = driver.capture.endError { throw failure }
             guard writer.framesWritten >= wanted else {
@@ -91,4 +102,46 @@ func printAudioRun(_ side: AudioDriverSide, device: AudioDevice, file: String, f
                  stats.achievedSampleRate, stats.xruns, device.direction == .input ? "bus overflow" : "bus underflow",
                  stats.busShortfallSamples, device.direction == .input ? "capture" : "render",
                  stats.meanDelayMicroseconds, stats.maxDelayMicroseconds))
+}
+
+/// `record --meter`: every 100 ms of recorded audio, one meter line (`AudioLevel.meter`) on
+/// standard error, redrawn in place on a terminal.
+struct LevelMeterPrinter {
+    let format: AudioFormat
+    private var floats: [Float]
+    private var filled = 0
+    private let block: Int
+    private let redraws = isatty(STDERR_FILENO) != 0
+
+    init(format: AudioFormat) {
+        self.format = format
+        block = max(1, format.sampleRate / 10) * format.channels
+        floats = [Float](repeating: 0, count: block)
+    }
+
+    /// Adds recorded bytes in `format`; prints a line for each full 100 ms.
+    mutating func add(_ bytes: UnsafeRawBufferPointer) {
+        let bytesPerSample = format.sampleFormat.bytesPerSample
+        var offset = 0
+        while offset < bytes.count {
+            let samples = min((bytes.count - offset) / bytesPerSample, block - filled)
+            guard samples > 0 else { return }
+            floats.withUnsafeMutableBytes { destination in
+                SampleConversion.convert(bytes.baseAddress! + offset, format.sampleFormat,
+                                         to: destination.baseAddress! + filled * 4, .floatLE, count: samples)
+            }
+            filled += samples
+            offset += samples * bytesPerSample
+            if filled == block {
+                let level = floats.withUnsafeBufferPointer { AudioLevel(samples: $0, channels: format.channels) }
+                FileHandle.standardError.write(Data(((redraws ? "\r" : "") + level.meter() + (redraws ? "" : "\n")).utf8))
+                filled = 0
+            }
+        }
+    }
+
+    /// Ends the redrawn line.
+    func finish() {
+        if redraws { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
 }

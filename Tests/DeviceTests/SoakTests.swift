@@ -157,6 +157,11 @@ final class SoakTests: XCTestCase {
         var resumed = 0
         let serial = camera.serial
         for cycle in 0..<count {
+            if cycle > 0 && cycle % 10 == 0 {
+                let now = ProcessFigures.now()
+                print(String(format: "soak: unplug %d: anonymous %.1f MB, fds %d, threads %d", cycle,
+                             Double(now.anonymousKilobytes) / 1024, now.descriptors, now.threads))
+            }
             let moment = UnplugMoment.allCases.randomElement(using: &rng)!
             moments[moment.rawValue, default: 0] += 1
             let consumer = SoakConsumer()

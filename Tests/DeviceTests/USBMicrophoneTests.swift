@@ -143,12 +143,28 @@ final class USBMicrophoneTests: XCTestCase {
         let microphone = try USBMicrophone.plug()
         // As a user would: the card's own format on hw:, and through plughw: with the CLI's
         // default 2 channels (the plug layer copies mono into both). The 2 s buffer as above.
-        let runs = [(microphone.hwName, "--channels 1", AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .s16LE)),
+        // The first run shows the level meter on standard error (not a terminal: one line per 100 ms).
+        let runs = [(microphone.hwName, "--channels 1 --meter", AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .s16LE)),
                     ("plughw:CARD=\(microphone.cardID),DEV=0", "", AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE))]
         for (name, extra, format) in runs {
             let output = "\(Rig.scratch)/usb-microphone-\(format.channels).wav"
-            let printed = try Rig.run("\(Rig.tool) record \(name) --seconds 1 \(extra) --period 4800 --periods 20 --output \(output) --json")
+            let run = Rig.shell("\(Rig.tool) record \(name) --seconds 1 \(extra) --period 4800 --periods 20 --output \(output) --json")
+            XCTAssertEqual(run.status, 0, run.errors)
+            let printed = run.output
             let result = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any], printed)
+            if extra.contains("--meter") {
+                // "ch1 [#########################    |  ] rms   -9.0 peak   -6.0 dBFS": the tone's RMS and peak.
+                let lines = run.errors.split(separator: "\n").filter { $0.hasPrefix("ch1 [") }
+                XCTAssertEqual(lines.count, 10, "one meter line per 100 ms of 1 s:\n\(run.errors)")
+                for line in lines {
+                    let words = line.split(separator: " ")
+                    let rms = words.firstIndex(of: "rms").flatMap { Double(words[$0 + 1]) }
+                    let peak = words.firstIndex(of: "peak").flatMap { Double(words[$0 + 1]) }
+                    XCTAssertEqual(rms ?? .nan, ToneAnalysis.sineDecibels(amplitude: USBMicrophone.amplitude), accuracy: 0.2, String(line))
+                    XCTAssertEqual(peak ?? .nan, 20 * log10(USBMicrophone.amplitude), accuracy: 0.2, String(line))
+                }
+                print("figure: mediadevices record --meter: \(lines.count) lines, e.g. \(lines.first ?? "none")")
+            }
             XCTAssertEqual(result["device"] as? String, "alsa:\(name)")
             XCTAssertEqual(result["frames"] as? Int, 48000)
             let wav = try WAVFile(path: output)
@@ -160,6 +176,49 @@ final class USBMicrophoneTests: XCTestCase {
                          name, wav.frames, "\(wav.format)", tone?.frequency ?? .nan, tone?.level ?? .nan,
                          stats?["achievedSampleRate"] as? Double ?? .nan))
         }
+    }
+
+    /// The chunk sequence on a real microphone: 10 ms chunks, contiguous, each at the tone's
+    /// level; it ends (nil) after `stopCapture()`, and throws `.disconnected` when the microphone
+    /// is unplugged.
+    func testCapturedChunksCarryTheToneAndEndWithTheRun() async throws {
+        let microphone = try USBMicrophone.plug()
+        let device = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName })
+        let expected = ToneAnalysis.sineDecibels(amplitude: USBMicrophone.amplitude)
+        for ending in ["stop", "unplug"] {
+            let driver = AudioDriver()
+            try driver.initializeCapture(device: device, format: Self.format, options: Self.options)
+            try driver.startCapture()
+            var chunks = 0, nextFrame = 0, worst = 0.0
+            var thrown: Error?
+            do {
+                for try await chunk in driver.capturedChunks() {
+                    XCTAssertEqual(chunk.startFrame, nextFrame, "chunks are contiguous")
+                    nextFrame += chunk.frames
+                    chunks += 1
+                    if chunks < 100 {
+                        XCTAssertEqual(chunk.frames, 480, "10 ms at 48 kHz")
+                        worst = max(worst, abs(chunk.level.rmsDecibels[0] - expected))
+                    }
+                    if chunks == 100 {
+                        if ending == "stop" { driver.stopCapture() } else { microphone.unplug() }
+                    }
+                }
+            } catch {
+                thrown = error
+            }
+            XCTAssertGreaterThanOrEqual(chunks, 100)
+            XCTAssertLessThanOrEqual(worst, 0.3, "every 10 ms chunk at the tone's RMS (\(expected) dBFS)")
+            if ending == "stop" {
+                XCTAssertNil(thrown, "after stopCapture the sequence ends")
+            } else {
+                XCTAssertEqual((thrown as? MediaDevicesError)?.code, .disconnected, "\(String(describing: thrown))")
+            }
+            driver.capture.terminate()
+            print(String(format: "figure: USB microphone chunks (%@): %d chunks of 10 ms, RMS within %.2f dB of %.2f dBFS, then %@",
+                         ending, chunks, worst, expected, thrown.map { "\($0)" } ?? "the end"))
+        }
+        try microphone.replug()
     }
 
     // MARK: Helpers
