@@ -16,6 +16,7 @@ public final class FrameConverter: @unchecked Sendable {
     private var out = ImageBuffer()
     private let stage = ImageBuffer()
     private let scratch = ImageBuffer()
+    private let unpacked = ImageBuffer()
     private let stepA = ImageBuffer()
     private let stepB = ImageBuffer()
     private let decoded = ImageBuffer()
@@ -115,14 +116,14 @@ public final class FrameConverter: @unchecked Sendable {
     private func write(_ source: ImageView, _ kind: PixelKind, into destination: ImageBuffer, as format: PixelFormat) throws {
         let status: Int32
         switch format {
-        case .argb: status = PixelWriters.toARGB(source, kind, destination, scratch: scratch)
-        case .yu12: status = PixelWriters.toI420(source, kind, destination, scratch: scratch)
+        case .argb: status = PixelWriters.toARGB(source, kind, destination, scratch: scratch, unpacked: unpacked)
+        case .yu12: status = PixelWriters.toI420(source, kind, destination, scratch: scratch, unpacked: unpacked)
         default:
             if let direct = PixelWriters.toNV12(source, kind, destination) {
                 status = direct
             } else {
                 stage.prepare(.yu12, Size(width: Int(source.width), height: Int(source.height)), colorimetry: source.colorimetry)
-                try check(PixelWriters.toI420(source, kind, stage, scratch: scratch), "to I420")
+                try check(PixelWriters.toI420(source, kind, stage, scratch: scratch, unpacked: unpacked), "to I420")
                 status = GeometrySteps.interleave(stage.view, into: destination)
             }
         }
