@@ -54,7 +54,8 @@ final class ConversionTests: XCTestCase {
     /// The largest bar-colour error allowed for `format`. YUV: libyuv's fixed-point BT.601
     /// misses saturated blue by 5 (measured; FFmpeg's swscale by 1). 15/16-bit RGB keeps 4 to 6
     /// bits per channel: one step of its coarsest channel (16 for 4 bits, 8 for 5). Lossless
-    /// RGB and grey (8 bits or more): 2.
+    /// RGB and grey (8 bits or more), and Bayer (demosaicing mixes colours only at the bars'
+    /// edges; the centres are checked): 2.
     static func tolerance(_ format: PixelFormat) -> Int {
         if format.isYUV { return 6 }
         switch format {

@@ -75,6 +75,18 @@ final class PixelFormatTableTests: XCTestCase {
         (.abgr444, cv4l2_PIX_FMT_ABGR444, nil),
         (.bgrx444, cv4l2_PIX_FMT_BGRX444, nil),
         (.bgra444, cv4l2_PIX_FMT_BGRA444, nil),
+        (.sbggr8, cv4l2_PIX_FMT_SBGGR8, nil),
+        (.sgbrg8, cv4l2_PIX_FMT_SGBRG8, nil),
+        (.sgrbg8, cv4l2_PIX_FMT_SGRBG8, nil),
+        (.srggb8, cv4l2_PIX_FMT_SRGGB8, nil),
+        (.sbggr10, cv4l2_PIX_FMT_SBGGR10, nil),
+        (.sgbrg10, cv4l2_PIX_FMT_SGBRG10, nil),
+        (.sgrbg10, cv4l2_PIX_FMT_SGRBG10, nil),
+        (.srggb10, cv4l2_PIX_FMT_SRGGB10, nil),
+        (.sbggr16, cv4l2_PIX_FMT_SBGGR16, nil),
+        (.sgbrg16, cv4l2_PIX_FMT_SGBRG16, nil),
+        (.sgrbg16, cv4l2_PIX_FMT_SGRBG16, nil),
+        (.srggb16, cv4l2_PIX_FMT_SRGGB16, nil),
     ]
 
     func testEveryEntryMatchesTheKernelCodes() {

@@ -147,6 +147,18 @@ static const uint32_t cv4l2_PIX_FMT_XBGR444 = V4L2_PIX_FMT_XBGR444;
 static const uint32_t cv4l2_PIX_FMT_ABGR444 = V4L2_PIX_FMT_ABGR444;
 static const uint32_t cv4l2_PIX_FMT_BGRX444 = V4L2_PIX_FMT_BGRX444;
 static const uint32_t cv4l2_PIX_FMT_BGRA444 = V4L2_PIX_FMT_BGRA444;
+static const uint32_t cv4l2_PIX_FMT_SBGGR8 = V4L2_PIX_FMT_SBGGR8;
+static const uint32_t cv4l2_PIX_FMT_SGBRG8 = V4L2_PIX_FMT_SGBRG8;
+static const uint32_t cv4l2_PIX_FMT_SGRBG8 = V4L2_PIX_FMT_SGRBG8;
+static const uint32_t cv4l2_PIX_FMT_SRGGB8 = V4L2_PIX_FMT_SRGGB8;
+static const uint32_t cv4l2_PIX_FMT_SBGGR10 = V4L2_PIX_FMT_SBGGR10;
+static const uint32_t cv4l2_PIX_FMT_SGBRG10 = V4L2_PIX_FMT_SGBRG10;
+static const uint32_t cv4l2_PIX_FMT_SGRBG10 = V4L2_PIX_FMT_SGRBG10;
+static const uint32_t cv4l2_PIX_FMT_SRGGB10 = V4L2_PIX_FMT_SRGGB10;
+static const uint32_t cv4l2_PIX_FMT_SBGGR16 = V4L2_PIX_FMT_SBGGR16;
+static const uint32_t cv4l2_PIX_FMT_SGBRG16 = V4L2_PIX_FMT_SGBRG16;
+static const uint32_t cv4l2_PIX_FMT_SGRBG16 = V4L2_PIX_FMT_SGRBG16;
+static const uint32_t cv4l2_PIX_FMT_SRGGB16 = V4L2_PIX_FMT_SRGGB16;
 
 // MARK: struct sizes, checked by the unit tests against Swift's view of the same structs
 static const size_t cv4l2_sizeof_capability = sizeof(struct v4l2_capability);

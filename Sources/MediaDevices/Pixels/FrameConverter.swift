@@ -1,5 +1,6 @@
 /// Converts frames of any format the pipeline reads (the raw formats cameras and screens give,
-/// and MJPEG/JPEG) into one `OutputFormat`, with libyuv and libjpeg-turbo, into buffers it owns.
+/// MJPEG/JPEG and Bayer) into one `OutputFormat`, with libyuv, libjpeg-turbo and (for Bayer)
+/// libv4lconvert, into buffers it owns.
 ///
 /// When the request needs no scaling, rotation or mirroring, a frame costs one libyuv call from
 /// the (cropped) source straight into the output. Otherwise the frame goes to the working format
@@ -22,6 +23,7 @@ public final class FrameConverter: @unchecked Sendable {
     private let decoded = ImageBuffer()
     private let decodedNative = ImageBuffer()
     private var jpeg: JPEGDecoder?
+    private var bayer: BayerDecoder?
     private var cachedKind: (fourCC: UInt32, drm: UInt32?, kind: PixelKind?)?
     private var cachedPlan: (width: Int32, height: Int32, format: PixelFormat, orientation: VideoOrientation, plan: ConversionPlan)?
 
@@ -60,6 +62,13 @@ public final class FrameConverter: @unchecked Sendable {
             }
             source = decoded.view
             kind = source.pixelFormat == .grey ? .grey : .i420(swapped: false)
+        } else if frameKind == .bayer {
+            try checkLength(frame)
+            if bayer == nil { bayer = try BayerDecoder(device: device) }
+            decoded.prepare(.rgb24, Size(width: frame.width, height: frame.height), colorimetry: frame.format.colorimetry)
+            try bayer!.decode(frame, into: decoded, samples: decodedNative, device: device)
+            source = decoded.view
+            kind = .raw
         } else {
             try checkLength(frame)
             source = ImageView(frame)

@@ -64,6 +64,10 @@ enum PixelKind: Equatable {
     /// (XBGR555 as `abgr`, RGBA444 as `rgba`, BGRA444 as `bgra`...).
     indirect case widened16(PixelKind, as: PixelKind)
 
+    /// Raw Bayer samples (8, 10 or 16 bits; BGGR, GBRG, GRBG, RGGB): demosaiced to RGB24 by
+    /// libv4lconvert (`BayerDecoder`) before any libyuv step, as JPEG is decoded first.
+    case bayer
+
     /// Whether frames of this kind go through `PixelUnpacking` before a libyuv writer reads them.
     var needsUnpacking: Bool {
         switch self {
@@ -120,6 +124,7 @@ enum PixelKind: Equatable {
         case "RX12", "RA12": self = .widened16(.argb4444, as: .rgba)
         case "XB12", "AB12": self = .widened16(.argb4444, as: .abgr)
         case "BX12", "GA12": self = .widened16(.argb4444, as: .bgra)
+        case "BA81", "GBRG", "GRBG", "RGGB", "BG10", "GB10", "BA10", "RG10", "BYR2", "GB16", "GR16", "RG16": self = .bayer
         default:
             switch format.drmFourCC?.description {
             case "AR30", "XR30": self = .ar30

@@ -58,7 +58,7 @@ enum PixelUnpacking {
             SwapUVPlane(s.plane0.base, s.plane0.stride, scratch.plane(0), scratch.stride(0), w, h)
             return (0, scratch.view, inner)
         case .widened16(let inner, let order):
-            let widened = PixelWriters.widen16(s, inner, into: scratch)
+            let widened = PixelWriters.widen(s, inner, into: scratch)
             return (widened.status, widened.view, order)
         default:
             return nil

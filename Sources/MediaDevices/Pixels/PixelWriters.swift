@@ -39,16 +39,15 @@ enum PixelWriters {
             if swapped { swap(&u, &v); swap(&us, &vs) }
             return UYVYToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .grey: return I400ToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
-        case .raw: return RAWToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
-        case .rgb24: return RGB24ToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .argb: return ARGBToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .bgra: return BGRAToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .abgr: return ABGRToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .rgba: return RGBAToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
-        case .rgb565, .argb1555, .argb4444:
-            // libyuv's RGB565ToI420, ARGB1555ToI420 and ARGB4444ToI420 allocate a row buffer per
-            // call on x86 (measured: MoreFormatConversionTests): widen to ARGB first instead.
-            let argb = widen16(s, kind, into: scratch)
+        case .raw, .rgb24, .rgb565, .argb1555, .argb4444:
+            // libyuv's RAWToI420, RGB24ToI420, RGB565ToI420, ARGB1555ToI420 and ARGB4444ToI420
+            // allocate a row buffer per call on x86 (measured: MoreFormatConversionTests,
+            // BayerConversionTests): widen to ARGB first instead.
+            let argb = widen(s, kind, into: scratch)
             guard argb.status == 0 else { return argb.status }
             return ARGBToI420(argb.view.plane0.base, argb.view.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .ar30:
@@ -60,7 +59,7 @@ enum PixelWriters {
         case .i444(let swapped):
             let (su, sv) = swapped ? (s.plane2, s.plane1) : (s.plane1, s.plane2)
             return I444ToI420(s.plane0.base, s.plane0.stride, su.base, su.stride, sv.base, sv.stride, y, ys, u, us, v, vs, w, h)
-        case .jpeg, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16: return -1
+        case .jpeg, .bayer, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16: return -1
         }
     }
 
@@ -140,7 +139,7 @@ enum PixelWriters {
             return I444ToARGBMatrix(s.plane0.base, s.plane0.stride, su.base, su.stride, sv.base, sv.stride, a, stride, k, w, h)
         case .argb1555: return ARGB1555ToARGB(s.plane0.base, s.plane0.stride, a, stride, w, h)
         case .argb4444: return ARGB4444ToARGB(s.plane0.base, s.plane0.stride, a, stride, w, h)
-        case .jpeg, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16: return -1
+        case .jpeg, .bayer, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16: return -1
         }
     }
 
@@ -166,12 +165,15 @@ enum PixelWriters {
         return (status, scratch.view)
     }
 
-    /// 16-bit RGB (`rgb565`, `argb1555`, `argb4444`) widened to ARGB in `scratch`.
-    static func widen16(_ s: ImageView, _ kind: PixelKind, into scratch: ImageBuffer) -> (status: Int32, view: ImageView) {
+    /// 24- and 16-bit RGB (`raw`, `rgb24`, `rgb565`, `argb1555`, `argb4444`) widened to ARGB in
+    /// `scratch`.
+    static func widen(_ s: ImageView, _ kind: PixelKind, into scratch: ImageBuffer) -> (status: Int32, view: ImageView) {
         scratch.prepare(.argb, Size(width: Int(s.width), height: Int(s.height)), colorimetry: s.colorimetry)
         let (a, stride) = (scratch.plane(0), scratch.stride(0))
         let status: Int32
         switch kind {
+        case .raw: status = RAWToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)
+        case .rgb24: status = RGB24ToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)
         case .rgb565: status = RGB565ToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)
         case .argb1555: status = ARGB1555ToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)
         case .argb4444: status = ARGB4444ToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)

@@ -281,4 +281,29 @@ final class MoreFormatConversionTests: XCTestCase {
             }
         }
     }
+
+    /// The older packed RGB formats to I420 and NV12 allocate nothing per frame either: libyuv's
+    /// RAWToI420, RGB24ToI420 and RGB565ToI420 malloc a row buffer per call, so the pipeline
+    /// widens to ARGB first (this test fails without it).
+    func testPackedRGBToYUVAllocatesNothingPerFrame() throws {
+        if let why = AllocationProbe.unavailableReason { throw XCTSkip(why) }
+        for format in [PixelFormat.rgb24, .bgr24, .rgb565] {
+            let bytes = [UInt8](repeating: 0x5A, count: Self.width * Self.height * format.layout!.bytesPerPixel)
+            let image = PaddedImage(tight: bytes, pixelFormat: format, width: Self.width, height: Self.height)
+            let probes = [AllocationProbe(warmUp: 3, measured: 20), AllocationProbe(warmUp: 3, measured: 20)]
+            let consumers = [try ConvertingConsumer(output: OutputFormat(.yu12), consumer: probes[0]),
+                             try ConvertingConsumer(output: OutputFormat(.nv12), consumer: probes[1])]
+            image.withFrame { frame in
+                var index = 0
+                while index < 23 * 2 {
+                    consumers[index % 2].consumeFrame(frame)
+                    index += 1
+                }
+            }
+            for (probe, consumer) in zip(probes, consumers) {
+                XCTAssertEqual(consumer.corruptFrames, 0, "\(format): \(consumer.lastCorruptFrameReason ?? "")")
+                XCTAssertEqual(probe.allocations, 0, "\(format) → \(consumer.output.pixelFormat): heap allocations over 20 frames")
+            }
+        }
+    }
 }
