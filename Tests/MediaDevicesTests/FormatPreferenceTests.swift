@@ -88,4 +88,16 @@ final class FormatPreferenceTests: XCTestCase {
         let named = try FormatSelection.choose(FormatRequest(pixelFormat: bayer.pixelFormat, size: .vga), from: formats, device: "/dev/video9")
         XCTAssertEqual(named.pixelFormat.fourCC, FourCC("bBA8"))
     }
+
+    /// Best quality never takes 16-bit grey for colour (two bytes a sample made Y16 rank with
+    /// 4:4:4), and ranks Bayer (one colour sample a pixel) below 4:2:2 and above grey.
+    func testBestQualityRanksWideGreyAsGreyAndBayerAsFourTwoZero() throws {
+        let formats = [format(.y16, [option(.vga, 30)]), format(.srggb16, [option(.vga, 30)]),
+                       format(.yuyv, [option(.vga, 30)]), format(.y10, [option(.vga, 30)])]
+        let best = try FormatSelection.choose(FormatRequest(size: .vga, preference: .bestQuality), from: formats, device: "/dev/video9")
+        XCTAssertEqual(best.pixelFormat, .yuyv)
+        let withoutYUV = try FormatSelection.choose(FormatRequest(size: .vga, preference: .bestQuality),
+                                                    from: formats.filter { $0.pixelFormat != .yuyv }, device: "/dev/video9")
+        XCTAssertEqual(withoutYUV.pixelFormat, .srggb16, "Bayer carries colour; Y16 does not")
+    }
 }
