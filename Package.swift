@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(name: "CYUV", path: "CShims/CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CTurboJPEG", path: "CShims/CTurboJPEG", pkgConfig: "libturbojpeg",
                        providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CV4LConvert", path: "CShims/CV4LConvert", pkgConfig: "libv4lconvert",
+                       providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CPNG", path: "CShims/CPNG", pkgConfig: "libpng",
                        providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CXCB", path: "CShims/CXCB", pkgConfig: "xcb",
@@ -36,7 +38,7 @@ let package = Package(
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2", "CYUV", "CTurboJPEG", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CXCB",
+                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CXCB",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]

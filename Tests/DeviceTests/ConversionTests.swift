@@ -37,7 +37,7 @@ final class ConversionTests: XCTestCase {
             let i = y * plane.bytesPerRow + x * 4
             let got: RGB = (Int(plane.bytes[i + 2]), Int(plane.bytes[i + 1]), Int(plane.bytes[i]))
             var want = expected
-            if pixelFormat == .grey {
+            if Self.greyFormats.contains(pixelFormat) {
                 // Grey carries luma only; vivid computes it with BT.709 weights, full range
                 // (measured: BT.601 weights miss green by 32).
                 let luma = Int((0.2126 * Double(expected.r) + 0.7152 * Double(expected.g) + 0.0722 * Double(expected.b)).rounded())
@@ -46,6 +46,24 @@ final class ConversionTests: XCTestCase {
             worst = max(worst, abs(got.r - want.r), abs(got.g - want.g), abs(got.b - want.b))
         }
         return worst
+    }
+
+    /// The grey formats: luma only, compared with the bars' luma.
+    static let greyFormats: Set<PixelFormat> = [.grey, .y10, .y12, .y16, .y16BigEndian]
+
+    /// The largest bar-colour error allowed for `format`. YUV: libyuv's fixed-point BT.601
+    /// misses saturated blue by 5 (measured; FFmpeg's swscale by 1). 15/16-bit RGB keeps 4 to 6
+    /// bits per channel: one step of its coarsest channel (16 for 4 bits, 8 for 5). Lossless
+    /// RGB and grey (8 bits or more), and Bayer (demosaicing mixes colours only at the bars'
+    /// edges; the centres are checked): 2.
+    static func tolerance(_ format: PixelFormat) -> Int {
+        if format.isYUV { return 6 }
+        switch format {
+        case .rgb444, .xrgb444, .argb444, .rgbx444, .rgba444, .xbgr444, .abgr444, .bgrx444, .bgra444: return 16
+        case .rgb565, .rgb565BigEndian, .rgb555, .xrgb555, .argb555, .xbgr555, .abgr555,
+             .rgb555BigEndian, .xrgb555BigEndian, .argb555BigEndian: return 8
+        default: return 2
+        }
     }
 
     func testEveryReadableVividFormatGivesTheBarsInARGB() throws {
@@ -60,9 +78,7 @@ final class ConversionTests: XCTestCase {
             for format in offered {
                 let worst = try barError(node: node, pixelFormat: format.pixelFormat)
                 report.append("\(format.pixelFormat.name) \(worst)")
-                // RGB565 keeps 5-6 bits per channel. YUV: libyuv's fixed-point BT.601 misses
-                // saturated blue by 5 (measured; FFmpeg's swscale by 1).
-                let tolerance = format.pixelFormat == .rgb565 ? 8 : format.pixelFormat.isYUV ? 6 : 2
+                let tolerance = Self.tolerance(format.pixelFormat)
                 XCTAssertLessThanOrEqual(worst, tolerance, "\(node) \(format.pixelFormat): bar colours off by \(worst)")
             }
         }

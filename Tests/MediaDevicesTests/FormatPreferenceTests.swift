@@ -72,10 +72,11 @@ final class FormatPreferenceTests: XCTestCase {
         XCTAssertEqual(try choose(.bestQuality, size: .vga, rate: 30).pixelFormat, .yuyv)
     }
 
-    /// A Bayer sensor's format the pipeline cannot read is listed first and costs the fewest
-    /// bytes, yet no preference picks it while a readable format gives the size.
+    /// A Bayer sensor's format the pipeline cannot read (10-bit DPCM-compressed to 8 bits:
+    /// libv4lconvert does not demosaic it) is listed first and costs the fewest bytes, yet no preference picks it
+    /// while a readable format gives the size.
     func testNoPreferencePicksAFormatThePipelineCannotRead() throws {
-        let bayer = CaptureFormat(pixelFormat: PixelFormat(v4l2: FourCC("BA81")), description: "8-bit Bayer", isCompressed: false,
+        let bayer = CaptureFormat(pixelFormat: PixelFormat(v4l2: FourCC("bBA8")), description: "10-bit Bayer DPCM 8", isCompressed: false,
                                   isEmulated: false, frameSizes: [option(.vga, 30)])
         XCTAssertFalse(bayer.isConvertible)
         let formats = [bayer, format(.yuyv, [option(.vga, 30)])]
@@ -85,6 +86,18 @@ final class FormatPreferenceTests: XCTestCase {
         }
         // Asked for by name, it is what the caller gets.
         let named = try FormatSelection.choose(FormatRequest(pixelFormat: bayer.pixelFormat, size: .vga), from: formats, device: "/dev/video9")
-        XCTAssertEqual(named.pixelFormat.fourCC, FourCC("BA81"))
+        XCTAssertEqual(named.pixelFormat.fourCC, FourCC("bBA8"))
+    }
+
+    /// Best quality never takes 16-bit grey for colour (two bytes a sample made Y16 rank with
+    /// 4:4:4), and ranks Bayer (one colour sample a pixel) below 4:2:2 and above grey.
+    func testBestQualityRanksWideGreyAsGreyAndBayerAsFourTwoZero() throws {
+        let formats = [format(.y16, [option(.vga, 30)]), format(.srggb16, [option(.vga, 30)]),
+                       format(.yuyv, [option(.vga, 30)]), format(.y10, [option(.vga, 30)])]
+        let best = try FormatSelection.choose(FormatRequest(size: .vga, preference: .bestQuality), from: formats, device: "/dev/video9")
+        XCTAssertEqual(best.pixelFormat, .yuyv)
+        let withoutYUV = try FormatSelection.choose(FormatRequest(size: .vga, preference: .bestQuality),
+                                                    from: formats.filter { $0.pixelFormat != .yuyv }, device: "/dev/video9")
+        XCTAssertEqual(withoutYUV.pixelFormat, .srggb16, "Bayer carries colour; Y16 does not")
     }
 }

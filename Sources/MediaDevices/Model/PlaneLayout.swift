@@ -79,11 +79,11 @@ public struct PlaneLayout: Hashable, Sendable {
         PlaneLayout(planes: [PlaneDescription(bytesPerSample: bytes)], chromaSubsampling: chroma)
     }
 
-    static func semiPlanar(vertical: Int, memoryPlanes: Int = 1) -> PlaneLayout {
+    static func semiPlanar(horizontal: Int = 2, vertical: Int, memoryPlanes: Int = 1) -> PlaneLayout {
         PlaneLayout(planes: [PlaneDescription(bytesPerSample: 1),
-                             PlaneDescription(bytesPerSample: 2, horizontalSubsampling: 2,
+                             PlaneDescription(bytesPerSample: 2, horizontalSubsampling: horizontal,
                                               verticalSubsampling: vertical)],
-                    memoryPlaneCount: memoryPlanes, chromaSubsampling: (2, vertical))
+                    memoryPlaneCount: memoryPlanes, chromaSubsampling: (horizontal, vertical))
     }
 
     static func planar420(memoryPlanes: Int = 1) -> PlaneLayout {
@@ -92,10 +92,10 @@ public struct PlaneLayout: Hashable, Sendable {
                            memoryPlaneCount: memoryPlanes, chromaSubsampling: (2, 2))
     }
 
-    static func planar(horizontal: Int, vertical: Int) -> PlaneLayout {
+    static func planar(horizontal: Int, vertical: Int, memoryPlanes: Int = 1) -> PlaneLayout {
         let chroma = PlaneDescription(bytesPerSample: 1, horizontalSubsampling: horizontal, verticalSubsampling: vertical)
         return PlaneLayout(planes: [PlaneDescription(bytesPerSample: 1), chroma, chroma],
-                           chromaSubsampling: (horizontal, vertical))
+                           memoryPlaneCount: memoryPlanes, chromaSubsampling: (horizontal, vertical))
     }
 
     static let compressed = PlaneLayout(planes: [PlaneDescription(bytesPerSample: 1)], isCompressed: true)

@@ -149,6 +149,9 @@ public enum FormatSelection {
         }
     }
 
+    /// The grey formats the table knows (luma only, whatever their sample size).
+    static let greyFormats: Set<PixelFormat> = [.grey, .y10, .y12, .y16, .y16BigEndian]
+
     /// Bytes per pixel over the bus: exact for raw formats, an estimate for compressed ones
     /// (MJPEG at webcam quality is about 1.6 bits per pixel).
     static func bytesPerPixel(_ format: CaptureFormat) -> Double {
@@ -158,9 +161,12 @@ public enum FormatSelection {
         }
     }
 
-    /// A rank of colour information: compressed lowest, grey next, then chroma resolution.
+    /// A rank of colour information: compressed lowest, grey next, then chroma resolution
+    /// (Bayer, one colour sample per pixel, ranks as 4:2:0).
     static func quality(_ format: CaptureFormat) -> Double {
         guard !format.isCompressed, let layout = format.pixelFormat.layout else { return 0 }
+        if greyFormats.contains(format.pixelFormat) { return 0.1 }
+        if PixelFormat.bayerFormats.contains(format.pixelFormat) { return 1.25 }
         guard format.pixelFormat.isYUV || layout.planes[0].bytesPerSample >= 2 else { return 0.1 }
         let (h, v) = layout.chromaSubsampling
         return 1 + 1 / Double(h * v)

@@ -1,5 +1,6 @@
 /// Converts frames of any format the pipeline reads (the raw formats cameras and screens give,
-/// and MJPEG/JPEG) into one `OutputFormat`, with libyuv and libjpeg-turbo, into buffers it owns.
+/// MJPEG/JPEG and Bayer) into one `OutputFormat`, with libyuv, libjpeg-turbo and (for Bayer)
+/// libv4lconvert, into buffers it owns.
 ///
 /// When the request needs no scaling, rotation or mirroring, a frame costs one libyuv call from
 /// the (cropped) source straight into the output. Otherwise the frame goes to the working format
@@ -16,11 +17,13 @@ public final class FrameConverter: @unchecked Sendable {
     private var out = ImageBuffer()
     private let stage = ImageBuffer()
     private let scratch = ImageBuffer()
+    private let unpacked = ImageBuffer()
     private let stepA = ImageBuffer()
     private let stepB = ImageBuffer()
     private let decoded = ImageBuffer()
     private let decodedNative = ImageBuffer()
     private var jpeg: JPEGDecoder?
+    private var bayer: BayerDecoder?
     private var cachedKind: (fourCC: UInt32, drm: UInt32?, kind: PixelKind?)?
     private var cachedPlan: (width: Int32, height: Int32, format: PixelFormat, orientation: VideoOrientation, plan: ConversionPlan)?
 
@@ -59,6 +62,13 @@ public final class FrameConverter: @unchecked Sendable {
             }
             source = decoded.view
             kind = source.pixelFormat == .grey ? .grey : .i420(swapped: false)
+        } else if frameKind == .bayer {
+            try checkLength(frame)
+            if bayer == nil { bayer = try BayerDecoder(device: device) }
+            decoded.prepare(.rgb24, Size(width: frame.width, height: frame.height), colorimetry: frame.format.colorimetry)
+            try bayer!.decode(frame, into: decoded, samples: decodedNative, device: device)
+            source = decoded.view
+            kind = .raw
         } else {
             try checkLength(frame)
             source = ImageView(frame)
@@ -115,14 +125,14 @@ public final class FrameConverter: @unchecked Sendable {
     private func write(_ source: ImageView, _ kind: PixelKind, into destination: ImageBuffer, as format: PixelFormat) throws {
         let status: Int32
         switch format {
-        case .argb: status = PixelWriters.toARGB(source, kind, destination, scratch: scratch)
-        case .yu12: status = PixelWriters.toI420(source, kind, destination, scratch: scratch)
+        case .argb: status = PixelWriters.toARGB(source, kind, destination, scratch: scratch, unpacked: unpacked)
+        case .yu12: status = PixelWriters.toI420(source, kind, destination, scratch: scratch, unpacked: unpacked)
         default:
             if let direct = PixelWriters.toNV12(source, kind, destination) {
                 status = direct
             } else {
                 stage.prepare(.yu12, Size(width: Int(source.width), height: Int(source.height)), colorimetry: source.colorimetry)
-                try check(PixelWriters.toI420(source, kind, stage, scratch: scratch), "to I420")
+                try check(PixelWriters.toI420(source, kind, stage, scratch: scratch, unpacked: unpacked), "to I420")
                 status = GeometrySteps.interleave(stage.view, into: destination)
             }
         }

@@ -1,7 +1,7 @@
 import CYUV
 
-/// The first step of every conversion: one libyuv call (two for the few formats libyuv reads
-/// only through an intermediate) from a source view into a buffer already prepared at the
+/// The first step of every conversion: one libyuv call (two for the formats libyuv reads only
+/// through an intermediate, `PixelUnpacking`'s among them) from a source view into a buffer already prepared at the
 /// view's size. Each function returns libyuv's status (0 on success).
 enum PixelWriters {
     /// libyuv's YUV→RGB constants for `colorimetry`.
@@ -10,8 +10,13 @@ enum PixelWriters {
         return cyuv_constants(matrix, colorimetry.range == .full ? 1 : 0)
     }
 
-    /// Writes `s` as I420 into `d`. `scratch` holds intermediates for NV16 and 10-bit RGB.
-    static func toI420(_ s: ImageView, _ kind: PixelKind, _ d: ImageBuffer, scratch: ImageBuffer) -> Int32 {
+    /// Writes `s` as I420 into `d`. `scratch` holds intermediates for NV16 and 10- and 16-bit
+    /// RGB; `unpacked` holds what `PixelUnpacking` prepares for the kinds that need it.
+    static func toI420(_ s: ImageView, _ kind: PixelKind, _ d: ImageBuffer, scratch: ImageBuffer, unpacked: ImageBuffer) -> Int32 {
+        if let prepared = PixelUnpacking.unpack(s, kind, into: unpacked, spare: (d.plane(0), d.stride(0))) {
+            guard prepared.status == 0 else { return prepared.status }
+            return toI420(prepared.view, prepared.kind, d, scratch: scratch, unpacked: unpacked)
+        }
         let w = s.width, h = s.height
         let (y, ys) = (d.plane(0), d.stride(0))
         var (u, us, v, vs) = (d.plane(1), d.stride(1), d.plane(2), d.stride(2))
@@ -34,17 +39,27 @@ enum PixelWriters {
             if swapped { swap(&u, &v); swap(&us, &vs) }
             return UYVYToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .grey: return I400ToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
-        case .raw: return RAWToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
-        case .rgb24: return RGB24ToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .argb: return ARGBToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .bgra: return BGRAToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .abgr: return ABGRToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .rgba: return RGBAToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
-        case .rgb565: return RGB565ToI420(s.plane0.base, s.plane0.stride, y, ys, u, us, v, vs, w, h)
+        case .raw, .rgb24, .rgb565, .argb1555, .argb4444:
+            // libyuv's RAWToI420, RGB24ToI420, RGB565ToI420, ARGB1555ToI420 and ARGB4444ToI420
+            // allocate a row buffer per call on x86 (measured: MoreFormatConversionTests,
+            // BayerConversionTests): widen to ARGB first instead.
+            let argb = widen(s, kind, into: scratch)
+            guard argb.status == 0 else { return argb.status }
+            return ARGBToI420(argb.view.plane0.base, argb.view.plane0.stride, y, ys, u, us, v, vs, w, h)
         case .ar30:
             let argb = expandAR30(s, into: scratch)
             return ARGBToI420(argb.plane0.base, argb.plane0.stride, y, ys, u, us, v, vs, w, h)
-        case .jpeg: return -1
+        case .i422(let swapped):
+            let (su, sv) = swapped ? (s.plane2, s.plane1) : (s.plane1, s.plane2)
+            return I422ToI420(s.plane0.base, s.plane0.stride, su.base, su.stride, sv.base, sv.stride, y, ys, u, us, v, vs, w, h)
+        case .i444(let swapped):
+            let (su, sv) = swapped ? (s.plane2, s.plane1) : (s.plane1, s.plane2)
+            return I444ToI420(s.plane0.base, s.plane0.stride, su.base, su.stride, sv.base, sv.stride, y, ys, u, us, v, vs, w, h)
+        case .jpeg, .bayer, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16: return -1
         }
     }
 
@@ -65,12 +80,20 @@ enum PixelWriters {
         case .grey: return I400ToNV21(s.plane0.base, s.plane0.stride, y, ys, uv, uvs, w, h)
         case .argb: return ARGBToNV12(s.plane0.base, s.plane0.stride, y, ys, uv, uvs, w, h)
         case .abgr: return ABGRToNV12(s.plane0.base, s.plane0.stride, y, ys, uv, uvs, w, h)
+        case .i444(let swapped):
+            let (su, sv) = swapped ? (s.plane2, s.plane1) : (s.plane1, s.plane2)
+            return I444ToNV12(s.plane0.base, s.plane0.stride, su.base, su.stride, sv.base, sv.stride, y, ys, uv, uvs, w, h)
         default: return nil
         }
     }
 
     /// Writes `s` as ARGB (bytes B, G, R, A) into `d`, with `s`'s matrix and range for YUV.
-    static func toARGB(_ s: ImageView, _ kind: PixelKind, _ d: ImageBuffer, scratch: ImageBuffer) -> Int32 {
+    /// `scratch` and `unpacked` as for `toI420`.
+    static func toARGB(_ s: ImageView, _ kind: PixelKind, _ d: ImageBuffer, scratch: ImageBuffer, unpacked: ImageBuffer) -> Int32 {
+        if let prepared = PixelUnpacking.unpack(s, kind, into: unpacked, spare: (d.plane(0), d.stride(0))) {
+            guard prepared.status == 0 else { return prepared.status }
+            return toARGB(prepared.view, prepared.kind, d, scratch: scratch, unpacked: unpacked)
+        }
         let w = s.width, h = s.height
         let (a, stride) = (d.plane(0), d.stride(0))
         let k = constants(s.colorimetry)
@@ -108,7 +131,15 @@ enum PixelWriters {
         case .rgba: return RGBAToARGB(s.plane0.base, s.plane0.stride, a, stride, w, h)
         case .rgb565: return RGB565ToARGB(s.plane0.base, s.plane0.stride, a, stride, w, h)
         case .ar30: return AR30ToARGB(s.plane0.base, s.plane0.stride, a, stride, w, h)
-        case .jpeg: return -1
+        case .i422(let swapped):
+            let (su, sv) = swapped ? (s.plane2, s.plane1) : (s.plane1, s.plane2)
+            return I422ToARGBMatrix(s.plane0.base, s.plane0.stride, su.base, su.stride, sv.base, sv.stride, a, stride, k, w, h)
+        case .i444(let swapped):
+            let (su, sv) = swapped ? (s.plane2, s.plane1) : (s.plane1, s.plane2)
+            return I444ToARGBMatrix(s.plane0.base, s.plane0.stride, su.base, su.stride, sv.base, sv.stride, a, stride, k, w, h)
+        case .argb1555: return ARGB1555ToARGB(s.plane0.base, s.plane0.stride, a, stride, w, h)
+        case .argb4444: return ARGB4444ToARGB(s.plane0.base, s.plane0.stride, a, stride, w, h)
+        case .jpeg, .bayer, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16: return -1
         }
     }
 
@@ -131,6 +162,23 @@ enum PixelWriters {
         let status = kind == .yuy2(swapped: swapped)
             ? YUY2ToI422(s.plane0.base, s.plane0.stride, scratch.plane(0), scratch.stride(0), u, us, v, vs, s.width, s.height)
             : UYVYToI422(s.plane0.base, s.plane0.stride, scratch.plane(0), scratch.stride(0), u, us, v, vs, s.width, s.height)
+        return (status, scratch.view)
+    }
+
+    /// 24- and 16-bit RGB (`raw`, `rgb24`, `rgb565`, `argb1555`, `argb4444`) widened to ARGB in
+    /// `scratch`.
+    static func widen(_ s: ImageView, _ kind: PixelKind, into scratch: ImageBuffer) -> (status: Int32, view: ImageView) {
+        scratch.prepare(.argb, Size(width: Int(s.width), height: Int(s.height)), colorimetry: s.colorimetry)
+        let (a, stride) = (scratch.plane(0), scratch.stride(0))
+        let status: Int32
+        switch kind {
+        case .raw: status = RAWToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)
+        case .rgb24: status = RGB24ToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)
+        case .rgb565: status = RGB565ToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)
+        case .argb1555: status = ARGB1555ToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)
+        case .argb4444: status = ARGB4444ToARGB(s.plane0.base, s.plane0.stride, a, stride, s.width, s.height)
+        default: status = -1
+        }
         return (status, scratch.view)
     }
 
