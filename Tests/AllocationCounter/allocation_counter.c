@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <execinfo.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -56,6 +57,15 @@ const char *allocation_counter_sanitizer(void) {
 }
 
 uint64_t allocation_counter_this_thread(void) { return allocations; }
+
+int64_t allocation_counter_heap_in_use(void) {
+#ifdef ALLOCATION_COUNTER_SANITIZER
+    return -1;
+#else
+    struct mallinfo2 info = mallinfo2();
+    return (int64_t)(info.uordblks + info.hblkhd);
+#endif
+}
 
 int allocation_counter_is_active(void) {
 #ifdef ALLOCATION_COUNTER_SANITIZER

@@ -37,6 +37,13 @@ public final class AllocationProbe: VideoFrameConsumer, @unchecked Sendable {
         }
     }
 
+    /// The process's heap in use, in kilobytes (glibc's `mallinfo2`: handed out and not freed,
+    /// all arenas; not the free memory arenas keep); `nil` under a sanitizer.
+    public static var heapInUseKilobytes: Int? {
+        let bytes = allocation_counter_heap_in_use()
+        return bytes < 0 ? nil : Int(bytes / 1024)
+    }
+
     /// Counts.
     public func consumeFrame(_ frame: VideoFrame) {
         if seen == 0 { captureThread = pthread_self() }

@@ -15,8 +15,18 @@ enum CameraStream {
     }
 
     /// Starts capturing from `session` into `delivery`.
+    /// A failure while the camera is being unplugged is `.disconnected` (`DisconnectProbe`).
     static func start(session: CameraSession, buffers plan: BufferPlan, delivery: FrameDelivery,
                       tracker: (any OrientationTracker)? = nil) throws -> CaptureRun {
+        do {
+            return try startRun(session: session, buffers: plan, delivery: delivery, tracker: tracker)
+        } catch let error as MediaDevicesError {
+            throw DisconnectProbe.classify(error, file: session.device.file)
+        }
+    }
+
+    private static func startRun(session: CameraSession, buffers plan: BufferPlan, delivery: FrameDelivery,
+                                 tracker: (any OrientationTracker)?) throws -> CaptureRun {
         let buffers = try V4L2Buffers(device: session.device, format: session.negotiation.format, count: plan.count,
                                       minimumQueued: plan.minimumQueued, exportingDMABuf: plan.exportsDMABuf)
         let device = session.device
@@ -70,7 +80,7 @@ enum CameraStream {
             }
             if ready == 0 {
                 // No frame for a while: make sure the device is still there.
-                if let gone = probeDisconnect(file, after: "poll") { return gone }
+                if let gone = DisconnectProbe.now(file, after: "poll") { return gone }
                 continue
             }
             do {
@@ -80,27 +90,19 @@ enum CameraStream {
             } catch let error as MediaDevicesError {
                 // After an unplug, DQBUF fails with ENODEV, or with EINVAL/EIO when it races
                 // the driver's teardown (seen with uvcvideo): ask the node.
-                return probeDisconnect(file, after: error.operation) ?? error
+                return DisconnectProbe.classify(error, file: file)
             } catch {
                 return MediaDevicesError(.io, device: file.path, operation: "VIDIOC_DQBUF",
                                          detail: "Unexpected failure while dequeuing (\(error)); restart capture")
             }
             if fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
                 // The queue is in error and DQBUF had nothing: the driver stopped streaming.
-                return probeDisconnect(file, after: "poll") ?? MediaDevicesError(
+                return DisconnectProbe.classify(MediaDevicesError(
                     .io, device: file.path, operation: "poll",
-                    detail: "The driver put the capture queue in an error state (a fatal streaming error); restart capture, and see `dmesg`")
+                    detail: "The driver put the capture queue in an error state (a fatal streaming error); restart capture, and see `dmesg`"),
+                    file: file)
             }
         }
         return nil
-    }
-
-    /// `.disconnected`, naming the `operation` that failed, if the node now answers
-    /// `VIDIOC_QUERYCAP` with ENODEV/ENXIO (the device is gone); nil otherwise.
-    private static func probeDisconnect(_ file: DeviceFile, after operation: String) -> MediaDevicesError? {
-        var capability = v4l2_capability()
-        let error = file.ioctlErrno(cv4l2_VIDIOC_QUERYCAP, &capability)
-        guard error == ENODEV || error == ENXIO else { return nil }
-        return MediaDevicesError.fromErrno(error, device: file.path, operation: operation)
     }
 }

@@ -18,4 +18,9 @@ void allocation_counter_trace(int on);
 /// "AddressSanitizer" or "ThreadSanitizer" when the binary is built with one (then malloc is
 /// not interposed: the sanitizer owns it), NULL otherwise.
 const char *allocation_counter_sanitizer(void);
+
+/// Bytes glibc's allocator has handed out and not had back, over all arenas (mallinfo2's
+/// `uordblks + hblkhd`): the heap in use, without the free memory arenas keep for reuse. -1
+/// under a sanitizer (its own allocator serves malloc then).
+int64_t allocation_counter_heap_in_use(void);
 #endif
