@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The device tests' view of the rig (scripts/rig): they run as root inside the virtual machine,
@@ -16,6 +17,16 @@ enum Rig {
         let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
         let left = maps.split(separator: "\n").filter { $0.contains("/dev/video") }
         if !left.isEmpty { print("rig: \(left.count) /dev/video mapping(s) left by an earlier test: \(left)") }
+    }
+
+    /// For the tests that count heap allocations: in a sanitizer build (the rig's TSan run),
+    /// whose sanitizer owns malloc, says why and skips; otherwise fails unless the counter counts.
+    static func requireAllocationCounting(file: StaticString = #filePath, line: UInt = #line) throws {
+        if let why = AllocationProbe.unavailableReason {
+            print("skip: \(why)")
+            throw XCTSkip(why)
+        }
+        XCTAssertTrue(AllocationProbe.isActive, "malloc is interposed in the test binary", file: file, line: line)
     }
 
     /// Runs `command` with /bin/sh and returns its exit status, standard output, and standard
