@@ -76,20 +76,8 @@ final class BayerConversionTests: XCTestCase {
         for testCase in Self.cases where testCase.order == "GRBG" {
             let image = PaddedImage(tight: Self.bayer(testCase.order, bits: testCase.bits), pixelFormat: testCase.format,
                                     width: Self.width, height: Self.height)
-            let probes = [AllocationProbe(warmUp: 3, measured: 20), AllocationProbe(warmUp: 3, measured: 20)]
-            let consumers = [try ConvertingConsumer(output: OutputFormat(.argb), consumer: probes[0]),
-                             try ConvertingConsumer(output: OutputFormat(.nv12, size: Size(width: 16, height: 8)), consumer: probes[1])]
-            image.withFrame { frame in
-                var index = 0
-                while index < 23 * 2 {
-                    consumers[index % 2].consumeFrame(frame)
-                    index += 1
-                }
-            }
-            for (probe, consumer) in zip(probes, consumers) {
-                XCTAssertEqual(consumer.corruptFrames, 0, "\(testCase.format): \(consumer.lastCorruptFrameReason ?? "")")
-                XCTAssertEqual(probe.allocations, 0, "\(testCase.format) → \(consumer.output.pixelFormat): heap allocations over 20 frames")
-            }
+            try assertConvertingAllocatesNothing(image, to: [OutputFormat(.argb), OutputFormat(.nv12, size: Size(width: 16, height: 8))],
+                                                 label: "\(testCase.format)")
         }
     }
 }

@@ -263,22 +263,8 @@ final class MoreFormatConversionTests: XCTestCase {
         XCTAssertTrue(AllocationProbe.isActive, "malloc is interposed in the test binary")
         for testCase in Self.cases {
             let image = PaddedImage(tight: testCase.bytes, pixelFormat: testCase.format, width: Self.width, height: Self.height)
-            let probes = [AllocationProbe(warmUp: 3, measured: 20), AllocationProbe(warmUp: 3, measured: 20),
-                          AllocationProbe(warmUp: 3, measured: 20)]
-            let consumers = [try ConvertingConsumer(output: OutputFormat(.argb), consumer: probes[0]),
-                             try ConvertingConsumer(output: OutputFormat(.yu12), consumer: probes[1]),
-                             try ConvertingConsumer(output: OutputFormat(.nv12, rotation: .clockwise90), consumer: probes[2])]
-            image.withFrame { frame in
-                var index = 0
-                while index < 23 * 3 {
-                    consumers[index % 3].consumeFrame(frame)
-                    index += 1
-                }
-            }
-            for (probe, consumer) in zip(probes, consumers) {
-                XCTAssertEqual(consumer.corruptFrames, 0, "\(testCase.format) → \(consumer.output.pixelFormat): \(consumer.lastCorruptFrameReason ?? "")")
-                XCTAssertEqual(probe.allocations, 0, "\(testCase.format) → \(consumer.output.pixelFormat): heap allocations over 20 frames")
-            }
+            try assertConvertingAllocatesNothing(image, to: [OutputFormat(.argb), OutputFormat(.yu12), OutputFormat(.nv12, rotation: .clockwise90)],
+                                                 label: "\(testCase.format)")
         }
     }
 
@@ -290,20 +276,7 @@ final class MoreFormatConversionTests: XCTestCase {
         for format in [PixelFormat.rgb24, .bgr24, .rgb565] {
             let bytes = [UInt8](repeating: 0x5A, count: Self.width * Self.height * format.layout!.bytesPerPixel)
             let image = PaddedImage(tight: bytes, pixelFormat: format, width: Self.width, height: Self.height)
-            let probes = [AllocationProbe(warmUp: 3, measured: 20), AllocationProbe(warmUp: 3, measured: 20)]
-            let consumers = [try ConvertingConsumer(output: OutputFormat(.yu12), consumer: probes[0]),
-                             try ConvertingConsumer(output: OutputFormat(.nv12), consumer: probes[1])]
-            image.withFrame { frame in
-                var index = 0
-                while index < 23 * 2 {
-                    consumers[index % 2].consumeFrame(frame)
-                    index += 1
-                }
-            }
-            for (probe, consumer) in zip(probes, consumers) {
-                XCTAssertEqual(consumer.corruptFrames, 0, "\(format): \(consumer.lastCorruptFrameReason ?? "")")
-                XCTAssertEqual(probe.allocations, 0, "\(format) → \(consumer.output.pixelFormat): heap allocations over 20 frames")
-            }
+            try assertConvertingAllocatesNothing(image, to: [OutputFormat(.yu12), OutputFormat(.nv12)], label: "\(format)")
         }
     }
 }

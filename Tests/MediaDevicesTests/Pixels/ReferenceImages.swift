@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import MediaDevices
 
@@ -126,4 +127,24 @@ func tightBytes(_ frame: VideoFrame) -> [UInt8] {
         }
     }
     return bytes
+}
+
+/// Feeds `image` 23 times to a converting consumer per output (round robin) and asserts that the
+/// last 20 conversions of each allocated nothing and that no frame was corrupt. `label` names
+/// the case in failures.
+func assertConvertingAllocatesNothing(_ image: PaddedImage, to outputs: [OutputFormat], label: String,
+                                      file: StaticString = #filePath, line: UInt = #line) throws {
+    let probes = outputs.map { _ in AllocationProbe(warmUp: 3, measured: 20) }
+    let consumers = try zip(outputs, probes).map { try ConvertingConsumer(output: $0, consumer: $1) }
+    image.withFrame { frame in
+        var index = 0
+        while index < 23 * consumers.count {
+            consumers[index % consumers.count].consumeFrame(frame)
+            index += 1
+        }
+    }
+    for (probe, consumer) in zip(probes, consumers) {
+        XCTAssertEqual(consumer.corruptFrames, 0, "\(label) → \(consumer.output.pixelFormat): \(consumer.lastCorruptFrameReason ?? "")", file: file, line: line)
+        XCTAssertEqual(probe.allocations, 0, "\(label) → \(consumer.output.pixelFormat): heap allocations over 20 frames", file: file, line: line)
+    }
 }
