@@ -69,10 +69,12 @@ final class SoakTogetherTests: XCTestCase {
         var lastSecond: [Float] { lock.withLock { Array(last[position...] + last[..<position]) } }
     }
 
-    /// Counts what the camera's frame sequence gives, on a task of its own.
+    /// Counts what the camera's frame sequence gives, on a task of its own: the frames, the
+    /// gaps between their sequence numbers (the library's rule: a step of k > 1 is k - 1
+    /// drops, a step back is none), and the steps back.
     private final class SequenceReader: @unchecked Sendable {
         private let lock = NSLock()
-        private var counts = (frames: 0, first: UInt32(0), last: UInt32(0), leased: 0)
+        private var counts = (frames: 0, first: UInt32(0), last: UInt32(0), leased: 0, gaps: 0, backSteps: 0)
         private(set) var error: Error?
         private var task: Task<Void, Never>?
 
@@ -83,7 +85,13 @@ final class SoakTogetherTests: XCTestCase {
                         let leased = frame.isLeased
                         let sequence = frame.sequence
                         lock.withLock {
-                            if counts.frames == 0 { counts.first = sequence }
+                            if counts.frames == 0 {
+                                counts.first = sequence
+                            } else {
+                                let step = sequence &- counts.last
+                                if step > 1, step < 1 << 31 { counts.gaps += Int(step - 1) }
+                                if step == 0 || step >= 1 << 31 { counts.backSteps += 1 }
+                            }
                             counts.last = sequence
                             counts.frames += 1
                             if leased { counts.leased += 1 }
@@ -98,6 +106,8 @@ final class SoakTogetherTests: XCTestCase {
         var frames: Int { lock.withLock { counts.frames } }
         var span: Int { lock.withLock { counts.frames == 0 ? 0 : Int(counts.last &- counts.first) + 1 } }
         var leased: Int { lock.withLock { counts.leased } }
+        var gaps: Int { lock.withLock { counts.gaps } }
+        var backSteps: Int { lock.withLock { counts.backSteps } }
         func finish() async { await task?.value }
     }
 
@@ -166,15 +176,21 @@ final class SoakTogetherTests: XCTestCase {
 
         XCTAssertNil(reader.error, "the camera sequence ended without an error")
         XCTAssertEqual(cameraStats.deliveredFrames, reader.frames, "every delivered frame reached the sequence (none dropped in its buffer: \(cameraStats))")
-        XCTAssertEqual(cameraStats.deliveredFrames + cameraStats.droppedFrames, reader.span, "camera: delivered + dropped = the sequence span: \(cameraStats)")
+        // Every gap in the sequence numbers the frames carry is counted as a drop, no more. (Not
+        // "delivered + dropped = last - first + 1": in an hour under heavy host load vivid's
+        // numbers once stepped back, which that identity cannot survive; the steps back are printed.)
+        XCTAssertEqual(cameraStats.droppedFrames, reader.gaps, "camera: every sequence gap counted as a drop: \(cameraStats)")
+        if reader.backSteps == 0 {
+            XCTAssertEqual(cameraStats.deliveredFrames + cameraStats.droppedFrames, reader.span, "camera: delivered + dropped = the sequence span: \(cameraStats)")
+        }
         XCTAssertTrue(screenFrames.wait(seconds: 5) { $0.stopCount >= 1 })
         XCTAssertEqual(screenFrames.stopCount, 1)
         XCTAssertNil(screenFrames.stopError)
         XCTAssertEqual(screenStats.deliveredFrames, screenFrames.frames, "screen: every delivered frame reached the consumer")
         XCTAssertEqual(audioStops.errors, 0, "no audio run ended with an error")
         let measured = AudioToneRun.assertTone(tone, format: format, skip: 0, label: "the tone after \(Int(elapsed)) s")
-        print(String(format: "figure: soak camera + screen + audio together for %.0f s: camera %d frames (%d leased, %d dropped, %.2f fps); screen %d frames (%.2f fps, %d dropped); audio %.1f s captured, %d capture and %d render xruns, tone %.3f Hz at the end",
-                     elapsed, reader.frames, reader.leased, cameraStats.droppedFrames, cameraStats.measuredFrameRate,
+        print(String(format: "figure: soak camera + screen + audio together for %.0f s: camera %d frames (%d leased, %d dropped, %d sequence steps back, %.2f fps); screen %d frames (%.2f fps, %d dropped); audio %.1f s captured, %d capture and %d render xruns, tone %.3f Hz at the end",
+                     elapsed, reader.frames, reader.leased, cameraStats.droppedFrames, reader.backSteps, cameraStats.measuredFrameRate,
                      screenFrames.frames, screenStats.measuredFrameRate, screenStats.droppedFrames,
                      Double(pump.samplesCaptured) / Double(format.sampleRate * format.channels), captureStats.xruns, renderStats.xruns,
                      measured?.frequency ?? .nan))
