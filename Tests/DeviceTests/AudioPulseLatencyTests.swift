@@ -22,19 +22,24 @@ final class AudioPulseLatencyTests: XCTestCase {
         for milliseconds in [10, 20] {
             let periodFrames = format.sampleRate * milliseconds / 1000
             let period = Double(milliseconds) / 1000
-            // A second attempt only when the first is out of bounds: one stall of the emulated
-            // guest can spoil a single onset; a slower stream fails both.
+            // A second attempt only when the first is out of bounds or its tone came back broken:
+            // one stall of the emulated guest can spoil a single onset, and a host busier than
+            // the guest's periods starves the test's feeding thread (the bus runs dry, the render
+            // side plays silence: counted as shortfall); a slower or broken stream fails both.
             for attempt in 1...2 {
                 let label = "\(milliseconds) ms periods, attempt \(attempt)"
-                let ours = try ourRoundTrip(format: format, periodFrames: periodFrames, periods: periods, label: label)
+                let ours = try ourRoundTrip(format: format, periodFrames: periodFrames, periods: periods, label: label, last: attempt == 2)
                 let reference = try XCTUnwrap(PulseToolsRoundTrip(sink: "mdsink").measure(
                     playbackLatencyMilliseconds: periods * milliseconds, recordLatencyMilliseconds: milliseconds, periodFrames: periodFrames, lead: Self.settle),
                     "\(label): the tone came back through pacat and parec")
                 print(String(format: "figure: PulseAudio round trip at %d ms periods (tlength %d ms, fragsize %d ms), attempt %d: ours %.1f ms, pacat|parec %.1f ms (%.2fx); reported latency: render %.1f ms (mean %.1f ms), capture %.1f ms (mean %.1f ms)",
                              milliseconds, periods * milliseconds, milliseconds, attempt, ours.roundTrip * 1000, reference * 1000, ours.roundTrip / reference,
                              ours.renderLatency * 1000, ours.render.meanDelayMicroseconds / 1000, ours.captureLatency * 1000, ours.capture.meanDelayMicroseconds / 1000))
-                if ours.roundTrip <= 2 * reference + period { break }
-                if attempt == 2 {
+                if ours.roundTrip <= 2 * reference + period && ours.wholeTone { break }
+                if !ours.wholeTone {
+                    print("figure: \(label): the tone came back broken (render bus shortfall \(ours.render.busShortfallSamples) samples, xruns \(ours.render.xruns))\(attempt == 1 ? "; trying again" : "")")
+                }
+                if attempt == 2 && ours.roundTrip > 2 * reference + period {
                     XCTFail(String(format: "%@: ours %.1f ms, more than twice pacat|parec's %.1f ms plus a period", label, ours.roundTrip * 1000, reference * 1000))
                 }
             }
@@ -44,8 +49,9 @@ final class AudioPulseLatencyTests: XCTestCase {
     /// One round trip through an `AudioDriver` on the null sink and its monitor, checking what
     /// the server took of the request, the tone, the reported latency and the audio threads'
     /// allocations.
-    private func ourRoundTrip(format: AudioFormat, periodFrames: Int, periods: Int, label: String) throws
-        -> (roundTrip: Double, renderLatency: Double, captureLatency: Double, render: AudioStatistics, capture: AudioStatistics) {
+    /// The tone is asserted on the `last` attempt; before it, `wholeTone` says whether it came back whole.
+    private func ourRoundTrip(format: AudioFormat, periodFrames: Int, periods: Int, label: String, last: Bool) throws
+        -> (roundTrip: Double, renderLatency: Double, captureLatency: Double, render: AudioStatistics, capture: AudioStatistics, wholeTone: Bool) {
         let period = Double(periodFrames) / Double(format.sampleRate)
         let driver = AudioDriver()
         let options = AudioStreamOptions(periodFrames: periodFrames, periods: periods)
@@ -66,7 +72,8 @@ final class AudioPulseLatencyTests: XCTestCase {
         // latency ahead, and the first stream to connect waits until that block has played.
         let run = try AudioToneRun(driver: driver, format: format).run(lead: Self.settle, seconds: 0.6)
         let roundTrip = try XCTUnwrap(run.roundTrip, "\(label): the tone came back through the monitor")
-        _ = AudioToneRun.assertTone(run.captured, format: format, skip: 0.1, label: "Pulse \(label)")
+        let wholeTone = AudioToneRun.isWholeTone(run.captured, format: format, skip: 0.1)
+        if last { _ = AudioToneRun.assertTone(run.captured, format: format, skip: 0.1, label: "Pulse \(label)") }
         let render = driver.render.statistics, capture = driver.capture.statistics
         XCTAssertGreaterThan(render.meanDelayMicroseconds, 0, "\(label): the server reports the render latency")
         let renderLatency = driver.estimatedRenderDelay, captureLatency = driver.estimatedCaptureDelay
@@ -75,6 +82,6 @@ final class AudioPulseLatencyTests: XCTestCase {
         XCTAssertEqual(renderProbe.done.wait(timeout: .now()), .success, "\(label): 30 render periods ran")
         XCTAssertEqual(captureProbe.allocations, 0, "\(label): heap allocations on the capture thread (first in period \(captureProbe.firstAllocatingPeriod))")
         XCTAssertEqual(renderProbe.allocations, 0, "\(label): heap allocations on the render thread (first in period \(renderProbe.firstAllocatingPeriod))")
-        return (roundTrip, renderLatency, captureLatency, render, capture)
+        return (roundTrip, renderLatency, captureLatency, render, capture, wholeTone)
     }
 }

@@ -3,7 +3,9 @@ import MediaDevices
 import XCTest
 
 /// A real PulseAudio daemon started for the test, with a null sink whose monitor source gives
-/// back what is played into it. The test process reaches it through PULSE_SERVER.
+/// back what is played into it. The test process reaches it through PULSE_SERVER. Without its
+/// CPU limit: on a host busy with other guests, the emulated daemon can use more than the
+/// limit's share and would terminate itself ("Soft CPU time limit exhausted").
 final class PulseDaemon {
     let pid: pid_t
     let runtime: String
@@ -12,7 +14,7 @@ final class PulseDaemon {
         runtime = "\(Rig.scratch)/pulse-\(name)"
         let started = try Rig.run("""
             rm -rf \(runtime) && mkdir -p \(runtime) && \
-            HOME=\(runtime) XDG_RUNTIME_DIR=\(runtime) pulseaudio -n --daemonize=no --exit-idle-time=-1 --disallow-exit \
+            HOME=\(runtime) XDG_RUNTIME_DIR=\(runtime) pulseaudio -n --daemonize=no --exit-idle-time=-1 --disallow-exit --no-cpu-limit \
               --use-pid-file=no --log-target=stderr --log-level=error \
               -L "module-native-protocol-unix auth-anonymous=1 socket=\(runtime)/native" \
               -L "module-null-sink sink_name=mdsink rate=48000 channels=2" </dev/null >\(runtime)/log 2>&1 &

@@ -83,6 +83,19 @@ struct AudioToneRun {
 
     /// Checks frequency (within 1 Hz, per channel) and level (within 1 dB) of the captured tone
     /// from `skip` seconds after the onset on.
+    /// Whether `captured` holds the tone whole (what `assertTone` checks), without failing.
+    static func isWholeTone(_ captured: [Float], format: AudioFormat, skip: Double = 0.1) -> Bool {
+        let frames = captured.count / format.channels
+        let first = Int(skip * Double(format.sampleRate))
+        guard frames > first + format.sampleRate / 4 else { return false }
+        return (0..<format.channels).allSatisfy { channel in
+            let samples = Array(ToneAnalysis.channel(channel, of: captured, channels: format.channels)[first...].dropLast(format.sampleRate / 20))
+            guard let measured = ToneAnalysis.medianFrequency(of: samples, sampleRate: format.sampleRate, window: 0.05) else { return false }
+            let level = ToneAnalysis.medianRMSDecibels(of: samples, sampleRate: format.sampleRate)
+            return abs(measured - frequency) <= 1 && abs(level - ToneAnalysis.sineDecibels(amplitude: amplitude)) <= 1
+        }
+    }
+
     static func assertTone(_ captured: [Float], format: AudioFormat, skip: Double = 0.1, label: String,
                            file: StaticString = #filePath, line: UInt = #line) -> (frequency: Double, level: Double)? {
         let frames = captured.count / format.channels
