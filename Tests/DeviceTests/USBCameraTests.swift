@@ -129,12 +129,18 @@ final class USBCameraTests: XCTestCase {
         XCTAssertTrue(log.wait(for: 5, seconds: 60))
         // Each fault goes into the next frame the camera makes; wait until frames made after it
         // arrived (on a busy machine the camera runs frames ahead of the application).
-        let beforeTruncated = camera.framesSent
-        camera.inject(USBDEV_FAULT_TRUNCATED_JPEG)
-        XCTAssertTrue(log.wait(forCounterAbove: beforeTruncated + 1, seconds: 60))
-        let beforeCorrupt = camera.framesSent
-        camera.inject(USBDEV_FAULT_CORRUPT_JPEG)
-        XCTAssertTrue(log.wait(forCounterAbove: beforeCorrupt + 1, seconds: 60))
+        // A host starved of CPU can lose both at the source (seen with four guests on two
+        // cores): then the pair is injected again, up to five times.
+        var rounds = 0
+        repeat {
+            rounds += 1
+            let beforeTruncated = camera.framesSent
+            camera.inject(USBDEV_FAULT_TRUNCATED_JPEG)
+            XCTAssertTrue(log.wait(forCounterAbove: beforeTruncated + 1, seconds: 60))
+            let beforeCorrupt = camera.framesSent
+            camera.inject(USBDEV_FAULT_CORRUPT_JPEG)
+            XCTAssertTrue(log.wait(forCounterAbove: beforeCorrupt + 1, seconds: 60))
+        } while log.byteMismatches.isEmpty && rounds < 5
         XCTAssertTrue(log.wait(for: 20, seconds: 60))
         let frames = try await firstFrames(converted, count: 18, seconds: 30, stopping: source)
         let statistics = source.statistics
@@ -143,8 +149,8 @@ final class USBCameraTests: XCTestCase {
         // camera's clean JPEG) is dropped and counted, and no good one. On an idle machine both
         // arrive; with the host starved one of them has been seen missing at the source.
         let faulty = log.byteMismatches.count
-        XCTAssertGreaterThanOrEqual(faulty, 1, "a faulty frame arrived")
-        XCTAssertLessThanOrEqual(faulty, 2, "only the faulty frames differ: \(log.byteMismatches)")
+        XCTAssertGreaterThanOrEqual(faulty, 1, "a faulty frame arrived in \(rounds) round(s) of two")
+        XCTAssertLessThanOrEqual(faulty, 2 * rounds, "only the faulty frames differ: \(log.byteMismatches)")
         XCTAssertEqual(statistics.corruptFrames, faulty, "every faulty frame dropped and counted: \(log.byteMismatches)")
         let reason = try XCTUnwrap(statistics.lastCorruptFrameReason)
         XCTAssertFalse(reason.isEmpty)
@@ -154,7 +160,7 @@ final class USBCameraTests: XCTestCase {
         XCTAssertEqual(raw.subtracting(good).count, badBeforeLast, "the converted sequence lacks exactly the bad frames")
         XCTAssertLessThanOrEqual(raw.subtracting(good).count, faulty)
         XCTAssertGreaterThanOrEqual(frames.count, 18, "capture went on after them")
-        print("figure: USB camera corrupt JPEGs: \(faulty) of 2 injected arrived, \(statistics.corruptFrames) dropped and counted (\(reason)), \(frames.count) good frames converted")
+        print("figure: USB camera corrupt JPEGs: \(faulty) of \(2 * rounds) injected arrived, \(statistics.corruptFrames) dropped and counted (\(reason)), \(frames.count) good frames converted")
     }
 
     func testYUYVCountersAreConsecutiveOrEveryGapIsCountedAsADrop() throws {
