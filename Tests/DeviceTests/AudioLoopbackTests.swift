@@ -52,7 +52,8 @@ final class AudioLoopbackTests: XCTestCase {
         let format = AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .s16LE)
         // Told not to fill with silence, the render side lets the device underrun.
         let driver = try loopbackDriver(format, options: AudioStreamOptions(periodFrames: 512, periods: 4, fillsSilenceOnUnderrun: false))
-        let result = try AudioToneRun(driver: driver, format: format).run(seconds: 1.2, gapAfter: 0.3, gap: 0.3)
+        // Three periods ahead only (ahead: 0), so that the gap starves the device.
+        let result = try AudioToneRun(driver: driver, format: format).run(seconds: 1.2, gapAfter: 0.3, gap: 0.3, ahead: 0)
         let xruns = driver.render.statistics.xruns
         XCTAssertGreaterThanOrEqual(xruns, 1, "a 300 ms gap with a 43 ms buffer underruns the device")
         XCTAssertNil(driver.render.endError, "the underrun was recovered, not fatal")
@@ -64,7 +65,7 @@ final class AudioLoopbackTests: XCTestCase {
 
         // Filling with silence instead: no device xrun, the shortfall is counted on the bus.
         let filling = try loopbackDriver(format)
-        let second = try AudioToneRun(driver: filling, format: format).run(seconds: 1.0, gapAfter: 0.3, gap: 0.3)
+        let second = try AudioToneRun(driver: filling, format: format).run(seconds: 1.0, gapAfter: 0.3, gap: 0.3, ahead: 0)
         let stats = filling.render.statistics
         XCTAssertGreaterThan(stats.busShortfallSamples, format.sampleRate / 10, "the gap is counted as missing samples")
         _ = AudioToneRun.assertTone(Array(second.captured.suffix(format.sampleRate / 2)), format: format, skip: 0, label: "after the gap")

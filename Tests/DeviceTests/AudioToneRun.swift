@@ -25,11 +25,15 @@ struct AudioToneRun {
 
     /// Runs: `lead` seconds of nothing (the render side plays silence), then `seconds` of tone
     /// with a gap of `gap` seconds after `gapAfter` seconds where the application writes nothing.
-    func run(lead: Double = 0.3, seconds: Double, gapAfter: Double? = nil, gap: Double = 0) throws -> Result {
+    /// While the tone plays, the bus is kept `ahead` seconds full (at least 3 periods), so a test
+    /// thread starved on a busy host does not leave gaps; the onset goes into an empty bus, so the
+    /// round trip is the device's and server's, whatever `ahead` is.
+    func run(lead: Double = 0.3, seconds: Double, gapAfter: Double? = nil, gap: Double = 0, ahead: Double = 0.2) throws -> Result {
         var sine = SineGenerator(frequency: Self.frequency, amplitude: Self.amplitude, sampleRate: format.sampleRate)
         let channels = format.channels
         let period = driver.render.periodFrames ?? 512
         var chunk = [Float](repeating: 0, count: period * channels)
+        let queued = max(3 * period, Int(ahead * Double(format.sampleRate)))
         var incoming = [Float](repeating: 0, count: 8192 * channels)
         var result = Result()
         let start = Date()
@@ -45,12 +49,12 @@ struct AudioToneRun {
         while Date() < deadline {
             guard driver.isCapturing, driver.isRendering else { break }
             let now = Date()
-            // Feed: after the lead, keep 3 periods queued until the tone is all written.
+            // Feed: after the lead, keep `queued` frames in the bus until the tone is all written.
             if now.timeIntervalSince(start) >= lead && framesWritten < totalFrames {
                 if let gapStart, framesWritten >= gapStart, gapUntil == nil { gapUntil = now.addingTimeInterval(gap) }
                 let paused = gapUntil.map { now < $0 } ?? false
                 if !paused {
-                    while framesWritten < totalFrames && driver.bus.renderSamplesQueued < 3 * period * channels {
+                    while framesWritten < totalFrames && driver.bus.renderSamplesQueued < queued * channels {
                         chunk.withUnsafeMutableBufferPointer { sine.fill($0, channels: channels) }
                         let written = chunk.withUnsafeBufferPointer { driver.bus.writeRenderData($0) }
                         if onsetWritten == nil { onsetWritten = Date() }
