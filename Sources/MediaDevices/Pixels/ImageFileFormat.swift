@@ -1,7 +1,9 @@
 /// The still-image files the library writes, chosen by the file name's extension as FFmpeg
 /// does: `.png` (lossless, libpng) or `.jpg`/`.jpeg` (libjpeg-turbo).
 public enum ImageFileFormat: String, Sendable, CaseIterable {
+    /// PNG through libpng: 8-bit RGB, lossless after the conversion.
     case png
+    /// JPEG through libjpeg-turbo: 4:2:0, quality 90.
     case jpeg
 
     /// The format `path`'s extension names (case-insensitive); throws `.unsupportedFormat`
