@@ -30,7 +30,7 @@ final class FailureTests: XCTestCase {
 
     func testDisconnectWhileStreamingEndsWithDisconnectedAndLeaksNothing() async throws {
         let node = try Rig.loadVivid("n_devs=1")[0]
-        let descriptorsBefore = Rig.openDescriptorCount()
+        let before = ProcessFigures.settled()
         let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         let recorder = FrameRecorder(target: 10)
         source.consumer = recorder
@@ -54,7 +54,7 @@ final class FailureTests: XCTestCase {
         for _ in 0..<50 where source.isCapturing { usleep(20_000) }
         XCTAssertFalse(source.isCapturing)
         source.release()
-        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore, "every descriptor and mapping released")
+        ProcessFigures.assertDescriptorsBack(to: before, "every descriptor released")
         let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
         XCTAssertFalse(maps.contains("/dev/video"), "no buffer of the device is still mapped")
         // The process goes on, and a new device works.
@@ -64,7 +64,7 @@ final class FailureTests: XCTestCase {
 
     func testInjectedStreamOnErrorIsClearAndTheDeviceWorksAfterwards() throws {
         let node = try Rig.loadVivid("n_devs=1")[0]
-        let descriptorsBefore = Rig.openDescriptorCount()
+        let before = ProcessFigures.settled()
         let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         try source.initialize()
         try Rig.setControl(node, "inject_vidioc_streamon_error=1")
@@ -79,12 +79,12 @@ final class FailureTests: XCTestCase {
         try source.start()
         XCTAssertTrue(recorder.wait(seconds: 20), "the device streams normally after the injected error (got \(recorder.count))")
         source.release()
-        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore)
+        ProcessFigures.assertDescriptorsBack(to: before, "descriptors after release")
     }
 
     func testFatalStreamingErrorEndsTheStreamWithAnIOError() throws {
         let node = try Rig.loadVivid("n_devs=1")[0]
-        let descriptorsBefore = Rig.openDescriptorCount()
+        let before = ProcessFigures.settled()
         let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         let recorder = FrameRecorder(target: 1_000_000)
         source.consumer = recorder
@@ -94,7 +94,7 @@ final class FailureTests: XCTestCase {
         XCTAssertTrue(recorder.wait(seconds: 20), "the stream must end")
         XCTAssertEqual(recorder.stopError?.code, .io, String(describing: recorder.stopError))
         source.release()
-        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore)
+        ProcessFigures.assertDescriptorsBack(to: before, "descriptors after release")
     }
 
     func testBusyDeviceGivesBusy() throws {
@@ -109,7 +109,7 @@ final class FailureTests: XCTestCase {
         // v4l2-ctl prints '<' for each dequeued buffer: once one shows, it holds the buffers.
         let first = progress.fileHandleForReading.readData(ofLength: 1)
         XCTAssertEqual(first, Data("<".utf8), "v4l2-ctl is streaming")
-        let descriptorsBefore = Rig.openDescriptorCount()
+        let before = ProcessFigures.settled()
         let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga))
         XCTAssertThrowsError(try source.start()) { error in
             let error = error as? MediaDevicesError
@@ -119,7 +119,7 @@ final class FailureTests: XCTestCase {
         }
         XCTAssertFalse(source.isCapturing)
         source.release()
-        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore, "nothing left open after the failure")
+        ProcessFigures.assertDescriptorsBack(to: before, "nothing left open after the failure")
     }
 
     func testNoPermissionGivesPermissionDeniedWithTheRemedy() throws {

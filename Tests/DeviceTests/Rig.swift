@@ -95,11 +95,6 @@ enum Rig {
         try setControl(node, "osd_text_mode=2")
     }
 
-    /// The number of open file descriptors of this process.
-    static func openDescriptorCount() -> Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
-    }
-
     /// The `mediadevices` executable built beside the test bundle.
     static var tool: String {
         let bundle = Bundle.main.bundleURL.deletingLastPathComponent()

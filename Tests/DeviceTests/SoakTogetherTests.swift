@@ -154,9 +154,12 @@ final class SoakTogetherTests: XCTestCase {
             if minute > lastMinute {
                 lastMinute = minute
                 let now = ProcessFigures.now()
-                print(String(format: "soak together: %d min: camera %d frames, screen %d, audio %.0f s captured; fds %d, RSS %.1f MB",
-                             minute, reader.frames, screenFrames.frames, Double(pump.samplesCaptured) / Double(format.sampleRate * format.channels),
-                             now.descriptors, Double(now.rssKilobytes) / 1024))
+                // The heap in use each minute: a leak grows with time, a warm-up does not.
+                print(String(format: "soak together: %d min: camera %d frames (%d dropped, %d steps back), screen %d, audio %.0f s captured; fds %d, RSS %.1f MB, heap in use %@ MB",
+                             minute, reader.frames, reader.gaps, reader.backSteps, screenFrames.frames,
+                             Double(pump.samplesCaptured) / Double(format.sampleRate * format.channels),
+                             now.descriptors, Double(now.rssKilobytes) / 1024,
+                             now.heapKilobytes.map { String(format: "%.2f", Double($0) / 1024) } ?? "n/a"))
             }
             usleep(500_000)
         }

@@ -96,7 +96,7 @@ final class SwitchingTests: XCTestCase {
 
     func testStopFromTheCallbackEndsCaptureAndReleasesEverything() throws {
         let node = try Rig.loadVivid("n_devs=1")[0]
-        let descriptorsBefore = Rig.openDescriptorCount()
+        let before = ProcessFigures.settled()
         let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         let stopper = StoppingConsumer(source: source, after: 5)
         source.consumer = stopper
@@ -106,7 +106,7 @@ final class SwitchingTests: XCTestCase {
         XCTAssertFalse(source.isCapturing)
         XCTAssertEqual(stopper.framesAfterStop, 0, "no frame after stop() returned in the callback")
         source.release()
-        XCTAssertEqual(Rig.openDescriptorCount(), descriptorsBefore)
+        ProcessFigures.assertDescriptorsBack(to: before, "descriptors after release")
     }
 
     /// Luma at the centre of colour bar `bar` (0-7), middle row, of a YUYV frame.

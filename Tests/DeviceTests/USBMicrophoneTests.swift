@@ -93,7 +93,7 @@ final class USBMicrophoneTests: XCTestCase {
         let microphone = try USBMicrophone.plug()
         let device = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName })
         XCTAssertFalse(Self.audioThreadRuns, "no audio thread before the test")
-        let descriptorsBefore = Rig.openDescriptorCount()
+        let before = ProcessFigures.settled()
         let driver = AudioDriver()
         let ended = EndRecorder()
         driver.capture.onStop = { error in ended.record(error) }
@@ -116,9 +116,8 @@ final class USBMicrophoneTests: XCTestCase {
         // timeout going round) would not make it.
         XCTAssertLessThan(seconds, 3, "unplug to .disconnected")
         driver.capture.terminate()
-        let descriptorsAfter = Rig.openDescriptorCount()
         // Our PCM and wake-up eventfd are closed; the emulator's own USB/IP socket went with the unplug.
-        XCTAssertEqual(descriptorsAfter, descriptorsBefore - 1, "file descriptors: \(Self.descriptorList())")
+        let figuresAfter = ProcessFigures.assertDescriptorsBack(to: before, less: ["socket:"], "descriptors after the unplug")
         XCTAssertFalse(Self.audioThreadRuns, "the audio thread is gone")
 
         // The process goes on: the card leaves the list, and the microphone plugged in again records.
@@ -133,7 +132,7 @@ final class USBMicrophoneTests: XCTestCase {
         again.capture.terminate()
         let tone = AudioToneRun.assertTone(after.map { Float($0) / 32768 }, format: Self.format, label: "after replug")
         print(String(format: "figure: USB microphone unplugged while recording: %@ %.0f ms after the unplug; fds %d before, %d after (-1: the emulator's socket); audio thread gone; replugged in %.2f s, records %.3f Hz again",
-                     error.map { "\($0.code)" } ?? "nil", seconds * 1000, descriptorsBefore, descriptorsAfter,
+                     error.map { "\($0.code)" } ?? "nil", seconds * 1000, before.accountable.count, figuresAfter.accountable.count,
                      microphone.enumerationSeconds, tone?.frequency ?? .nan))
     }
 
@@ -270,14 +269,6 @@ final class USBMicrophoneTests: XCTestCase {
         return tasks.contains { task in
             (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix("audio-capture") ?? false
         }
-    }
-
-    /// This process's open file descriptors and what they are (for failure messages).
-    static func descriptorList() -> String {
-        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return fds.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }
-            .map { "\($0) → \((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "?")" }
-            .joined(separator: ", ")
     }
 
     /// What `onStop` reported, and when (CLOCK_MONOTONIC ns), from the audio thread.
