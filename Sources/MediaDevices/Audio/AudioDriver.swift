@@ -6,6 +6,7 @@ import Synchronization
 public final class AudioDriverSide: Sendable {
     private struct State {
         var device: AudioDevice?
+        var options = AudioStreamOptions()
         var stream: (any AudioBackendStream)?
         var thread: CaptureThread?
         var wake: WakeUpEvent?
@@ -21,6 +22,8 @@ public final class AudioDriverSide: Sendable {
     private let counters = AudioCounters()
     private let running = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
+    /// Set while `switchDevice` replaces the running stream: the old run's end is not an end.
+    private let switching = Atomic<Bool>(false)
     private let lastFailure = Mutex<MediaDevicesError?>(nil)
 
     init(direction: AudioDevice.Direction, bus: AudioBus) {
@@ -51,14 +54,20 @@ public final class AudioDriverSide: Sendable {
                                     detail: "A format needs at least one channel and a positive rate; asked for \(format)")
         }
         terminate()
-        let stream: any AudioBackendStream = switch device.backend {
-        case .alsa: try ALSAStream(device: device, format: format, options: options)
-        case .pulse: try PulseStream(device: device, format: format, options: options)
-        }
+        let stream = try Self.open(device, format: format, options: options)
         if direction == .input { bus.setCaptureFormat(stream.format) } else { bus.setRenderFormat(stream.format) }
         state.withLock {
             $0.device = device
+            $0.options = options
             $0.stream = stream
+        }
+    }
+
+    /// Opens the backend stream for `device`.
+    static func open(_ device: AudioDevice, format: AudioFormat, options: AudioStreamOptions) throws -> any AudioBackendStream {
+        switch device.backend {
+        case .alsa: try ALSAStream(device: device, format: format, options: options)
+        case .pulse: try PulseStream(device: device, format: format, options: options)
         }
     }
 
@@ -112,31 +121,101 @@ public final class AudioDriverSide: Sendable {
     /// during the call).
     public func start() throws {
         try state.withLock { state in
-            guard let stream = state.stream else {
-                throw MediaDevicesError(.invalidState, device: state.device?.uniqueID, operation: "start \(sideName)",
-                                        detail: "Initialize the \(sideName) side before starting it")
-            }
             guard !running.load(ordering: .acquiring) else { return }
-            state.thread?.join()
-            let wake = try WakeUpEvent()
-            counters.reset()
-            lastFailure.withLock { $0 = nil }
-            stopRequested.store(false, ordering: .releasing)
+            try launch(&state, continuingBus: false)
+        }
+    }
+
+    /// Starts a run of `state.stream` on a new audio thread. `continuingBus` (a device switch)
+    /// keeps what the bus holds and its shortfall count, so the application reads on as before.
+    private func launch(_ state: inout State, continuingBus: Bool) throws {
+        guard let stream = state.stream else {
+            throw MediaDevicesError(.invalidState, device: state.device?.uniqueID, operation: "start \(sideName)",
+                                    detail: "Initialize the \(sideName) side before starting it")
+        }
+        state.thread?.join()
+        let wake = try WakeUpEvent()
+        counters.reset()
+        lastFailure.withLock { $0 = nil }
+        stopRequested.store(false, ordering: .releasing)
+        if !continuingBus {
             if direction == .input { bus.captureRing.discardAll() }
             state.shortfallBaseline = direction == .input ? bus.droppedCaptureSamples : bus.missingRenderSamples
-            running.store(true, ordering: .releasing)
-            let bus = self.bus, counters = self.counters
-            let handler = state.onStop
-            let observer = state.observer
-            let thread = try CaptureThread(name: direction == .input ? "audio-capture" : "audio-render") { [self] in
+        }
+        running.store(true, ordering: .releasing)
+        let bus = self.bus, counters = self.counters
+        let handler = state.onStop
+        let observer = state.observer
+        do {
+            state.thread = try CaptureThread(name: direction == .input ? "audio-capture" : "audio-render") { [self] in
                 let failure = stream.run(bus: bus, counters: counters, wake: wake, observer: observer) { self.stopRequested.load(ordering: .acquiring) }
+                // A run that a device switch ends is not an end: the side runs on, on the new device.
+                guard !self.switching.load(ordering: .acquiring) else { return }
                 if let failure { self.lastFailure.withLock { $0 = failure } }
                 self.running.store(false, ordering: .releasing)
                 handler?(failure)
             }
-            state.thread = thread
-            state.wake = wake
+        } catch {
+            running.store(false, ordering: .releasing)
+            throw error
         }
+        state.wake = wake
+    }
+
+    /// Moves this side to `device` without the application noticing more than a short gap: the
+    /// bus, its format, `onStop` and the period observer stay, and a running side goes on
+    /// running (ALSA ↔ PulseAudio included). The new device is opened first, while the old one
+    /// still runs, with the format the bus has and `options` (default: those of the last
+    /// `initialize`); then the old run stops, the new one starts, and the old device closes.
+    /// Returns once the new device moved its first period (at most a second), with the gap.
+    ///
+    /// The old run's end is not reported to `onStop`. If the new device cannot be opened or does
+    /// not take the bus's exact format, this throws and the old device runs on untouched. Frames
+    /// the render side had queued in the old device and not yet played are dropped with it.
+    @discardableResult
+    public func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws -> AudioDeviceSwitch {
+        let operation = "switch \(sideName) device"
+        guard device.direction == direction else {
+            throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
+                                    detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue) (see `mediadevices list`)")
+        }
+        let (current, oldDevice, oldOptions, wasRunning) = state.withLock { ($0.stream?.format, $0.device, $0.options, running.load(ordering: .acquiring)) }
+        guard let current else {
+            throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
+                                    detail: "Initialize the \(sideName) side before switching its device")
+        }
+        let openStarted = MonotonicClock.now()
+        let stream = try Self.open(device, format: current, options: options ?? oldOptions)
+        guard stream.format == current else {
+            stream.close()
+            throw MediaDevicesError(.unsupportedFormat, device: device.uniqueID, operation: operation,
+                                    detail: "\(device.name) runs at \(stream.format), the bus at \(current); the \(sideName) side stays on \(oldDevice?.name ?? "its device")")
+        }
+        let opened = MonotonicClock.now()
+        switching.store(true, ordering: .releasing)
+        defer { switching.store(false, ordering: .releasing) }
+        stop()
+        let lastOldPeriod = counters.lastPeriodNanoseconds.load(ordering: .relaxed)
+        let old = try state.withLock { state -> (any AudioBackendStream)? in
+            let old = state.stream
+            state.stream = stream
+            state.device = device
+            if let options { state.options = options }
+            if wasRunning { try launch(&state, continuingBus: true) }
+            return old
+        }
+        let restarted = MonotonicClock.now()
+        old?.close()
+        var firstNewPeriod: UInt64?
+        if wasRunning {
+            for _ in 0..<200 where isStarted {
+                if counters.periods.load(ordering: .acquiring) > 0 { firstNewPeriod = counters.firstPeriodNanoseconds.load(ordering: .relaxed); break }
+                MonotonicClock.sleep(until: MonotonicClock.now() + 5_000_000)
+            }
+        }
+        return AudioDeviceSwitch(from: oldDevice, to: device, openSeconds: Double(opened - openStarted) / 1e9,
+                                 pauseSeconds: Double(restarted - opened) / 1e9,
+                                 gapSeconds: firstNewPeriod.flatMap { lastOldPeriod > 0 && $0 > lastOldPeriod ? Double($0 - lastOldPeriod) / 1e9 : nil })
     }
 
     /// Stops the audio thread and waits for it (at most a period). The device stays open.
@@ -219,4 +298,15 @@ public final class AudioDriver: Sendable {
     public var isRendering: Bool { render.isStarted }
     /// The measured render delay in seconds.
     public var estimatedRenderDelay: Double { render.estimatedDelay }
+
+    /// Moves capture to another input while it runs. See `AudioDriverSide.switchDevice`.
+    @discardableResult
+    public func switchCaptureDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws -> AudioDeviceSwitch {
+        try capture.switchDevice(to: device, options: options)
+    }
+    /// Moves rendering to another output while it runs. See `AudioDriverSide.switchDevice`.
+    @discardableResult
+    public func switchRenderDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws -> AudioDeviceSwitch {
+        try render.switchDevice(to: device, options: options)
+    }
 }

@@ -1,0 +1,68 @@
+import Foundation
+import MediaDevices
+import Synchronization
+
+/// An application's audio code on a thread of its own: plays the test tone into the driver's
+/// render side (if initialized), keeping 16 periods queued, and drains its capture side (if
+/// initialized), keeping the last `keepSeconds` captured.
+final class TonePump: @unchecked Sendable {
+    let driver: AudioDriver
+    let format: AudioFormat
+    private let stop = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var last: [Float]
+    private var position = 0
+    private var captured = 0
+
+    init(driver: AudioDriver, format: AudioFormat, keepSeconds: Double) {
+        self.driver = driver
+        self.format = format
+        last = [Float](repeating: 0, count: Int(keepSeconds * Double(format.sampleRate)) * format.channels)
+    }
+
+    func start() {
+        let renders = driver.isRenderingInitialized, captures = driver.isCaptureInitialized
+        Thread { [self] in
+            var sine = SineGenerator(frequency: AudioToneRun.frequency, amplitude: AudioToneRun.amplitude, sampleRate: format.sampleRate)
+            let period = driver.render.periodFrames ?? 512
+            var chunk = [Float](repeating: 0, count: period * format.channels)
+            var incoming = [Float](repeating: 0, count: 8192 * format.channels)
+            while !stop.load(ordering: .acquiring) {
+                // 16 periods (a third of a second at 1024 frames) queued: latency does not matter
+                // here, and a test thread starved that long on a busy host would leave gaps of silence.
+                while renders && driver.bus.renderSamplesQueued < 16 * chunk.count {
+                    chunk.withUnsafeMutableBufferPointer { sine.fill($0, channels: format.channels) }
+                    _ = chunk.withUnsafeBufferPointer { driver.bus.writeRenderData($0) }
+                }
+                let got = captures ? incoming.withUnsafeMutableBufferPointer { driver.bus.readCaptureData(into: $0) } : 0
+                if got > 0 {
+                    lock.withLock {
+                        for sample in incoming[0..<got] {
+                            last[position] = sample
+                            position = (position + 1) % last.count
+                        }
+                        captured += got
+                    }
+                }
+                usleep(2000)
+            }
+            done.signal()
+        }.start()
+    }
+
+    /// Stops the thread and waits for it.
+    func finish() {
+        stop.store(true, ordering: .releasing)
+        done.wait()
+    }
+
+    /// Interleaved samples captured so far.
+    var samplesCaptured: Int { lock.withLock { captured } }
+    /// The last `keepSeconds` captured (fewer before that much came), oldest first.
+    var kept: [Float] {
+        lock.withLock {
+            captured < last.count ? Array(last[..<position]) : Array(last[position...] + last[..<position])
+        }
+    }
+}
