@@ -24,20 +24,29 @@ final class AudioSwitchingTests: XCTestCase {
         for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
     }
 
+    /// A driver of its own on `device` (playing the tone into an output, recording an input),
+    /// running, with its pump started.
+    private func pump(on device: AudioDevice, keepSeconds: Double) throws -> TonePump {
+        let driver = AudioDriver()
+        if device.direction == .output {
+            try driver.initializeRendering(device: device, format: Self.format, options: Self.options)
+            try driver.startRendering()
+        } else {
+            try driver.initializeCapture(device: device, format: Self.format, options: Self.options)
+            try driver.startCapture()
+        }
+        let pump = TonePump(driver: driver, format: Self.format, keepSeconds: keepSeconds)
+        pump.start()
+        return pump
+    }
+
     /// The capture side moves ALSA → Pulse → ALSA while a tone plays into both.
     func testCaptureSwitchesBetweenALSAAndPulseWhileRunning() throws {
         try loadLoopback()
         let daemon = try PulseDaemon(name: "switch-capture")
         defer { daemon.kill() }
         // The two tone sources, played throughout.
-        let players = try [Self.aloopOut, Self.pulseOut].map { device -> TonePump in
-            let player = AudioDriver()
-            try player.initializeRendering(device: device, format: Self.format, options: Self.options)
-            try player.startRendering()
-            let pump = TonePump(driver: player, format: Self.format, keepSeconds: 0)
-            pump.start()
-            return pump
-        }
+        let players = try [Self.aloopOut, Self.pulseOut].map { try pump(on: $0, keepSeconds: 0) }
         defer { for player in players { player.finish(); player.driver.render.terminate() } }
 
         let driver = AudioDriver()
@@ -83,14 +92,7 @@ final class AudioSwitchingTests: XCTestCase {
         try loadLoopback()
         let daemon = try PulseDaemon(name: "switch-render")
         defer { daemon.kill() }
-        let recorders = try [Self.aloopIn, Self.pulseIn].map { device -> TonePump in
-            let recorder = AudioDriver()
-            try recorder.initializeCapture(device: device, format: Self.format, options: Self.options)
-            try recorder.startCapture()
-            let pump = TonePump(driver: recorder, format: Self.format, keepSeconds: 4 * Self.segment)
-            pump.start()
-            return pump
-        }
+        let recorders = try [Self.aloopIn, Self.pulseIn].map { try pump(on: $0, keepSeconds: 4 * Self.segment) }
         defer { for recorder in recorders { recorder.finish(); recorder.driver.capture.terminate() } }
 
         let driver = AudioDriver()
