@@ -136,6 +136,66 @@ final class USBMicrophoneTests: XCTestCase {
                      microphone.enumerationSeconds, tone?.frequency ?? .nan))
     }
 
+    /// Issue 14: with `fallbackDevice` set to the default input, unplugging the microphone while
+    /// recording moves the capture side there: `onFallback` says so, `onStop` hears nothing, and
+    /// the same bus goes on with what the default input records (snd-aloop as card 0, a tone
+    /// played into its other end).
+    func testUnplugWhileRecordingFallsBackToTheDefaultInput() throws {
+        try Rig.run("modprobe snd-aloop index=0")
+        let cards = try String(contentsOfFile: "/proc/asound/cards", encoding: .utf8)
+        XCTAssertTrue(cards.contains(" 0 [Loopback"), "the default input must be snd-aloop (card 0): \(cards)")
+        // ALSA's `default` PCM (alsa-lib's built-in one: plughw:0 here; enumeration lists it only
+        // when the configuration gives it a hint description, which the rig's does not).
+        let fallback = AudioDevice.alsa("default", direction: .input)
+        // The tone into the loopback's playback end whose capture end is card 0's device 0.
+        let player = AudioDriver()
+        try player.initializeRendering(device: .alsa("hw:Loopback,1,0", direction: .output), format: Self.format, options: Self.options)
+        try player.startRendering()
+        let tone = TonePump(driver: player, format: Self.format, keepSeconds: 0)
+        tone.start()
+        defer { tone.finish(); player.render.terminate() }
+
+        let microphone = try USBMicrophone.plug()
+        let device = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName })
+        let driver = AudioDriver()
+        let stops = StopCounter(driver)
+        let fellBack = FallbackRecorder()
+        driver.capture.fallbackDevice = fallback
+        driver.capture.onFallback = { change, error in fellBack.record(change, error) }
+        try driver.initializeCapture(device: device, format: Self.format, options: Self.options)
+        try driver.startCapture()
+        XCTAssertEqual(Self.capture(driver, frames: 24_000).count, 24_000, "0.5 s from the microphone")
+        XCTAssertEqual(microphone.unplug(), 0)
+        XCTAssertTrue(Soak.waitUntil(seconds: 10) { fellBack.count > 0 }, "onFallback after the unplug")
+        let (change, error) = try XCTUnwrap(fellBack.first)
+        XCTAssertEqual(error.code, .disconnected, String(describing: error))
+        XCTAssertEqual(change.from?.name, microphone.hwName)
+        XCTAssertEqual(change.to, fallback)
+        XCTAssertTrue(driver.isCapturing, "the capture side runs on")
+        XCTAssertEqual(driver.capture.device, fallback)
+        // The bus goes on: what the default input records is the tone played into the loopback.
+        _ = Self.capture(driver, frames: 48_000)  // whatever the two devices left in the bus
+        let after = Self.capture(driver, frames: 48_000)
+        XCTAssertEqual(after.count, 48_000, "a second from the default input")
+        let measured = AudioToneRun.assertTone(after.map { Float($0) / 32768 }, format: Self.format, label: "after the fallback")
+        XCTAssertEqual(stops.capture, 0, "onStop heard nothing: the side never ended")
+        driver.stopCapture()
+        XCTAssertEqual(stops.capture, 1)
+        XCTAssertEqual(stops.errors, 0)
+        driver.capture.terminate()
+        print(String(format: "figure: USB microphone unplugged while recording, fallback: %@ → %@ (opened in %.1f ms), the bus went on with %.3f Hz from the default input",
+                     change.from?.uniqueID ?? "?", change.to.uniqueID, change.openSeconds * 1000, measured?.frequency ?? .nan))
+    }
+
+    /// What `onFallback` reported, from the audio thread.
+    final class FallbackRecorder: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [(AudioDeviceSwitch, MediaDevicesError)] = []
+        func record(_ change: AudioDeviceSwitch, _ error: MediaDevicesError) { lock.withLock { seen.append((change, error)) } }
+        var count: Int { lock.withLock { seen.count } }
+        var first: (AudioDeviceSwitch, MediaDevicesError)? { lock.withLock { seen.first } }
+    }
+
     // MARK: Command line
 
     func testRecordCommandWritesTheTone() throws {

@@ -13,6 +13,8 @@ public final class AudioDriverSide: Sendable {
         var shortfallBaseline = 0
         var onStop: (@Sendable (MediaDevicesError?) -> Void)?
         var observer: AudioPeriodObserver?
+        var fallback: AudioDevice?
+        var onFallback: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)?
     }
 
     /// `.input` for the capture side, `.output` for the render side.
@@ -95,6 +97,24 @@ public final class AudioDriverSide: Sendable {
         set { state.withLock { $0.onStop = newValue } }
     }
 
+    /// Where the side goes when its device is lost mid-run (a USB microphone unplugged, a Pulse
+    /// sink removed): instead of ending with `.disconnected`, the audio thread opens this device
+    /// in the bus's format and runs on, and `onFallback` says so. If it cannot be opened (or
+    /// is the device that was lost), the run ends as it would have. Nil (the default): no fallback.
+    /// Read when the loss happens; pick it with `AudioDevice.enumerate()`, e.g. the default input.
+    public var fallbackDevice: AudioDevice? {
+        get { state.withLock { $0.fallback } }
+        set { state.withLock { $0.fallback = newValue } }
+    }
+
+    /// Called on the audio thread once the side fell back to `fallbackDevice`, with what moved
+    /// (`gapSeconds` nil: it is told before the new device runs) and the error that lost the old
+    /// device. `onStop` is not called for it. Takes effect at the next `start()`.
+    public var onFallback: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)? {
+        get { state.withLock { $0.onFallback } }
+        set { state.withLock { $0.onFallback = newValue } }
+    }
+
     /// Called on the audio thread after every period (see `AudioPeriodObserver`); takes effect
     /// at the next `start()`.
     public var periodObserver: AudioPeriodObserver? {
@@ -147,8 +167,16 @@ public final class AudioDriverSide: Sendable {
         let handler = state.onStop
         let observer = state.observer
         do {
+            let onFallback = state.onFallback
             state.thread = try CaptureThread(name: direction == .input ? "audio-capture" : "audio-render") { [self] in
-                let failure = stream.run(bus: bus, counters: counters, wake: wake, observer: observer) { self.stopRequested.load(ordering: .acquiring) }
+                var stream = stream
+                var failure: MediaDevicesError?
+                while true {
+                    failure = stream.run(bus: bus, counters: counters, wake: wake, observer: observer) { self.stopRequested.load(ordering: .acquiring) }
+                    guard let lost = failure, lost.code == .disconnected, !self.stopRequested.load(ordering: .acquiring),
+                          let next = self.fallBack(from: stream, after: lost, report: onFallback) else { break }
+                    stream = next
+                }
                 // A run that a device switch ends is not an end: the side runs on, on the new device.
                 guard !self.switching.load(ordering: .acquiring) else { return }
                 if let failure { self.lastFailure.withLock { $0 = failure } }
@@ -216,6 +244,29 @@ public final class AudioDriverSide: Sendable {
         return AudioDeviceSwitch(from: oldDevice, to: device, openSeconds: Double(opened - openStarted) / 1e9,
                                  pauseSeconds: Double(restarted - opened) / 1e9,
                                  gapSeconds: firstNewPeriod.flatMap { lastOldPeriod > 0 && $0 > lastOldPeriod ? Double($0 - lastOldPeriod) / 1e9 : nil })
+    }
+
+    /// On the audio thread, after `lost` ended the run of `stream`: opens `fallbackDevice` in
+    /// the same format, puts it in `stream`'s place, closes `stream` and reports; nil (and nothing
+    /// changed) when there is no usable fallback.
+    private func fallBack(from stream: any AudioBackendStream, after lost: MediaDevicesError,
+                          report: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)?) -> (any AudioBackendStream)? {
+        let (fallback, from, options) = state.withLock { ($0.fallback, $0.device, $0.options) }
+        guard let fallback, fallback != from else { return nil }
+        let started = MonotonicClock.now()
+        guard let next = try? Self.open(fallback, format: stream.format, options: options) else { return nil }
+        guard next.format == stream.format else {
+            next.close()
+            return nil
+        }
+        let opened = MonotonicClock.now()
+        state.withLock {
+            $0.stream = next
+            $0.device = fallback
+        }
+        stream.close()
+        report?(AudioDeviceSwitch(from: from, to: fallback, openSeconds: Double(opened - started) / 1e9, pauseSeconds: 0, gapSeconds: nil), lost)
+        return next
     }
 
     /// Stops the audio thread and waits for it (at most a period). The device stays open.
