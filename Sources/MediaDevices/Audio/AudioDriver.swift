@@ -197,7 +197,9 @@ public final class AudioDriverSide: Sendable {
     /// `initialize`); then the old run stops, the new one starts, and the old device closes.
     /// Returns once the new device moved its first period (at most a second), with the gap.
     ///
-    /// The old run's end is not reported to `onStop`. If the new device cannot be opened or does
+    /// The old run's end is not reported to `onStop` (if it ended on its own while the new device
+    /// was opening, `onStop` heard that, and the side starts again on the new device, as the
+    /// caller asked of a running side). If the new device cannot be opened or does
     /// not take the bus's exact format, this throws and the old device runs on untouched. Frames
     /// the render side had queued in the old device and not yet played are dropped with it.
     @discardableResult
