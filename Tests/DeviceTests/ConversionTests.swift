@@ -52,16 +52,24 @@ final class ConversionTests: XCTestCase {
     static let greyFormats: Set<PixelFormat> = [.grey, .y10, .y12, .y16, .y16BigEndian]
 
     /// The largest bar-colour error allowed for `format`. YUV: libyuv's fixed-point BT.601
-    /// misses saturated blue by 5 (measured; FFmpeg's swscale by 1). 15/16-bit RGB keeps 4 to 6
-    /// bits per channel: one step of its coarsest channel (16 for 4 bits, 8 for 5). Lossless
-    /// RGB and grey (8 bits or more), and Bayer (demosaicing mixes colours only at the bars'
-    /// edges; the centres are checked): 2.
+    /// misses saturated blue by 5 (measured; FFmpeg's swscale by 1). Packed 16-bit YUV keeps 4
+    /// or 5 bits of its coarsest field, which the kernel truncates to: one step of it (17 levels
+    /// for 4 bits, 8 for 5) plus libyuv's 3 (measured: YUV444 17, YUV555 8, YUV565 6). 15/16-bit
+    /// RGB keeps 4 to 6 bits per channel: one step of its coarsest channel (16 for 4 bits, 8 for
+    /// 5). HSV: one step of its hue (2° of 180 steps, or 1.4° of 256: 8.5 levels at full
+    /// saturation; the kernel's own RGB → HSV rounds magenta a step off). Lossless RGB and grey
+    /// (8 bits or more), RGB332 and BGR666 (the bars are all ones or zero in each channel, which
+    /// any bit depth keeps), and Bayer (demosaicing mixes colours only at the bars' edges; the
+    /// centres are checked): 2.
     static func tolerance(_ format: PixelFormat) -> Int {
-        if format.isYUV { return 6 }
         switch format {
+        case .yuv444: return 20
+        case .yuv555, .yuv565: return 11
+        case _ where format.isYUV: return 6
         case .rgb444, .xrgb444, .argb444, .rgbx444, .rgba444, .xbgr444, .abgr444, .bgrx444, .bgra444: return 16
         case .rgb565, .rgb565BigEndian, .rgb555, .xrgb555, .argb555, .xbgr555, .abgr555,
-             .rgb555BigEndian, .xrgb555BigEndian, .argb555BigEndian: return 8
+             .rgb555BigEndian, .xrgb555BigEndian, .argb555BigEndian, .rgbx555, .rgba555, .bgrx555, .bgra555: return 8
+        case .hsv24, .hsv32: return 9
         default: return 2
         }
     }
@@ -90,7 +98,13 @@ final class ConversionTests: XCTestCase {
             let marks = (printed["formats"] as? [[String: Any]])?.map { $0["convertible"] as? Bool } ?? []
             XCTAssertEqual(marks, formats.map { $0.isConvertible }, "\(node): formats --json marks")
             let readable = formats.filter(\.isConvertible).map(\.pixelFormat.name)
-            print("figure: vivid node \(index) (\(node)): \(readable.count) of \(formats.count) formats convertible (\(readable.joined(separator: " ")))")
+            // Each format left out, with the reason (`mediadevices formats` marks them too).
+            let left = formats.filter { !$0.isConvertible }.map { format in
+                "\(format.pixelFormat.name) (\(format.pixelFormat.isKnown ? "the pipeline has no reader for it" : "a fourcc MediaDevices does not know"))"
+            }
+            print("figure: vivid node \(index) (\(node)): \(readable.count) of \(formats.count) formats convertible (\(readable.joined(separator: " ")))"
+                  + (left.isEmpty ? "; none left out" : "; not converted: " + left.joined(separator: ", ")))
+            XCTAssertEqual(left, [], "\(node): every format vivid offers converts")
         }
     }
 

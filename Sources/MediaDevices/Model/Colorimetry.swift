@@ -24,6 +24,10 @@ public struct Colorimetry: Hashable, Sendable, CustomStringConvertible {
     public var matrix: Matrix
     /// The range.
     public var range: Range
+    /// For HSV formats, the hue's steps in a full turn as V4L2's `hsv_enc` states it: 180
+    /// (`V4L2_HSV_ENC_180`, 2° a step) or 256 (`V4L2_HSV_ENC_256`); `nil` for other formats,
+    /// and HSV frames without it are read as 180.
+    public var hueSteps: Int?
 
     /// A colorimetry of `matrix` and `range`.
     public init(matrix: Matrix, range: Range) {

@@ -1,7 +1,8 @@
 // Raw Bayer formats the pipeline reads (through libv4lconvert): one colour sample per pixel, in
 // rows alternating two colours. The name gives the first two rows' first two samples: BGGR is
-// rows B G B G... then G R G R... 10- and 16-bit samples are little-endian 16-bit words (10-bit
-// in the low bits). The 12-bit and packed (MIPI) variants are not read: libv4lconvert lacks them.
+// rows B G B G... then G R G R... 10-, 12- and 16-bit samples are little-endian 16-bit words
+// (10 and 12 bits in the low bits), reduced to 8 bits with libyuv before libv4lconvert demosaics
+// them. The packed (MIPI) variants are not read.
 
 extension PixelFormat {
     /// 8-bit Bayer, rows BGBG.., GRGR.. (V4L2 `SBGGR8`).
@@ -20,6 +21,14 @@ extension PixelFormat {
     public static let sgrbg10 = PixelFormat("BA10", drm: nil, name: "SGRBG10", layout: .packed(2), yuv: false)
     /// 10-bit Bayer in 16-bit words, rows RGRG.., GBGB.. (V4L2 `SRGGB10`).
     public static let srggb10 = PixelFormat("RG10", drm: nil, name: "SRGGB10", layout: .packed(2), yuv: false)
+    /// 12-bit Bayer in 16-bit words, rows BGBG.., GRGR.. (V4L2 `SBGGR12`).
+    public static let sbggr12 = PixelFormat("BG12", drm: nil, name: "SBGGR12", layout: .packed(2), yuv: false)
+    /// 12-bit Bayer in 16-bit words, rows GBGB.., RGRG.. (V4L2 `SGBRG12`).
+    public static let sgbrg12 = PixelFormat("GB12", drm: nil, name: "SGBRG12", layout: .packed(2), yuv: false)
+    /// 12-bit Bayer in 16-bit words, rows GRGR.., BGBG.. (V4L2 `SGRBG12`).
+    public static let sgrbg12 = PixelFormat("BA12", drm: nil, name: "SGRBG12", layout: .packed(2), yuv: false)
+    /// 12-bit Bayer in 16-bit words, rows RGRG.., GBGB.. (V4L2 `SRGGB12`).
+    public static let srggb12 = PixelFormat("RG12", drm: nil, name: "SRGGB12", layout: .packed(2), yuv: false)
     /// 16-bit Bayer, rows BGBG.., GRGR.. (V4L2 `SBGGR16`).
     public static let sbggr16 = PixelFormat("BYR2", drm: nil, name: "SBGGR16", layout: .packed(2), yuv: false)
     /// 16-bit Bayer, rows GBGB.., RGRG.. (V4L2 `SGBRG16`).
@@ -32,6 +41,6 @@ extension PixelFormat {
     /// The formats of this file, in the order `PixelFormat.all` lists them.
     static let bayerFormats: [PixelFormat] = [
         .sbggr8, .sgbrg8, .sgrbg8, .srggb8, .sbggr10, .sgbrg10, .sgrbg10, .srggb10,
-        .sbggr16, .sgbrg16, .sgrbg16, .srggb16,
+        .sbggr12, .sgbrg12, .sgrbg12, .srggb12, .sbggr16, .sgbrg16, .sgrbg16, .srggb16,
     ]
 }

@@ -63,7 +63,7 @@ extension PixelFormat {
         .yuyv, .uyvy, .yvyu, .vyuy, .nv12, .nv21, .nv16, .nv61, .yu12, .yv12, .nv12m, .nv21m,
         .yuv420m, .grey, .rgb24, .bgr24, .xrgb32, .argb32, .xbgr32, .abgr32, .rgbx32, .rgba32,
         .bgrx32, .bgra32, .rgb565, .mjpeg, .jpeg,
-    ] + moreFormats + bayerFormats
+    ] + moreFormats + bayerFormats + rareFormats
 
     static let byV4L2Code: [FourCC: PixelFormat] = Dictionary(uniqueKeysWithValues: all.map { ($0.fourCC, $0) })
 

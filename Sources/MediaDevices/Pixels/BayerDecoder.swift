@@ -1,7 +1,7 @@
 import CV4LConvert
 import CYUV
 
-/// Demosaics raw Bayer frames (8-, 10- and 16-bit; BGGR, GBRG, GRBG, RGGB) into RGB24 (bytes R,
+/// Demosaics raw Bayer frames (8-, 10-, 12- and 16-bit; BGGR, GBRG, GRBG, RGGB) into RGB24 (bytes R,
 /// G, B) with libv4lconvert, through a converter with no device behind it (`CV4LConvert`): no
 /// software controls, so no white balance, gamma or flipping, only the format conversion.
 final class BayerDecoder {
@@ -22,11 +22,12 @@ final class BayerDecoder {
     /// The 8-bit format of the same order, and the significant bits, of each wider Bayer format.
     private static let reduced: [FourCC: (eightBit: FourCC, bits: Int)] = [
         "BG10": ("BA81", 10), "GB10": ("GBRG", 10), "BA10": ("GRBG", 10), "RG10": ("RGGB", 10),
+        "BG12": ("BA81", 12), "GB12": ("GBRG", 12), "BA12": ("GRBG", 12), "RG12": ("RGGB", 12),
         "BYR2": ("BA81", 16), "GB16": ("GBRG", 16), "GR16": ("GRBG", 16), "RG16": ("RGGB", 16),
     ]
 
     /// Writes `frame` as RGB24 into `rgb`, already prepared at the frame's size (tight rows).
-    /// 10- and 16-bit samples are first reduced to 8 bits into `samples` with libyuv's
+    /// 10-, 12- and 16-bit samples are first reduced to 8 bits into `samples` with libyuv's
     /// `Convert16To8Plane`: libv4lconvert would reduce them in place, writing into the capture
     /// buffer other consumers read, and ignoring its row padding. Throws `.corruptFrame` when
     /// libv4lconvert refuses the frame.

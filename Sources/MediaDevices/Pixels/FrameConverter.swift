@@ -17,7 +17,7 @@ public final class FrameConverter: @unchecked Sendable {
     private var out = ImageBuffer()
     private let stage = ImageBuffer()
     private let scratch = ImageBuffer()
-    private let unpacked = ImageBuffer()
+    private let unpacked = (ImageBuffer(), ImageBuffer())
     private let stepA = ImageBuffer()
     private let stepB = ImageBuffer()
     private let decoded = ImageBuffer()

@@ -61,17 +61,25 @@ enum PixelKind: Equatable {
     indirect case bigEndian16(PixelKind)
     /// A 16-bit RGB format libyuv expands only in the ARGB order (`argb1555`, `argb4444`) with its
     /// channels in another order: expanded to 32 bits, which then read as the 32-bit kind `as`
-    /// (XBGR555 as `abgr`, RGBA444 as `rgba`, BGRA444 as `bgra`...).
+    /// (XBGR555 as `abgr`, RGBA444 as `rgba`, BGRA444 as `bgra`...; packed 16-bit YUV as `yuv32`,
+    /// which takes a second pass).
     indirect case widened16(PixelKind, as: PixelKind)
 
-    /// Raw Bayer samples (8, 10 or 16 bits; BGGR, GBRG, GRBG, RGGB): demosaiced to RGB24 by
+    /// A 16-bit format with its one-bit alpha field last (RGBX555, RGBA555, BGRX555, BGRA555):
+    /// its words shifted right by one bit (libyuv's `ConvertToLSBPlane_16`), which makes the
+    /// A/X-first layout of the kind it holds (`argb1555`, or XBGR555 read as `widened16`).
+    indirect case shifted16(PixelKind)
+    /// A format no library reads (RGB332, BGR666, HSV): unpacked into ARGB by `ScalarUnpacking`.
+    case scalar(ScalarUnpacking.Layout)
+
+    /// Raw Bayer samples (8, 10, 12 or 16 bits; BGGR, GBRG, GRBG, RGGB): demosaiced to RGB24 by
     /// libv4lconvert (`BayerDecoder`) before any libyuv step, as JPEG is decoded first.
     case bayer
 
     /// Whether frames of this kind go through `PixelUnpacking` before a libyuv writer reads them.
     var needsUnpacking: Bool {
         switch self {
-        case .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16: return true
+        case .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16, .shifted16, .scalar: return true
         default: return false
         }
     }
@@ -124,7 +132,19 @@ enum PixelKind: Equatable {
         case "RX12", "RA12": self = .widened16(.argb4444, as: .rgba)
         case "XB12", "AB12": self = .widened16(.argb4444, as: .abgr)
         case "BX12", "GA12": self = .widened16(.argb4444, as: .bgra)
-        case "BA81", "GBRG", "GRBG", "RGGB", "BG10", "GB10", "BA10", "RG10", "BYR2", "GB16", "GR16", "RG16": self = .bayer
+        case "RX15", "RA15": self = .shifted16(.argb1555)
+        case "BX15", "BA15": self = .shifted16(.widened16(.argb1555, as: .abgr))
+        // Packed 16-bit YUV has the fields of 16-bit RGB with Y, Cb, Cr for R, G, B: libyuv
+        // widens them to bytes Cr, Cb, Y, A, which split as VUYA does.
+        case "Y444": self = .widened16(.argb4444, as: .yuv32(y: 2, u: 1, v: 0))
+        case "YUVO": self = .widened16(.argb1555, as: .yuv32(y: 2, u: 1, v: 0))
+        case "YUVP": self = .widened16(.rgb565, as: .yuv32(y: 2, u: 1, v: 0))
+        case "RGB1": self = .scalar(.rgb332)
+        case "BGRH": self = .scalar(.bgr666)
+        case "HSV3": self = .scalar(.hsv24)
+        case "HSV4": self = .scalar(.hsv32)
+        case "BA81", "GBRG", "GRBG", "RGGB", "BG10", "GB10", "BA10", "RG10", "BG12", "GB12", "BA12", "RG12",
+             "BYR2", "GB16", "GR16", "RG16": self = .bayer
         default:
             switch format.drmFourCC?.description {
             case "AR30", "XR30": self = .ar30

@@ -10,10 +10,14 @@ import CYUV
 /// - Y16_BE: `SplitUVPlane` (high bytes one way, low bytes the other) → 8-bit grey.
 /// - big-endian 16-bit RGB: `SwapUVPlane` (swaps each byte pair) → the little-endian format.
 /// - 16-bit RGB in orders other than A/X-R-G-B: `ARGB1555ToARGB` / `ARGB4444ToARGB` → a 32-bit
-///   format whose byte order is then fixed by the writer (`ABGRToARGB`...).
+///   format whose byte order is then fixed by the writer (`ABGRToARGB`...); packed 16-bit YUV the
+///   same way → packed 32-bit YUV, which a second pass splits.
+/// - 16-bit RGB with the alpha bit last: `ConvertToLSBPlane_16` (each word shifted right by one)
+///   → the A/X-first layout.
+/// - RGB332, BGR666, HSV: `ScalarUnpacking` (no library reads them) → ARGB.
 ///
-/// The kind a pass returns never needs unpacking again, so a writer reads it at once (with its
-/// own scratch buffer, not this one, for the steps it takes).
+/// A pass may return a kind that needs a second pass (packed 16-bit YUV, BGRX555): the writers
+/// give that pass the other of their two unpacking buffers, so no pass reads what it writes.
 enum PixelUnpacking {
     /// `s` rewritten into `scratch` as the returned kind, with libyuv's status (0 on success);
     /// `nil` when `kind` needs no pass. `spare` is memory of at least `s.width` × `s.height`
@@ -60,6 +64,18 @@ enum PixelUnpacking {
         case .widened16(let inner, let order):
             let widened = PixelWriters.widen(s, inner, into: scratch)
             return (widened.status, widened.view, order)
+        case .shifted16(let inner):
+            scratch.prepare(s.pixelFormat, size, colorimetry: s.colorimetry)
+            let words = UnsafeRawPointer(s.plane0.base)?.assumingMemoryBound(to: UInt16.self)
+            let out = UnsafeMutableRawPointer(scratch.plane(0)).assumingMemoryBound(to: UInt16.self)
+            // libyuv's scale: value × 2^15 >> 16, one bit to the right.
+            ConvertToLSBPlane_16(words, s.plane0.stride / 2, out, scratch.stride(0) / 2, w, h, 15)
+            return (0, scratch.view, inner)
+        case .scalar(let layout):
+            scratch.prepare(.argb, size, colorimetry: s.colorimetry)
+            let status = ScalarUnpacking.toARGB(layout, s.plane0, scratch.plane(0), scratch.stride(0), width: w, height: h,
+                                                hueSteps: s.colorimetry.hueSteps ?? 180)
+            return (status, scratch.view, .argb)
         default:
             return nil
         }

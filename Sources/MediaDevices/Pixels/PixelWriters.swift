@@ -11,11 +11,13 @@ enum PixelWriters {
     }
 
     /// Writes `s` as I420 into `d`. `scratch` holds intermediates for NV16 and 10- and 16-bit
-    /// RGB; `unpacked` holds what `PixelUnpacking` prepares for the kinds that need it.
-    static func toI420(_ s: ImageView, _ kind: PixelKind, _ d: ImageBuffer, scratch: ImageBuffer, unpacked: ImageBuffer) -> Int32 {
-        if let prepared = PixelUnpacking.unpack(s, kind, into: unpacked, spare: (d.plane(0), d.stride(0))) {
+    /// RGB; `unpacked` holds what `PixelUnpacking` prepares for the kinds that need it (a second
+    /// pass writes into the other buffer of the two).
+    static func toI420(_ s: ImageView, _ kind: PixelKind, _ d: ImageBuffer, scratch: ImageBuffer,
+                       unpacked: (ImageBuffer, ImageBuffer)) -> Int32 {
+        if let prepared = PixelUnpacking.unpack(s, kind, into: unpacked.0, spare: (d.plane(0), d.stride(0))) {
             guard prepared.status == 0 else { return prepared.status }
-            return toI420(prepared.view, prepared.kind, d, scratch: scratch, unpacked: unpacked)
+            return toI420(prepared.view, prepared.kind, d, scratch: scratch, unpacked: (unpacked.1, unpacked.0))
         }
         let w = s.width, h = s.height
         let (y, ys) = (d.plane(0), d.stride(0))
@@ -59,7 +61,7 @@ enum PixelWriters {
         case .i444(let swapped):
             let (su, sv) = swapped ? (s.plane2, s.plane1) : (s.plane1, s.plane2)
             return I444ToI420(s.plane0.base, s.plane0.stride, su.base, su.stride, sv.base, sv.stride, y, ys, u, us, v, vs, w, h)
-        case .jpeg, .bayer, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16: return -1
+        case .jpeg, .bayer, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16, .shifted16, .scalar: return -1
         }
     }
 
@@ -89,10 +91,11 @@ enum PixelWriters {
 
     /// Writes `s` as ARGB (bytes B, G, R, A) into `d`, with `s`'s matrix and range for YUV.
     /// `scratch` and `unpacked` as for `toI420`.
-    static func toARGB(_ s: ImageView, _ kind: PixelKind, _ d: ImageBuffer, scratch: ImageBuffer, unpacked: ImageBuffer) -> Int32 {
-        if let prepared = PixelUnpacking.unpack(s, kind, into: unpacked, spare: (d.plane(0), d.stride(0))) {
+    static func toARGB(_ s: ImageView, _ kind: PixelKind, _ d: ImageBuffer, scratch: ImageBuffer,
+                       unpacked: (ImageBuffer, ImageBuffer)) -> Int32 {
+        if let prepared = PixelUnpacking.unpack(s, kind, into: unpacked.0, spare: (d.plane(0), d.stride(0))) {
             guard prepared.status == 0 else { return prepared.status }
-            return toARGB(prepared.view, prepared.kind, d, scratch: scratch, unpacked: unpacked)
+            return toARGB(prepared.view, prepared.kind, d, scratch: scratch, unpacked: (unpacked.1, unpacked.0))
         }
         let w = s.width, h = s.height
         let (a, stride) = (d.plane(0), d.stride(0))
@@ -139,7 +142,7 @@ enum PixelWriters {
             return I444ToARGBMatrix(s.plane0.base, s.plane0.stride, su.base, su.stride, sv.base, sv.stride, a, stride, k, w, h)
         case .argb1555: return ARGB1555ToARGB(s.plane0.base, s.plane0.stride, a, stride, w, h)
         case .argb4444: return ARGB4444ToARGB(s.plane0.base, s.plane0.stride, a, stride, w, h)
-        case .jpeg, .bayer, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16: return -1
+        case .jpeg, .bayer, .nv24, .yuv32, .grey16, .grey16BigEndian, .bigEndian16, .widened16, .shifted16, .scalar: return -1
         }
     }
 

@@ -4,7 +4,8 @@ extension Colorimetry {
     /// The colorimetry a V4L2 format states, with the kernel's rules for the `DEFAULT` values
     /// (`V4L2_MAP_YCBCR_ENC_DEFAULT`, `V4L2_MAP_QUANTIZATION_DEFAULT` in videodev2.h): the
     /// encoding follows the colorspace (REC709 and DCI-P3 → BT.709, BT2020 → BT.2020, else
-    /// BT.601); the range is full for RGB and for the JPEG colorspace, limited otherwise.
+    /// BT.601); the range is full for RGB and for the JPEG colorspace, limited otherwise. For
+    /// HSV formats the field holds the hue encoding instead (`hueSteps`).
     init(v4l2Colorspace colorspace: UInt32, encoding: UInt32, quantization: UInt32, isYUV: Bool) {
         let matrix: Matrix
         switch encoding {
@@ -25,5 +26,11 @@ extension Colorimetry {
         default: range = !isYUV || colorspace == V4L2_COLORSPACE_JPEG.rawValue ? .full : .limited
         }
         self.init(matrix: matrix, range: range)
+        // HSV formats state their hue encoding in the same field (`hsv_enc`).
+        switch encoding {
+        case V4L2_HSV_ENC_180.rawValue: hueSteps = 180
+        case V4L2_HSV_ENC_256.rawValue: hueSteps = 256
+        default: break
+        }
     }
 }

@@ -2,7 +2,7 @@ import TestSupport
 import XCTest
 @testable import MediaDevices
 
-/// Bayer frames (8-, 10- and 16-bit, the four orders) made here by hand from four flat colour
+/// Bayer frames (8-, 10-, 12- and 16-bit, the four orders) made here by hand from four flat colour
 /// bars, with padded rows, demosaiced by libv4lconvert: inside each bar (away from the edges,
 /// where demosaicing mixes neighbours) ARGB gives the bar's colour; and converting them
 /// allocates nothing per frame.
@@ -16,6 +16,7 @@ final class BayerConversionTests: XCTestCase {
     static let cases: [(format: PixelFormat, order: String, bits: Int)] = [
         (.sbggr8, "BGGR", 8), (.sgbrg8, "GBRG", 8), (.sgrbg8, "GRBG", 8), (.srggb8, "RGGB", 8),
         (.sbggr10, "BGGR", 10), (.sgbrg10, "GBRG", 10), (.sgrbg10, "GRBG", 10), (.srggb10, "RGGB", 10),
+        (.sbggr12, "BGGR", 12), (.sgbrg12, "GBRG", 12), (.sgrbg12, "GRBG", 12), (.srggb12, "RGGB", 12),
         (.sbggr16, "BGGR", 16), (.sgbrg16, "GBRG", 16), (.sgrbg16, "GRBG", 16), (.srggb16, "RGGB", 16),
     ]
 

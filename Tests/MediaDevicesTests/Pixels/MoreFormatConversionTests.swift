@@ -177,64 +177,68 @@ final class MoreFormatConversionTests: XCTestCase {
         rgb16Case(.bgra444, "BGRA", [4, 4, 4, 4]),
     ]
 
-    func convert(_ image: PaddedImage, to target: PixelFormat) throws -> [UInt8] {
+    static func convert(_ image: PaddedImage, to target: PixelFormat) throws -> [UInt8] {
         let converter = try FrameConverter(output: OutputFormat(target))
         return try image.withFrame { frame in try converter.convert(frame) { tightBytes($0) } }
     }
 
     /// The largest difference between two byte arrays of the same length.
-    func largestDifference(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    static func largestDifference(_ a: [UInt8], _ b: [UInt8]) -> Int {
         zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
     }
 
     func testEveryNewFormatGivesItsColoursInARGBAndItsPlanesInI420AndNV12() throws {
         XCTAssertEqual(Self.cases.count, PixelFormat.moreFormats.count, "a case per format of PixelFormatTable+More")
-        for testCase in Self.cases {
-            let format = testCase.format
-            XCTAssertTrue(FrameConverter.canConvert(format), "\(format)")
-            let image = PaddedImage(tight: testCase.bytes, pixelFormat: format, width: Self.width, height: Self.height)
-            let argb = try convert(image, to: .argb)
-            XCTAssertEqual(argb.count, Self.width * Self.height * 4, "\(format)")
-            guard argb.count == Self.width * Self.height * 4 else { continue }
-            var worst = 0
-            for row in 0..<Self.height {
-                for x in 0..<Self.width {
-                    let i = (row * Self.width + x) * 4
-                    let want = testCase.expected(Self.bar(x))
-                    worst = max(worst, abs(Int(argb[i + 2]) - want.r), abs(Int(argb[i + 1]) - want.g), abs(Int(argb[i]) - want.b))
-                }
-            }
-            XCTAssertLessThanOrEqual(worst, testCase.tolerance, "\(format) → ARGB: colours off by \(worst)")
+        for testCase in Self.cases { try Self.assertConverts(testCase) }
+    }
 
-            // I420: the planes the image was made of (YUV, grey), or the expected colours' own
-            // conversion (RGB: libyuv's RGB → YUV, which the existing formats already test).
-            let i420 = try convert(image, to: .yu12)
-            let wantI420: [UInt8]
-            if let planes = testCase.i420 {
-                wantI420 = planes
-            } else {
-                var bgra: [UInt8] = []
-                for _ in 0..<Self.height {
-                    for x in 0..<Self.width {
-                        let c = testCase.expected(Self.bar(x))
-                        bgra += [UInt8(c.b), UInt8(c.g), UInt8(c.r), 255]
-                    }
-                }
-                wantI420 = try convert(PaddedImage(tight: bgra, pixelFormat: .abgr32, width: Self.width, height: Self.height), to: .yu12)
+    /// `testCase` converted to ARGB gives its colours, and to I420 and NV12 its planes (or, for
+    /// RGB, libyuv's conversion of its colours).
+    static func assertConverts(_ testCase: Case) throws {
+        let format = testCase.format
+        XCTAssertTrue(FrameConverter.canConvert(format), "\(format)")
+        let image = PaddedImage(tight: testCase.bytes, pixelFormat: format, width: Self.width, height: Self.height)
+        let argb = try convert(image, to: .argb)
+        XCTAssertEqual(argb.count, Self.width * Self.height * 4, "\(format)")
+        guard argb.count == Self.width * Self.height * 4 else { return }
+        var worst = 0
+        for row in 0..<Self.height {
+            for x in 0..<Self.width {
+                let i = (row * Self.width + x) * 4
+                let want = testCase.expected(Self.bar(x))
+                worst = max(worst, abs(Int(argb[i + 2]) - want.r), abs(Int(argb[i + 1]) - want.g), abs(Int(argb[i]) - want.b))
             }
-            XCTAssertEqual(i420.count, wantI420.count, "\(format) → I420 size")
-            let i420Error = largestDifference(i420, wantI420)
-            XCTAssertLessThanOrEqual(i420Error, testCase.i420 == nil ? 2 : 0, "\(format) → I420: off by \(i420Error)")
-
-            // NV12: the same samples with the chroma interleaved.
-            let nv12 = try convert(image, to: .nv12)
-            let luma = Self.width * Self.height, chroma = luma / 4
-            var wantNV12 = Array(wantI420[0..<luma])
-            for i in 0..<chroma { wantNV12 += [wantI420[luma + i], wantI420[luma + chroma + i]] }
-            XCTAssertEqual(nv12.count, wantNV12.count, "\(format) → NV12 size")
-            let nv12Error = largestDifference(nv12, wantNV12)
-            XCTAssertLessThanOrEqual(nv12Error, testCase.i420 == nil ? 2 : 0, "\(format) → NV12: off by \(nv12Error)")
         }
+        XCTAssertLessThanOrEqual(worst, testCase.tolerance, "\(format) → ARGB: colours off by \(worst)")
+
+        // I420: the planes the image was made of (YUV, grey), or the expected colours' own
+        // conversion (RGB: libyuv's RGB → YUV, which the existing formats already test).
+        let i420 = try convert(image, to: .yu12)
+        let wantI420: [UInt8]
+        if let planes = testCase.i420 {
+            wantI420 = planes
+        } else {
+            var bgra: [UInt8] = []
+            for _ in 0..<Self.height {
+                for x in 0..<Self.width {
+                    let c = testCase.expected(Self.bar(x))
+                    bgra += [UInt8(c.b), UInt8(c.g), UInt8(c.r), 255]
+                }
+            }
+            wantI420 = try convert(PaddedImage(tight: bgra, pixelFormat: .abgr32, width: Self.width, height: Self.height), to: .yu12)
+        }
+        XCTAssertEqual(i420.count, wantI420.count, "\(format) → I420 size")
+        let i420Error = largestDifference(i420, wantI420)
+        XCTAssertLessThanOrEqual(i420Error, testCase.i420 == nil ? 2 : 0, "\(format) → I420: off by \(i420Error)")
+
+        // NV12: the same samples with the chroma interleaved.
+        let nv12 = try convert(image, to: .nv12)
+        let luma = Self.width * Self.height, chroma = luma / 4
+        var wantNV12 = Array(wantI420[0..<luma])
+        for i in 0..<chroma { wantNV12 += [wantI420[luma + i], wantI420[luma + chroma + i]] }
+        XCTAssertEqual(nv12.count, wantNV12.count, "\(format) → NV12 size")
+        let nv12Error = largestDifference(nv12, wantNV12)
+        XCTAssertLessThanOrEqual(nv12Error, testCase.i420 == nil ? 2 : 0, "\(format) → NV12: off by \(nv12Error)")
     }
 
     /// A crop of a 4:4:4 semi-planar and a packed 32-bit YUV image starts where it says: the
