@@ -21,7 +21,7 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: "Number of frames to write.")
     var frames: Int = 30
 
-    @Option(help: "Output file; its name decides what is written: .y4m (YUV4MPEG2, converted to I420 when needed), - (Y4M on standard output, for `| ffplay -`), .mjpeg (the camera's JPEG frames, no decode), or a raw extension (.yuv, .raw, .nv12, ...).")
+    @Option(help: "Output file; its name decides what is written: .y4m (YUV4MPEG2: 4:2:0, 4:2:2 or 4:4:4 as the source has it, mono for grey), - (Y4M on standard output, for `| ffplay -`), .mjpeg (the camera's JPEG frames, no decode), or a raw extension (.yuv, .raw, .nv12, ...).")
     var output: String
 
     @Option(help: "Driver buffers to request (at least 3).")
@@ -73,10 +73,15 @@ struct CaptureCommand: ParsableCommand {
             // Screens give their framebuffer format (XRGB8888…): I420 for a .y4m file, and one
             // size for the whole file even when the screen changes mode (frames are scaled to it).
             if opened.isScreen, output != nil, output?.size == nil { output?.size = settings.format.size }
-            // Y4M holds I420 and grey: anything else is converted to I420 (screens too, at one
-            // size for the whole file even when the screen changes mode).
-            if container == .y4m, output == nil, opened.isScreen || !FrameFileWriter.canWriteY4M(settings.format.pixelFormat) {
-                output = OutputFormat(.yu12, size: opened.isScreen ? settings.format.size : nil)
+            // Y4M takes 4:2:0, 4:2:2, 4:4:4 and grey as they come; RGB, Bayer and HSV go through
+            // ARGB to 4:4:4, MJPEG and NV12 to I420. Screens are I420, at one size for the whole
+            // file even when the screen changes mode.
+            if container == .y4m, output == nil {
+                if opened.isScreen {
+                    output = OutputFormat(.yu12, size: settings.format.size)
+                } else if let intermediate = FrameFileWriter.y4mIntermediate(for: settings.format.pixelFormat) {
+                    output = OutputFormat(intermediate)
+                }
             }
             if container == .mjpeg, output != nil {
                 throw MediaDevicesError(.unsupportedFormat, device: deviceName, operation: "capture",

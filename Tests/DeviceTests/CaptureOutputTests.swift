@@ -2,8 +2,8 @@ import Foundation
 import MediaDevices
 import XCTest
 
-/// `capture`'s output files, named as FFmpeg names them: `.y4m` is always YUV4MPEG2 (converted to
-/// I420, or `Cmono` for grey), `-` is Y4M on standard output for a pipe, `.mjpeg` keeps the
+/// `capture`'s output files, named as FFmpeg names them: `.y4m` is always YUV4MPEG2 (4:2:0, 4:2:2
+/// or 4:4:4 as the source has it, RGB as 4:4:4, `Cmono` for grey), `-` is Y4M on standard output for a pipe, `.mjpeg` keeps the
 /// camera's JPEGs as they came, a raw extension writes raw frames, and any other name is an
 /// error before the device is opened. Each file is read back by FFmpeg.
 final class CaptureOutputTests: XCTestCase {
@@ -19,11 +19,48 @@ final class CaptureOutputTests: XCTestCase {
         try Rig.loadVivid("n_devs=1")
         let yuyv = "\(Rig.scratch)/yuyv.y4m", grey = "\(Rig.scratch)/grey.y4m"
         try Rig.run("\(Rig.tool) capture 0 --format YUYV --size 640x480 --fps 25 --frames 6 --output \(yuyv)")
-        XCTAssertEqual(try probe(yuyv), "640,480,yuv420p,6", "YUYV converted to I420")
+        XCTAssertEqual(try probe(yuyv), "640,480,yuv422p,6", "YUYV as 4:2:2")
         try Rig.run("\(Rig.tool) capture 0 --format GREY --size 640x480 --fps 25 --frames 4 --output \(grey)")
         XCTAssertEqual(try probe(grey), "640,480,gray,4", "grey as Cmono")
         let header = try String(decoding: Data(contentsOf: URL(fileURLWithPath: yuyv)).prefix(80), as: UTF8.self)
-        XCTAssertTrue(header.hasPrefix("YUV4MPEG2 W640 H480 F25:1 Ip A1:1 C420jpeg XCOLORRANGE=LIMITED\n"), header)
+        XCTAssertTrue(header.hasPrefix("YUV4MPEG2 W640 H480 F25:1 Ip A1:1 C422 XCOLORRANGE=LIMITED\n"), header)
+    }
+
+    /// Each chroma layout the source has, in the file: 4:2:0 stays 4:2:0, 4:2:2 (packed, planar
+    /// or semi-planar) is 4:2:2, 4:4:4 and RGB are 4:4:4, 16-bit grey is mono. FFmpeg decodes
+    /// each file to the vivid bars (the middle of each, within 6 of their colour; grey formats
+    /// are not checked for colour).
+    func testY4MKeepsTheSourcesChromaAndTheBars() throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        try Rig.colourBars(node)
+        let cases: [(format: String, pixFmt: String)] = [
+            ("YU12", "yuv420p"), ("NV12", "yuv420p"), ("UYVY", "yuv422p"), ("NV16", "yuv422p"), ("422P", "yuv422p"),
+            ("NV24", "yuv444p"), ("AYUV", "yuv444p"), ("Y444", "yuv444p"), ("RGB3", "yuv444p"), ("BA81", "yuv444p"),
+            ("HSV3", "yuv444p"), ("Y16", "gray"),
+        ]
+        for (format, pixFmt) in cases {
+            let file = "\(Rig.scratch)/\(format.trimmingCharacters(in: .whitespaces)).y4m"
+            try Rig.run("\(Rig.tool) capture 0 --format '\(format)' --size 320x180 --frames 3 --output \(file)")
+            XCTAssertEqual(try probe(file), "320,180,\(pixFmt),3", format)
+            guard pixFmt != "gray" else { continue }
+            let raw = "\(Rig.scratch)/y4m.rgb"
+            try Rig.run("ffmpeg -hide_banner -loglevel error -y -i \(file) -frames:v 1 -f rawvideo -pix_fmt rgb24 \(raw)")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+            XCTAssertEqual(bytes.count, 320 * 180 * 3, format)
+            guard bytes.count == 320 * 180 * 3 else { continue }
+            // Packed 4-bit YUV keeps 4 bits of each sample (one step is 17 levels), HSV one hue step.
+            let tolerance = format == "Y444" ? 20 : format == "HSV3" ? 9 : 6
+            var worst = 0
+            for (index, expected) in ConversionTests.bars.enumerated() {
+                let i = (90 * 320 + 40 * index + 20) * 3
+                worst = max(worst, abs(Int(bytes[i]) - expected.r), abs(Int(bytes[i + 1]) - expected.g), abs(Int(bytes[i + 2]) - expected.b))
+            }
+            XCTAssertLessThanOrEqual(worst, tolerance, "\(format) through Y4M (\(pixFmt)): bars off by \(worst)")
+        }
+        // The default test pattern (YUYV) gives a file FFmpeg reads.
+        let pattern = "\(Rig.scratch)/pattern.y4m"
+        try Rig.run("\(Rig.tool) capture testpattern --frames 2 --output \(pattern)")
+        XCTAssertTrue(try probe(pattern).hasSuffix(",yuv422p,2"), "the test pattern as 4:2:2")
     }
 
     func testStandardOutputCarriesOnlyTheStream() throws {

@@ -1,10 +1,13 @@
 import Glibc
 
 /// Writes frames to a file, or to standard output for the path `-`: YUV4MPEG2 (`.y4m`, playable
-/// by ffplay and mpv) for the formats Y4M holds (YU12/I420, YV12, YUV420M as `C420jpeg`; GREY as
-/// `Cmono`; convert anything else first), the camera's JPEGs as they came (`.mjpeg`), or raw
-/// frames one after another. As with FFmpeg, the file name decides (`container(for:)`). Rows are
-/// written without stride padding. Writing a frame allocates nothing.
+/// by ffplay and mpv) at the chroma resolution the source has — 4:2:0 (`C420jpeg`: YU12, YV12,
+/// YUV420M), 4:2:2 (`C422`: YUYV, UYVY and their swapped twins, NV16, NV61, 422P, YUV422M...),
+/// 4:4:4 (`C444`: NV24, NV42, YUV444M, packed 4:4:4 YUV, and ARGB, which is how RGB, Bayer and
+/// HSV sources reach the file: `y4mIntermediate(for:)`), `Cmono` for grey (8 to 16 bits) —, the
+/// camera's JPEGs as they came (`.mjpeg`), or raw frames one after another. As with FFmpeg, the
+/// file name decides (`container(for:)`). Rows are written without stride padding. Writing a
+/// frame allocates nothing.
 public final class FrameFileWriter: @unchecked Sendable {
     /// How frames are stored.
     public enum Container: String, Sendable, Codable {
@@ -50,12 +53,23 @@ public final class FrameFileWriter: @unchecked Sendable {
     /// Frames written so far.
     public private(set) var framesWritten = 0
     private var file: UnsafeMutablePointer<FILE>?
-    /// The Y4M plane order: YV12 stores Cr before Cb, Y4M wants Cb first.
-    private let planeOrder: [Int]
+    /// Frames as Y4M planes (`container == .y4m`).
+    private let y4mPlanes = Y4MPlanes()
 
-    /// Whether Y4M can hold `pixelFormat` without conversion.
+    /// Whether a Y4M file takes frames of `pixelFormat` as they come (splitting packed and
+    /// semi-planar layouts itself), without the pixel pipeline converting them first.
     public static func canWriteY4M(_ pixelFormat: PixelFormat) -> Bool {
-        [PixelFormat.yu12, .yv12, .yuv420m, .grey].contains(pixelFormat)
+        Y4MPlanes.chroma(of: pixelFormat) != nil
+    }
+
+    /// What the pixel pipeline converts frames of `pixelFormat` to before a Y4M file takes them:
+    /// `nil` when the file takes them as they come (`canWriteY4M`); ARGB for RGB, Bayer and HSV
+    /// (written as 4:4:4: FFmpeg 5 refuses RGB for Y4M and asks for a `-pix_fmt`, and 4:4:4 is
+    /// the one of Y4M's layouts that keeps all the colour an RGB pixel has); I420 for the rest
+    /// (MJPEG, NV12/NV21).
+    public static func y4mIntermediate(for pixelFormat: PixelFormat) -> PixelFormat? {
+        if canWriteY4M(pixelFormat) { return nil }
+        return !pixelFormat.isYUV && !pixelFormat.isCompressed && FrameConverter.canConvert(pixelFormat) ? .argb : .yu12
     }
 
     /// Creates (truncates) `path` for frames of `format` at `frameRate`; `-` writes to
@@ -68,14 +82,13 @@ public final class FrameFileWriter: @unchecked Sendable {
         let chosen = container ?? (FrameFileWriter.canWriteY4M(format.pixelFormat) ? .y4m : .raw)
         guard chosen != .y4m || FrameFileWriter.canWriteY4M(format.pixelFormat) else {
             throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "write \(path)",
-                                    detail: "Y4M cannot hold \(format.pixelFormat.name) without conversion; convert to YU12 (I420), or write raw")
+                                    detail: "Y4M cannot hold \(format.pixelFormat.name) without conversion; convert to \(FrameFileWriter.y4mIntermediate(for: format.pixelFormat)?.name ?? "YU12") first, or write raw")
         }
         guard chosen != .mjpeg || format.pixelFormat.isCompressed else {
             throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "write \(path)",
                                     detail: "A .mjpeg file stores the camera's JPEG frames, but these frames are \(format.pixelFormat.name); capture --format MJPG, or write .y4m")
         }
         self.container = chosen
-        planeOrder = format.pixelFormat == .yv12 ? [0, 2, 1] : [0, 1, 2]
         let opened = path == "-" ? fdopen(dup(standardOutput), "wb") : fopen(path, "wb")
         guard let file = opened else {
             throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "open \(path) for writing")
@@ -88,13 +101,20 @@ public final class FrameFileWriter: @unchecked Sendable {
 
     /// Appends one frame.
     public func write(_ frame: VideoFrame) throws {
-        if container == .y4m { try write(FrameFileWriter.frameHeader) }
-        if frame.format.pixelFormat.isCompressed || frame.format.pixelFormat.layout == nil {
+        if container == .y4m {
+            try FrameConverter.checkLength(frame, device: nil)
+            guard let planes = y4mPlanes.planes(of: frame), planes.status == 0 else {
+                throw MediaDevicesError(.io, device: nil, operation: "write \(path)",
+                                        detail: "libyuv refused to split a \(frame.format.pixelFormat.name) frame into Y4M planes; this is a MediaDevices bug: please report the format")
+            }
+            try write(FrameFileWriter.frameHeader)
+            try writeY4M(planes.view, planes.chroma)
+        } else if frame.format.pixelFormat.isCompressed || frame.format.pixelFormat.layout == nil {
             let bytes = frame.plane(0).bytes
             try write(UnsafeRawBufferPointer(rebasing: bytes.prefix(min(frame.bytesUsed, bytes.count))))
         } else {
             let planes = frame.format.pixelFormat.layout!.planes
-            for index in planeOrder where index < min(planes.count, frame.planeCount) {
+            for index in 0..<min(planes.count, frame.planeCount) {
                 let plane = frame.plane(index)
                 let rowBytes = planes[index].minimumBytesPerRow(width: frame.width)
                 let rows = planes[index].rows(height: frame.height)
@@ -122,13 +142,36 @@ public final class FrameFileWriter: @unchecked Sendable {
 
     private static let frameHeader = Array("FRAME\n".utf8)
 
-    /// `YUV4MPEG2 W640 H480 F30:1 Ip A1:1 C420jpeg XCOLORRANGE=LIMITED`: the chroma tag (mono
-    /// for grey) and the range FFmpeg reads.
+    /// `YUV4MPEG2 W640 H480 F30:1 Ip A1:1 C420jpeg XCOLORRANGE=LIMITED`: the chroma tag (`420jpeg`,
+    /// `422`, `444`, or `mono` for grey) and the range FFmpeg reads.
     static func y4mHeader(_ format: VideoFormat, frameRate: FrameRate?) -> String {
         let rate = frameRate?.framesPerSecond ?? Fraction(30)
-        let colour = format.pixelFormat == .grey ? "mono" : "420jpeg"
-        let range = format.colorimetry.range == .full ? "FULL" : "LIMITED"
+        let colour = Y4MPlanes.chroma(of: format.pixelFormat)?.rawValue ?? "420jpeg"
+        let range = Y4MPlanes.range(of: format) == .full ? "FULL" : "LIMITED"
         return "YUV4MPEG2 W\(format.width) H\(format.height) F\(rate.numerator):\(rate.denominator) Ip A1:1 C\(colour) XCOLORRANGE=\(range)\n"
+    }
+
+    /// Writes the planes of `view` (Y, then Cb and Cr at `chroma`'s resolution), row by row
+    /// without padding, one write a plane when its rows are tight.
+    private func writeY4M(_ view: ImageView, _ chroma: Y4MPlanes.Chroma) throws {
+        let (w, h) = (Int(view.width), Int(view.height))
+        let (cw, ch) = chroma == .c420 ? ((w + 1) / 2, (h + 1) / 2) : chroma == .c422 ? ((w + 1) / 2, h) : (w, h)
+        try writePlane(view.plane0, width: w, rows: h)
+        guard chroma != .mono else { return }
+        try writePlane(view.plane1, width: cw, rows: ch)
+        try writePlane(view.plane2, width: cw, rows: ch)
+    }
+
+    private func writePlane(_ plane: PlaneView, width: Int, rows: Int) throws {
+        guard let base = plane.base else { return }
+        let stride = Int(plane.stride)
+        if stride == width {
+            try write(UnsafeRawBufferPointer(start: base, count: width * rows))
+            return
+        }
+        for row in 0..<rows {
+            try write(UnsafeRawBufferPointer(start: base + row * stride, count: width))
+        }
     }
 
     private func write(_ bytes: [UInt8]) throws {

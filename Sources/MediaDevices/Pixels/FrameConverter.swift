@@ -63,14 +63,14 @@ public final class FrameConverter: @unchecked Sendable {
             source = decoded.view
             kind = source.pixelFormat == .grey ? .grey : .i420(swapped: false)
         } else if frameKind == .bayer {
-            try checkLength(frame)
+            try Self.checkLength(frame, device: device)
             if bayer == nil { bayer = try BayerDecoder(device: device) }
             decoded.prepare(.rgb24, Size(width: frame.width, height: frame.height), colorimetry: frame.format.colorimetry)
             try bayer!.decode(frame, into: decoded, samples: decodedNative, device: device)
             source = decoded.view
             kind = .raw
         } else {
-            try checkLength(frame)
+            try Self.checkLength(frame, device: device)
             source = ImageView(frame)
         }
         let plan = plan(for: source, orientation: frame.orientation)
@@ -223,8 +223,9 @@ public final class FrameConverter: @unchecked Sendable {
         return false
     }
 
-    /// A raw frame whose planes are shorter than its format needs (a driver error) is corrupt.
-    private func checkLength(_ frame: VideoFrame) throws {
+    /// A raw frame whose planes are shorter than its format needs (a driver error) is corrupt;
+    /// `device` names the source in the error.
+    static func checkLength(_ frame: VideoFrame, device: String?) throws {
         guard let layout = frame.format.pixelFormat.layout else { return }
         var index = 0
         while index < min(frame.planeCount, layout.planes.count) {

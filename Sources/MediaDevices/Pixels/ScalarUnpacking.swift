@@ -1,7 +1,9 @@
-/// The formats no library the pipeline uses reads — libyuv, libv4lconvert and FFmpeg's swscale
-/// have no RGB332, BGR666 or HSV reader — unpacked here, pixel by pixel, into ARGB (bytes B, G,
-/// R, A with A = 255) in memory the caller prepared. Plain loops over the rows: no allocation,
-/// nothing but the source and the destination touched.
+/// The formats no library the pipeline uses reads properly, unpacked here, pixel by pixel, into
+/// ARGB (bytes B, G, R, A with A = 255) in memory the caller prepared: RGB332 and BGR666 (no
+/// reader in libyuv or libv4lconvert), and HSV — libv4lconvert has an HSV reader
+/// (`v4lconvert_hsv_to_rgb24`), but it takes no row stride (padded rows come out sheared), so
+/// the inverse of the kernel's own RGB → HSV is written here. Plain loops over the rows: no
+/// allocation, nothing but the source and the destination touched.
 enum ScalarUnpacking {
     /// A layout this file reads.
     enum Layout: Equatable {

@@ -153,6 +153,19 @@ final class V4L2Device: @unchecked Sendable {
             format.fmt.pix.bytesperline = 0
             format.fmt.pix.sizeimage = 0
         }
+        // HSV: ask for hues in 180 steps, the kernel's first encoding, and say that we ask
+        // (`V4L2_PIX_FMT_FLAG_SET_CSC`). Without it vivid keeps the encoding field of the previous
+        // format (a YCbCr encoding after an RGB format: the field is shared), reports it, and
+        // draws hues in 256 steps.
+        if pixelFormat == .hsv24 || pixelFormat == .hsv32 {
+            if isMultiplanar {
+                format.fmt.pix_mp.ycbcr_enc = UInt8(V4L2_HSV_ENC_180.rawValue)
+                format.fmt.pix_mp.flags |= UInt8(V4L2_PIX_FMT_FLAG_SET_CSC)
+            } else {
+                format.fmt.pix.ycbcr_enc = V4L2_HSV_ENC_180.rawValue
+                format.fmt.pix.flags |= UInt32(V4L2_PIX_FMT_FLAG_SET_CSC)
+            }
+        }
         try file.ioctl(cv4l2_VIDIOC_S_FMT, &format, "VIDIOC_S_FMT")
         return videoFormat(format)
     }

@@ -162,6 +162,19 @@ final class RareFormatConversionTests: XCTestCase {
         XCTAssertGreaterThan(Int(yellow256.0), 245, "yellow of 256 steps read with 256 steps")
     }
 
+    /// The frame's `hueSteps` (from `hsv_enc`) decides how its hue reads: 42 is yellow in 256
+    /// steps, and 84° (a yellowish green) in 180.
+    func testHSVFramesReadTheirHueEncoding() throws {
+        let bytes = [UInt8]((0..<(More.width * More.height)).flatMap { _ in [42, 255, 255] as [UInt8] })
+        var steps256 = Colorimetry.jpeg
+        steps256.hueSteps = 256
+        for (colorimetry, red) in [(steps256, 255), (Colorimetry.jpeg, 153)] {
+            let image = PaddedImage(tight: bytes, pixelFormat: .hsv24, width: More.width, height: More.height, colorimetry: colorimetry)
+            let argb = try More.convert(image, to: .argb)
+            XCTAssertEqual(Array(argb.prefix(3)), [0, 255, UInt8(red)], "hue 42 in \(colorimetry.hueSteps ?? 180) steps")
+        }
+    }
+
     func testConvertingTheRareFormatsAllocatesNothingPerFrame() throws {
         if let why = AllocationProbe.unavailableReason { throw XCTSkip(why) }
         XCTAssertTrue(AllocationProbe.isActive, "malloc is interposed in the test binary")
