@@ -87,6 +87,21 @@ final class PixelFormatTableTests: XCTestCase {
         (.sgbrg16, cv4l2_PIX_FMT_SGBRG16, nil),
         (.sgrbg16, cv4l2_PIX_FMT_SGRBG16, nil),
         (.srggb16, cv4l2_PIX_FMT_SRGGB16, nil),
+        (.sbggr12, cv4l2_PIX_FMT_SBGGR12, nil),
+        (.sgbrg12, cv4l2_PIX_FMT_SGBRG12, nil),
+        (.sgrbg12, cv4l2_PIX_FMT_SGRBG12, nil),
+        (.srggb12, cv4l2_PIX_FMT_SRGGB12, nil),
+        (.rgb332, cv4l2_PIX_FMT_RGB332, nil),
+        (.bgr666, cv4l2_PIX_FMT_BGR666, nil),
+        (.rgbx555, cv4l2_PIX_FMT_RGBX555, nil),
+        (.rgba555, cv4l2_PIX_FMT_RGBA555, nil),
+        (.bgrx555, cv4l2_PIX_FMT_BGRX555, nil),
+        (.bgra555, cv4l2_PIX_FMT_BGRA555, nil),
+        (.yuv444, cv4l2_PIX_FMT_YUV444, nil),
+        (.yuv555, cv4l2_PIX_FMT_YUV555, nil),
+        (.yuv565, cv4l2_PIX_FMT_YUV565, nil),
+        (.hsv24, cv4l2_PIX_FMT_HSV24, nil),
+        (.hsv32, cv4l2_PIX_FMT_HSV32, nil),
     ]
 
     func testEveryEntryMatchesTheKernelCodes() {

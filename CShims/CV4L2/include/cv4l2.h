@@ -159,6 +159,21 @@ static const uint32_t cv4l2_PIX_FMT_SBGGR16 = V4L2_PIX_FMT_SBGGR16;
 static const uint32_t cv4l2_PIX_FMT_SGBRG16 = V4L2_PIX_FMT_SGBRG16;
 static const uint32_t cv4l2_PIX_FMT_SGRBG16 = V4L2_PIX_FMT_SGRBG16;
 static const uint32_t cv4l2_PIX_FMT_SRGGB16 = V4L2_PIX_FMT_SRGGB16;
+static const uint32_t cv4l2_PIX_FMT_SBGGR12 = V4L2_PIX_FMT_SBGGR12;
+static const uint32_t cv4l2_PIX_FMT_SGBRG12 = V4L2_PIX_FMT_SGBRG12;
+static const uint32_t cv4l2_PIX_FMT_SGRBG12 = V4L2_PIX_FMT_SGRBG12;
+static const uint32_t cv4l2_PIX_FMT_SRGGB12 = V4L2_PIX_FMT_SRGGB12;
+static const uint32_t cv4l2_PIX_FMT_RGB332 = V4L2_PIX_FMT_RGB332;
+static const uint32_t cv4l2_PIX_FMT_BGR666 = V4L2_PIX_FMT_BGR666;
+static const uint32_t cv4l2_PIX_FMT_RGBX555 = V4L2_PIX_FMT_RGBX555;
+static const uint32_t cv4l2_PIX_FMT_RGBA555 = V4L2_PIX_FMT_RGBA555;
+static const uint32_t cv4l2_PIX_FMT_BGRX555 = V4L2_PIX_FMT_BGRX555;
+static const uint32_t cv4l2_PIX_FMT_BGRA555 = V4L2_PIX_FMT_BGRA555;
+static const uint32_t cv4l2_PIX_FMT_YUV444 = V4L2_PIX_FMT_YUV444;
+static const uint32_t cv4l2_PIX_FMT_YUV555 = V4L2_PIX_FMT_YUV555;
+static const uint32_t cv4l2_PIX_FMT_YUV565 = V4L2_PIX_FMT_YUV565;
+static const uint32_t cv4l2_PIX_FMT_HSV24 = V4L2_PIX_FMT_HSV24;
+static const uint32_t cv4l2_PIX_FMT_HSV32 = V4L2_PIX_FMT_HSV32;
 
 // MARK: struct sizes, checked by the unit tests against Swift's view of the same structs
 static const size_t cv4l2_sizeof_capability = sizeof(struct v4l2_capability);
