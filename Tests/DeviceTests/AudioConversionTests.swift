@@ -7,11 +7,14 @@ import XCTest
 /// end, the other end asked for 48 kHz mono S16. The side opens the device at 44.1 kHz stereo
 /// (`deviceFormat`), the bus carries 48 kHz mono (`format`), and the audio thread converts:
 /// the 997 Hz tone comes through within 0.1 Hz and 0.1 dB with THD+N below −80 dB, in both
-/// directions, and the converting threads allocate nothing per period.
+/// directions, with each resampling library, and the converting threads allocate nothing per
+/// period.
 final class AudioConversionTests: XCTestCase {
     static let device = AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .floatLE)
     static let app = AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .s16LE)
-    static let options = AudioStreamOptions(periodFrames: 512, periods: 4)
+    static func options(_ library: AudioResamplerLibrary) -> AudioStreamOptions {
+        AudioStreamOptions(periodFrames: 512, periods: 4, resampler: library)
+    }
 
     override func setUpWithError() throws {
         try Rig.require()
@@ -22,21 +25,25 @@ final class AudioConversionTests: XCTestCase {
     /// Capture: the render side plays 44.1 kHz stereo into hw:Loopback,0,0 as the device takes
     /// it; the capture side asks hw:Loopback,1,0 for 48 kHz mono and gets it converted.
     func testDeviceAtFortyFourStereoCapturedAsFortyEightMono() throws {
-        let driver = AudioDriver()
-        try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: Self.device, options: Self.options)
-        try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: Self.app, options: Self.options)
-        XCTAssertFalse(driver.render.isConverting, "the render side's device takes its format")
-        try run(driver, converting: driver.capture, render: Self.device, capture: Self.app, label: "capture: device 44.1 kHz stereo → app 48 kHz mono S16")
+        for library in AudioResamplerLibrary.allCases {
+            let driver = AudioDriver()
+            try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: Self.device, options: Self.options(library))
+            try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: Self.app, options: Self.options(library))
+            XCTAssertFalse(driver.render.isConverting, "the render side's device takes its format")
+            try run(driver, converting: driver.capture, render: Self.device, capture: Self.app, label: "\(library) capture: device 44.1 kHz stereo → app 48 kHz mono S16")
+        }
     }
 
     /// Render: the capture side records hw:Loopback,1,0 at 44.1 kHz stereo as the device takes
     /// it; the render side is asked for 48 kHz mono and converts to the cable's format.
     func testAppAtFortyEightMonoRenderedToFortyFourStereo() throws {
-        let driver = AudioDriver()
-        try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: Self.device, options: Self.options)
-        try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: Self.app, options: Self.options)
-        XCTAssertFalse(driver.capture.isConverting, "the capture side's device takes its format")
-        try run(driver, converting: driver.render, render: Self.app, capture: Self.device, label: "render: app 48 kHz mono S16 → device 44.1 kHz stereo")
+        for library in AudioResamplerLibrary.allCases {
+            let driver = AudioDriver()
+            try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: Self.device, options: Self.options(library))
+            try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: Self.app, options: Self.options(library))
+            XCTAssertFalse(driver.capture.isConverting, "the capture side's device takes its format")
+            try run(driver, converting: driver.render, render: Self.app, capture: Self.device, label: "\(library) render: app 48 kHz mono S16 → device 44.1 kHz stereo")
+        }
     }
 
     private func run(_ driver: AudioDriver, converting side: AudioDriverSide, render: AudioFormat, capture: AudioFormat, label: String) throws {
@@ -71,8 +78,8 @@ final class AudioConversionTests: XCTestCase {
             XCTAssertEqual(frequency, AudioToneRun.frequency, accuracy: 0.1, "\(label) channel \(channel): frequency")
             XCTAssertEqual(level, ToneAnalysis.sineDecibels(amplitude: AudioToneRun.amplitude), accuracy: 0.1, "\(label) channel \(channel): level")
             XCTAssertLessThan(thdn, -80, "\(label) channel \(channel): THD+N")
-            print(String(format: "figure: snd-aloop %@ channel %d: %.4f Hz, %.3f dBFS, THD+N %.1f dB (median of %d windows of 200 ms), xruns %d, estimated delay %.1f ms",
-                         label, channel, frequency, level, thdn, fits.count, xruns, side.estimatedDelay * 1000))
+            print(String(format: "figure: snd-aloop %@ channel %d: %.4f Hz, %.3f dBFS, THD+N %.1f dB (median of %d windows of 200 ms), xruns %d (render %d), estimated delay %.1f ms",
+                         label, channel, frequency, level, thdn, fits.count, xruns, driver.render.statistics.xruns, side.estimatedDelay * 1000))
         }
         if counting {
             XCTAssertEqual(probe.done.wait(timeout: .now() + 5), .success, "\(label): 70 periods on the converting side")

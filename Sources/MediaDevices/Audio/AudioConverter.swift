@@ -26,7 +26,7 @@ public final class AudioConverter: @unchecked Sendable {
     private var pendingFrames = 0
 
     /// Creates a converter from `input` to `output`, rates converted with `library`.
-    public init(from input: AudioFormat, to output: AudioFormat, library: AudioResamplerLibrary = .soxr, chunkFrames: Int = 1024) throws {
+    public init(from input: AudioFormat, to output: AudioFormat, library: AudioResamplerLibrary = .speexDSP, chunkFrames: Int = 1024) throws {
         self.input = input
         self.output = output
         self.chunkFrames = max(16, chunkFrames)

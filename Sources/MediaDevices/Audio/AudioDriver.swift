@@ -126,7 +126,7 @@ public final class AudioDriverSide: Sendable {
 
     /// Where the side goes when its device is lost mid-run (a USB microphone unplugged, a Pulse
     /// sink removed): instead of ending with `.disconnected`, the audio thread opens this device
-    /// in the bus's format and runs on, and `onFallback` says so. If it cannot be opened (or
+    /// for the bus's format (converting if it takes another) and runs on, and `onFallback` says so. If it cannot be opened (or
     /// is the device that was lost), the run ends as it would have. Nil (the default): no fallback.
     /// Read when the loss happens; pick it with `AudioDevice.enumerate()`, e.g. the default input.
     public var fallbackDevice: AudioDevice? {

@@ -13,13 +13,14 @@ public struct AudioStreamOptions: Sendable, Hashable {
     /// bus carries the asked format (true, the default); or let the bus carry the device's
     /// format, as adjusted (false: the rate moved to the nearest, other formats refused).
     public var convertsFormat: Bool
-    /// The library that converts rates when `convertsFormat` needs it (default libsoxr).
+    /// The library that converts rates when `convertsFormat` needs it (default speexdsp, for
+    /// its 1 ms delay; see `AudioResamplerLibrary` for the comparison).
     public var resampler: AudioResamplerLibrary
 
     /// Creates options; the defaults are 512-frame periods, 4 of them, filling with silence,
-    /// converting to the asked format with libsoxr.
+    /// converting to the asked format with speexdsp.
     public init(periodFrames: Int = 512, periods: Int = 4, fillsSilenceOnUnderrun: Bool = true,
-                convertsFormat: Bool = true, resampler: AudioResamplerLibrary = .soxr) {
+                convertsFormat: Bool = true, resampler: AudioResamplerLibrary = .speexDSP) {
         self.periodFrames = periodFrames
         self.periods = periods
         self.fillsSilenceOnUnderrun = fillsSilenceOnUnderrun

@@ -1,10 +1,10 @@
 import Foundation
-import MediaDevices
 
 /// A least-squares fit of one sine (IEEE 1057's four-parameter fit: amplitude, phase, offset
 /// and frequency, by Gauss-Newton from a zero-crossing estimate) to a tone, and what is left
 /// once it is taken out: the residual is noise plus distortion, so THD+N is the ratio of its
 /// RMS to the signal's, the fundamental notched by subtraction rather than a filter.
+/// Used by the tests and `mediadevices audio-benchmark --resampler`; not for audio threads.
 public struct SineFit: Sendable {
     /// The fitted frequency in Hz.
     public let frequency: Double
