@@ -24,25 +24,26 @@ final class AudioConversionTests: XCTestCase {
 
     /// Capture: the render side plays 44.1 kHz stereo into hw:Loopback,0,0 as the device takes
     /// it; the capture side asks hw:Loopback,1,0 for 48 kHz mono and gets it converted.
-    func testDeviceAtFortyFourStereoCapturedAsFortyEightMono() throws {
-        for library in AudioResamplerLibrary.allCases {
-            let driver = AudioDriver()
-            try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: Self.device, options: Self.options(library))
-            try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: Self.app, options: Self.options(library))
-            XCTAssertFalse(driver.render.isConverting, "the render side's device takes its format")
-            try run(driver, converting: driver.capture, render: Self.device, capture: Self.app, label: "\(library) capture: device 44.1 kHz stereo → app 48 kHz mono S16")
-        }
-    }
+    func testDeviceAtFortyFourStereoCapturedAsFortyEightMono() throws { try runEachLibrary(converting: .input) }
 
     /// Render: the capture side records hw:Loopback,1,0 at 44.1 kHz stereo as the device takes
     /// it; the render side is asked for 48 kHz mono and converts to the cable's format.
-    func testAppAtFortyEightMonoRenderedToFortyFourStereo() throws {
+    func testAppAtFortyEightMonoRenderedToFortyFourStereo() throws { try runEachLibrary(converting: .output) }
+
+    /// For each library, a driver whose other side opens its end of the cable first, at the
+    /// device format (holding the cable there), and whose `direction` side asks for the
+    /// application's format and converts.
+    private func runEachLibrary(converting direction: AudioDevice.Direction) throws {
+        let capturing = direction == .input
         for library in AudioResamplerLibrary.allCases {
-            let driver = AudioDriver()
-            try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: Self.device, options: Self.options(library))
-            try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: Self.app, options: Self.options(library))
-            XCTAssertFalse(driver.capture.isConverting, "the capture side's device takes its format")
-            try run(driver, converting: driver.render, render: Self.app, capture: Self.device, label: "\(library) render: app 48 kHz mono S16 → device 44.1 kHz stereo")
+            let driver = AudioDriver(), options = Self.options(library)
+            let (holding, converting) = capturing ? (driver.render, driver.capture) : (driver.capture, driver.render)
+            let aloopOut = AudioDevice.alsa("hw:Loopback,0,0", direction: .output), aloopIn = AudioDevice.alsa("hw:Loopback,1,0", direction: .input)
+            try holding.initialize(device: capturing ? aloopOut : aloopIn, format: Self.device, options: options)
+            try converting.initialize(device: capturing ? aloopIn : aloopOut, format: Self.app, options: options)
+            XCTAssertFalse(holding.isConverting, "the holding side's device takes its format")
+            try run(driver, converting: converting, render: capturing ? Self.device : Self.app, capture: capturing ? Self.app : Self.device,
+                    label: "\(library) " + (capturing ? "capture: device 44.1 kHz stereo → app 48 kHz mono S16" : "render: app 48 kHz mono S16 → device 44.1 kHz stereo"))
         }
     }
 
@@ -83,7 +84,9 @@ final class AudioConversionTests: XCTestCase {
         }
         if counting {
             XCTAssertEqual(probe.done.wait(timeout: .now() + 5), .success, "\(label): 70 periods on the converting side")
-            print("figure: \(label): heap allocations on the converting audio thread over 60 periods: \(probe.allocations), xruns \(xruns)")
+            print(String(format: "figure: %@: heap allocations on the converting audio thread over 60 periods: %llu, xruns %d; mean period cost %.1f µs converting, %.1f µs on the other side",
+                         label, probe.allocations, xruns, side.statistics.meanPeriodCostNanoseconds / 1000,
+                         (side === driver.render ? driver.capture : driver.render).statistics.meanPeriodCostNanoseconds / 1000))
             if xruns == 0 {
                 XCTAssertEqual(probe.allocations, 0, "\(label): heap allocations on the converting thread (first in period \(probe.firstAllocatingPeriod))")
             } else {
