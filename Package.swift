@@ -22,6 +22,10 @@ let package = Package(
                        providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CPulse", path: "CShims/CPulse", pkgConfig: "libpulse",
                        providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(name: "CSoxr", path: "CShims/CSoxr", pkgConfig: "soxr",
+                       providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", path: "CShims/CSpeexDSP", pkgConfig: "speexdsp",
+                       providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CUdev", path: "CShims/CUdev", pkgConfig: "libudev",
                        providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CYUV", path: "CShims/CYUV", providers: [.apt(["libyuv-dev"])]),
@@ -38,7 +42,7 @@ let package = Package(
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CXCB",
+                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CSoxr", "CSpeexDSP", "CXCB",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]

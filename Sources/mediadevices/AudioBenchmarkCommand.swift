@@ -5,7 +5,8 @@ import MediaDevices
 import Synchronization
 
 /// `mediadevices audio-benchmark`: the audio bus against memcpy, and (with `--latency`) the round
-/// trip through snd-aloop with our capture→render forwarding against `arecord | aplay`.
+/// trip through snd-aloop with our capture→render forwarding against `arecord | aplay`, and
+/// (with `--resampler`) libsoxr against speexdsp.
 /// Every figure is a ratio against a reference measured in the same run.
 struct AudioBenchmarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,6 +28,12 @@ struct AudioBenchmarkCommand: ParsableCommand {
     @Option(help: "Round trips per period size (the median is reported).")
     var trips: Int = 3
 
+    @Flag(help: "Also compare the resampling libraries (libsoxr against speexdsp): THD+N, delay and CPU per second of audio.")
+    var resampler = false
+
+    @Option(help: "Seconds of audio per resampler measurement round (5 rounds; the median is reported).")
+    var resamplerSeconds: Int = 20
+
     func run() throws {
         let sizes = periods.split(separator: ",").compactMap { Int($0) }
         guard !sizes.isEmpty else { throw ValidationError("--periods takes frame counts, e.g. 128,256,1024") }
@@ -35,6 +42,7 @@ struct AudioBenchmarkCommand: ParsableCommand {
             for size in sizes { periodCost(frames: size) }
             print("(checksum \(sink.value))")
         }
+        if resampler { try ResamplerBenchmark.run(seconds: resamplerSeconds, rounds: 5) }
         if latency {
             for size in sizes {
                 do { try roundTrip(period: size) } catch {

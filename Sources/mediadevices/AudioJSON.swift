@@ -82,7 +82,10 @@ struct AudioCapabilitiesJSON: Encodable {
 struct AudioRunJSON: Encodable {
     let device: String
     let direction: String
+    /// The file's format: the one asked for, which the bus carries.
     let format: AudioFormatJSON
+    /// The format the device ran at (differs from `format` when the audio thread converted).
+    let deviceFormat: AudioFormatJSON
     let periodFrames: Int
     let bufferFrames: Int
     let file: String

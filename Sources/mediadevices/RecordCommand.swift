@@ -89,15 +89,16 @@ struct RecordCommand: ParsableCommand {
 /// The closing report of `record` and `play`.
 func printAudioRun(_ side: AudioDriverSide, device: AudioDevice, file: String, frames: Int, json: Bool) {
     let stats = side.statistics
-    let format = side.format!
+    let format = side.format!, deviceFormat = side.deviceFormat ?? format
     if json {
         printJSON(AudioRunJSON(device: device.uniqueID, direction: device.direction.rawValue, format: AudioFormatJSON(format),
+                               deviceFormat: AudioFormatJSON(deviceFormat),
                                periodFrames: side.periodFrames ?? 0, bufferFrames: side.bufferFrames ?? 0, file: file,
                                frames: frames, seconds: format.seconds(frames: frames), statistics: stats))
         return
     }
     print("\(device.direction == .input ? "recorded" : "played") \(frames) frames (\(String(format: "%.2f", format.seconds(frames: frames))) s) of \(format) \(device.direction == .input ? "to" : "from") \(file)")
-    print("device \(device.uniqueID), period \(side.periodFrames ?? 0) frames, buffer \(side.bufferFrames ?? 0) frames")
+    print("device \(device.uniqueID)\(side.isConverting ? " at \(deviceFormat), converted" : ""), period \(side.periodFrames ?? 0) frames, buffer \(side.bufferFrames ?? 0) frames")
     print(String(format: "achieved rate %.1f Hz, xruns %d, %@ %d samples, measured %@ delay mean %.0f µs, max %.0f µs",
                  stats.achievedSampleRate, stats.xruns, device.direction == .input ? "bus overflow" : "bus underflow",
                  stats.busShortfallSamples, device.direction == .input ? "capture" : "render",

@@ -86,6 +86,44 @@ final class AudioSwitchingTests: XCTestCase {
                latency: driver.capture.statistics.maxDelayMicroseconds / 1e6)
     }
 
+    /// The capture side moves from the Pulse null sink's monitor (which takes the bus's format)
+    /// to snd-aloop held at 44.1 kHz mono float by its player: the new device gets a converter
+    /// of its own, the bus keeps its format, and the tone goes on.
+    func testCaptureSwitchesToADeviceOfAnotherFormat() throws {
+        try loadLoopback()
+        let daemon = try PulseDaemon(name: "switch-convert")
+        defer { daemon.kill() }
+        let other = AudioFormat(sampleRate: 44100, channels: 1, sampleFormat: .floatLE)
+        let aloopPlayer = AudioDriver()
+        try aloopPlayer.initializeRendering(device: Self.aloopOut, format: other, options: Self.options)
+        try aloopPlayer.startRendering()
+        let players = [TonePump(driver: aloopPlayer, format: other, keepSeconds: 0), try pump(on: Self.pulseOut, keepSeconds: 0)]
+        players[0].start()
+        defer { for player in players { player.finish(); player.driver.render.terminate() } }
+
+        let driver = AudioDriver()
+        try driver.initializeCapture(device: Self.pulseIn, format: Self.format, options: Self.options)
+        XCTAssertFalse(driver.capture.isConverting, "PulseAudio takes the bus's format")
+        try driver.startCapture()
+        let reader = TonePump(driver: driver, format: Self.format, keepSeconds: Self.segment)
+        reader.start()
+        defer { reader.finish(); driver.capture.terminate() }
+        usleep(UInt32(Self.segment * 1e6))
+        let change = try driver.switchCaptureDevice(to: Self.aloopIn)
+        XCTAssertTrue(driver.isCapturing)
+        XCTAssertEqual(driver.capture.deviceFormat, other, "snd-aloop runs at its player's format")
+        XCTAssertEqual(driver.capture.format, Self.format, "the bus keeps the application's format")
+        XCTAssertEqual(driver.bus.captureFormat, Self.format)
+        XCTAssertTrue(driver.capture.isConverting)
+        usleep(UInt32(Self.segment * 1e6))
+        let captured = reader.kept
+        let second = Self.format.sampleRate * Self.format.channels
+        AudioToneRun.assertTone(Array(captured.suffix(second + second / 4)), format: Self.format, skip: 0,
+                                label: "captured from snd-aloop at 44.1 kHz mono float, converted to 48 kHz stereo S16")
+        print(String(format: "figure: capture switch Pulse → snd-aloop of another format (44.1 kHz mono float, converted): open %.1f ms, pause %.1f ms, gap %@",
+                     change.openSeconds * 1000, change.pauseSeconds * 1000, change.gapSeconds.map { String(format: "%.1f ms", $0 * 1000) } ?? "not measured"))
+    }
+
     /// The render side moves ALSA → Pulse → ALSA while it plays a tone; both devices' other
     /// ends are recorded: the tone is where the side plays, silence where it left.
     func testRenderSwitchesBetweenALSAAndPulseWhileRunning() throws {

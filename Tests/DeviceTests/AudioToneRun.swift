@@ -11,7 +11,10 @@ struct AudioToneRun {
     static let amplitude = 0.5
 
     let driver: AudioDriver
+    /// The render bus's format (and the capture bus's unless `captureFormat` says otherwise).
     let format: AudioFormat
+    /// The capture bus's format when it differs from the render bus's (a converting side).
+    var captureFormat: AudioFormat? = nil
 
     /// The result of a run.
     struct Result {
@@ -34,7 +37,9 @@ struct AudioToneRun {
         let period = driver.render.periodFrames ?? 512
         var chunk = [Float](repeating: 0, count: period * channels)
         let queued = max(3 * period, Int(ahead * Double(format.sampleRate)))
-        var incoming = [Float](repeating: 0, count: 8192 * channels)
+        let captured = captureFormat ?? format
+        var incoming = [Float](repeating: 0, count: 8192 * captured.channels)
+        let capturedFrames = Int(seconds * Double(captured.sampleRate))
         var result = Result()
         let start = Date()
         var onsetWritten: Date?
@@ -79,7 +84,7 @@ struct AudioToneRun {
                     result.captured.append(contentsOf: incoming[0..<got])
                 }
             }
-            if framesWritten >= totalFrames && result.captured.count / channels >= totalFrames { break }
+            if framesWritten >= totalFrames && result.captured.count / captured.channels >= capturedFrames { break }
             usleep(1000)
         }
         return result

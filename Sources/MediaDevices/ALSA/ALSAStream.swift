@@ -40,9 +40,18 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
         try check(snd_pcm_hw_params_any(handle, params), "snd_pcm_hw_params_any")
         try check(snd_pcm_hw_params_set_access(handle, params, SND_PCM_ACCESS_RW_INTERLEAVED), "snd_pcm_hw_params_set_access")
         let offered: AudioFormatCapabilities? = ALSAFormats.capabilities(ofOpen: handle, params: params)
-        try check(snd_pcm_hw_params_set_format(handle, params, requested.sampleFormat.alsa), "snd_pcm_hw_params_set_format",
+        // Converting (the default), a device that does not take the asked sample format or channel
+        // count runs at the nearest it takes: the best-resolved sample format, the nearest count.
+        var sampleFormat = requested.sampleFormat
+        if options.convertsFormat && snd_pcm_hw_params_test_format(handle, params, sampleFormat.alsa) != 0,
+           let taken = [SampleFormat.floatLE, .s32LE, .s16LE].first(where: { snd_pcm_hw_params_test_format(handle, params, $0.alsa) == 0 }) {
+            sampleFormat = taken
+        }
+        try check(snd_pcm_hw_params_set_format(handle, params, sampleFormat.alsa), "snd_pcm_hw_params_set_format",
                   "\(name) does not take \(requested.sampleFormat)\(offered.map { "; it takes \($0.sampleFormats.map(\.rawValue).joined(separator: ", "))" } ?? ""); or use plughw: to convert")
-        try check(snd_pcm_hw_params_set_channels(handle, params, UInt32(requested.channels)), "snd_pcm_hw_params_set_channels",
+        var channels = UInt32(requested.channels)
+        if options.convertsFormat { try check(snd_pcm_hw_params_set_channels_near(handle, params, &channels), "snd_pcm_hw_params_set_channels_near") }
+        try check(snd_pcm_hw_params_set_channels(handle, params, channels), "snd_pcm_hw_params_set_channels",
                   "\(name) does not take \(requested.channels) channel(s)\(offered.map { "; it takes \($0.channels.lowerBound)…\($0.channels.upperBound)" } ?? ""); or use plughw: to convert")
         var rate = UInt32(requested.sampleRate)
         var dir: Int32 = 0
@@ -64,7 +73,7 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
         try check(snd_pcm_sw_params_set_start_threshold(handle, software, device.direction == .output ? period : size), "snd_pcm_sw_params_set_start_threshold")
         try check(snd_pcm_sw_params(handle, software), "snd_pcm_sw_params")
 
-        format = AudioFormat(sampleRate: Int(rate), channels: requested.channels, sampleFormat: requested.sampleFormat)
+        format = AudioFormat(sampleRate: Int(rate), channels: Int(channels), sampleFormat: sampleFormat)
         periodFrames = Int(period)
         bufferFrames = Int(size)
         buffer = UnsafeMutableRawPointer.allocate(byteCount: periodFrames * format.bytesPerFrame, alignment: 16)
@@ -87,9 +96,9 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
         pcm = nil
     }
 
-    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError? {
+    func run(port: AudioBusPort, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError? {
         guard let pcm else { return MediaDevicesError(.invalidState, device: name, operation: "start", detail: "The stream is closed; initialize it again") }
-        let frameBytes = format.bytesPerFrame, sampleBytes = format.sampleFormat.bytesPerSample
+        let frameBytes = format.bytesPerFrame
         let periodBytes = periodFrames * frameBytes
         let periodMilliseconds = Int32(max(1, periodFrames * 1000 / format.sampleRate))
         polls[pollCount] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
@@ -153,12 +162,12 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
                     }
                     frames = read
                     let copyStart = MonotonicClock.now()
-                    bus.writeCaptureBytes(buffer, count: frames * frameBytes, frameBytes: frameBytes, sampleBytes: sampleBytes)
+                    port.writeCapture(buffer, bytes: frames * frameBytes)
                     let end = MonotonicClock.now()
                     counters.period(frames: frames, now: end, cost: end - copyStart)
                     observer?(counters.periods.load(ordering: .relaxed))
                 } else {
-                    let bytes = bus.renderPeriod(into: buffer, periodBytes: periodBytes, format: format, fillsSilence: fillsSilence)
+                    let bytes = port.renderPeriod(into: buffer, periodBytes: periodBytes, fillsSilence: fillsSilence)
                     if bytes == 0 {
                         starved = true  // told not to fill: let the device underrun
                         break

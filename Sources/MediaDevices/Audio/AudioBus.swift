@@ -101,6 +101,11 @@ public final class AudioBus: Sendable {
         return got
     }
 
+    /// Counts samples the render side missed that `readRenderBytes` did not (a converting side).
+    func countMissingRender(samples: Int) {
+        if samples > 0 { underflowSamples.add(samples, ordering: .relaxed) }
+    }
+
     /// The render threads' period: fills `buffer` with up to `periodBytes` from the render ring
     /// and returns how many bytes to play. Short of a period, it pads with silence
     /// (`fillsSilence`, the shortfall counted) or returns what there is, 0 when starved.

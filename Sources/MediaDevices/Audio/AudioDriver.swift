@@ -8,6 +8,8 @@ public final class AudioDriverSide: Sendable {
         var device: AudioDevice?
         var options = AudioStreamOptions()
         var stream: (any AudioBackendStream)?
+        /// The stream's end of the bus (its converter when the bus's format is not the device's).
+        var port: AudioBusPort?
         var thread: CaptureThread?
         var wake: WakeUpEvent?
         var shortfallBaseline = 0
@@ -40,8 +42,12 @@ public final class AudioDriverSide: Sendable {
 
     private var sideName: String { direction == .input ? "capture" : "render" }
 
-    /// Opens `device` and configures it for `format` (rate adjusted to the nearest the device
-    /// takes; see `format` for what was chosen). Replaces an earlier initialization.
+    /// Opens `device` and configures it for `format`, which the application then reads or writes
+    /// through the bus. A device that does not take `format` exactly runs at the nearest format
+    /// it takes (`deviceFormat`) and the audio thread converts (rate, channels, sample format;
+    /// see `AudioConverter`), unless `options.convertsFormat` is false: then the bus carries
+    /// the device's format, the rate adjusted to the nearest. PulseAudio takes any format (the
+    /// server converts). Replaces an earlier initialization.
     public func initialize(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws {
         guard device.direction == direction else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: "initialize \(sideName)",
@@ -57,12 +63,27 @@ public final class AudioDriverSide: Sendable {
         }
         terminate()
         let stream = try Self.open(device, format: format, options: options)
-        if direction == .input { bus.setCaptureFormat(stream.format) } else { bus.setRenderFormat(stream.format) }
+        let port: AudioBusPort
+        do {
+            port = try makePort(for: stream, busFormat: options.convertsFormat ? format : stream.format, options: options)
+        } catch {
+            stream.close()
+            throw error
+        }
+        if direction == .input { bus.setCaptureFormat(port.busFormat) } else { bus.setRenderFormat(port.busFormat) }
         state.withLock {
             $0.device = device
             $0.options = options
             $0.stream = stream
+            $0.port = port
         }
+    }
+
+    /// The bus end for `stream`: a converter from or to `busFormat` when the device runs at
+    /// another format.
+    private func makePort(for stream: any AudioBackendStream, busFormat: AudioFormat, options: AudioStreamOptions) throws -> AudioBusPort {
+        try AudioBusPort(bus: bus, direction: direction, deviceFormat: stream.format, busFormat: busFormat,
+                         library: options.resampler, periodFrames: stream.periodFrames)
     }
 
     /// Opens the backend stream for `device`.
@@ -79,11 +100,17 @@ public final class AudioDriverSide: Sendable {
     public var isStarted: Bool { running.load(ordering: .acquiring) }
     /// The device this side opened.
     public var device: AudioDevice? { state.withLock { $0.device } }
-    /// The format the device runs at (nil before `initialize`).
-    public var format: AudioFormat? { state.withLock { $0.stream?.format } }
-    /// The period the device chose, in frames.
+    /// The format the application reads (capture) or writes (render) through the bus: the one
+    /// `initialize` asked for (nil before `initialize`). See `deviceFormat` for the device's.
+    public var format: AudioFormat? { state.withLock { $0.port?.busFormat } }
+    /// The format the device runs at: `format` when the device takes it, else the nearest it
+    /// takes, converted from or to `format` on the audio thread (nil before `initialize`).
+    public var deviceFormat: AudioFormat? { state.withLock { $0.stream?.format } }
+    /// Whether the audio thread converts between `deviceFormat` and `format`.
+    public var isConverting: Bool { state.withLock { $0.port?.converter != nil } }
+    /// The period the device chose, in device frames (at `deviceFormat`'s rate).
     public var periodFrames: Int? { state.withLock { $0.stream?.periodFrames } }
-    /// The device buffer the device chose, in frames.
+    /// The device buffer the device chose, in device frames.
     public var bufferFrames: Int? { state.withLock { $0.stream?.bufferFrames } }
     /// Why the last run ended on its own (`.disconnected` when the device or server went away);
     /// nil while running or after `stop()`.
@@ -99,7 +126,7 @@ public final class AudioDriverSide: Sendable {
 
     /// Where the side goes when its device is lost mid-run (a USB microphone unplugged, a Pulse
     /// sink removed): instead of ending with `.disconnected`, the audio thread opens this device
-    /// in the bus's format and runs on, and `onFallback` says so. If it cannot be opened (or
+    /// for the bus's format (converting if it takes another) and runs on, and `onFallback` says so. If it cannot be opened (or
     /// is the device that was lost), the run ends as it would have. Nil (the default): no fallback.
     /// Read when the loss happens; pick it with `AudioDevice.enumerate()`, e.g. the default input.
     public var fallbackDevice: AudioDevice? {
@@ -123,10 +150,11 @@ public final class AudioDriverSide: Sendable {
     }
 
     /// The delay measured last from the device (`snd_pcm_delay`, Pulse stream latency), in
-    /// seconds: capture delay for the capture side, render delay for the render side.
+    /// seconds: capture delay for the capture side, render delay for the render side; plus the
+    /// converter's delay when the side converts.
     public var estimatedDelay: Double {
-        guard let format else { return 0 }
-        return Double(counters.delayFrames.load(ordering: .relaxed)) / Double(format.sampleRate)
+        guard let (format, converterDelay) = state.withLock({ state in state.port.map { ($0.deviceFormat, $0.delayFrames) } }) else { return 0 }
+        return (Double(counters.delayFrames.load(ordering: .relaxed)) + converterDelay) / Double(format.sampleRate)
     }
 
     /// What the current or last run measured.
@@ -134,7 +162,7 @@ public final class AudioDriverSide: Sendable {
         let baseline = state.withLock { $0.shortfallBaseline }
         let shortfall = (direction == .input ? bus.droppedCaptureSamples : bus.missingRenderSamples) - baseline
         let burst = direction == .output ? max(0, (bufferFrames ?? 0) - (periodFrames ?? 0)) : 0
-        return counters.snapshot(rate: format?.sampleRate ?? 0, shortfall: shortfall, burst: burst)
+        return counters.snapshot(rate: deviceFormat?.sampleRate ?? 0, shortfall: shortfall, burst: burst)
     }
 
     /// Starts the audio thread. The bus direction is emptied first (do not read or write it
@@ -149,12 +177,13 @@ public final class AudioDriverSide: Sendable {
     /// Starts a run of `state.stream` on a new audio thread. `continuingBus` (a device switch)
     /// keeps what the bus holds and its shortfall count, so the application reads on as before.
     private func launch(_ state: inout State, continuingBus: Bool) throws {
-        guard let stream = state.stream else {
+        guard let stream = state.stream, let port = state.port else {
             throw MediaDevicesError(.invalidState, device: state.device?.uniqueID, operation: "start \(sideName)",
                                     detail: "Initialize the \(sideName) side before starting it")
         }
         state.thread?.join()
         let wake = try WakeUpEvent()
+        try port.reset()
         counters.reset()
         lastFailure.withLock { $0 = nil }
         stopRequested.store(false, ordering: .releasing)
@@ -163,19 +192,19 @@ public final class AudioDriverSide: Sendable {
             state.shortfallBaseline = direction == .input ? bus.droppedCaptureSamples : bus.missingRenderSamples
         }
         running.store(true, ordering: .releasing)
-        let bus = self.bus, counters = self.counters
+        let counters = self.counters
         let handler = state.onStop
         let observer = state.observer
         do {
             let onFallback = state.onFallback
             state.thread = try CaptureThread(name: direction == .input ? "audio-capture" : "audio-render") { [self] in
-                var stream = stream
+                var stream = stream, port = port
                 var failure: MediaDevicesError?
                 while true {
-                    failure = stream.run(bus: bus, counters: counters, wake: wake, observer: observer) { self.stopRequested.load(ordering: .acquiring) }
+                    failure = stream.run(port: port, counters: counters, wake: wake, observer: observer) { self.stopRequested.load(ordering: .acquiring) }
                     guard let lost = failure, lost.code == .disconnected, !self.stopRequested.load(ordering: .acquiring),
-                          let next = self.fallBack(from: stream, after: lost, report: onFallback) else { break }
-                    stream = next
+                          let next = self.fallBack(from: stream, busFormat: port.busFormat, after: lost, report: onFallback) else { break }
+                    (stream, port) = next
                 }
                 // A run that a device switch ends is not an end: the side runs on, on the new device.
                 guard !self.switching.load(ordering: .acquiring) else { return }
@@ -193,14 +222,16 @@ public final class AudioDriverSide: Sendable {
     /// Moves this side to `device` without the application noticing more than a short gap: the
     /// bus, its format, `onStop` and the period observer stay, and a running side goes on
     /// running (ALSA ↔ PulseAudio included). The new device is opened first, while the old one
-    /// still runs, with the format the bus has and `options` (default: those of the last
-    /// `initialize`); then the old run stops, the new one starts, and the old device closes.
+    /// still runs, asked for the format the bus has, with `options` (default: those of the last
+    /// `initialize`); a device that takes another format gets a converter of its own (see
+    /// `initialize`). Then the old run stops, the new one starts, and the old device closes.
     /// Returns once the new device moved its first period (at most a second), with the gap.
     ///
     /// The old run's end is not reported to `onStop` (if it ended on its own while the new device
     /// was opening, `onStop` heard that, and the side starts again on the new device, as the
-    /// caller asked of a running side). If the new device cannot be opened or does
-    /// not take the bus's exact format, this throws and the old device runs on untouched. Frames
+    /// caller asked of a running side). If the new device cannot be opened (or, with
+    /// `convertsFormat` false, does not take the bus's exact format), this throws and the old
+    /// device runs on untouched. Frames
     /// the render side had queued in the old device and not yet played are dropped with it.
     @discardableResult
     public func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws -> AudioDeviceSwitch {
@@ -209,17 +240,24 @@ public final class AudioDriverSide: Sendable {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
                                     detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue) (see `mediadevices list`)")
         }
-        let (current, oldDevice, oldOptions, wasRunning) = state.withLock { ($0.stream?.format, $0.device, $0.options, running.load(ordering: .acquiring)) }
+        let (current, oldDevice, oldOptions, wasRunning) = state.withLock { ($0.port?.busFormat, $0.device, $0.options, running.load(ordering: .acquiring)) }
         guard let current else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
                                     detail: "Initialize the \(sideName) side before switching its device")
         }
         let openStarted = MonotonicClock.now()
-        let stream = try Self.open(device, format: current, options: options ?? oldOptions)
-        guard stream.format == current else {
+        let newOptions = options ?? oldOptions
+        let stream = try Self.open(device, format: current, options: newOptions)
+        let port: AudioBusPort
+        do {
+            guard newOptions.convertsFormat || stream.format == current else {
+                throw MediaDevicesError(.unsupportedFormat, device: device.uniqueID, operation: operation,
+                                        detail: "\(device.name) runs at \(stream.format), the bus at \(current), and convertsFormat is off; the \(sideName) side stays on \(oldDevice?.name ?? "its device")")
+            }
+            port = try makePort(for: stream, busFormat: current, options: newOptions)
+        } catch {
             stream.close()
-            throw MediaDevicesError(.unsupportedFormat, device: device.uniqueID, operation: operation,
-                                    detail: "\(device.name) runs at \(stream.format), the bus at \(current); the \(sideName) side stays on \(oldDevice?.name ?? "its device")")
+            throw error
         }
         let opened = MonotonicClock.now()
         switching.store(true, ordering: .releasing)
@@ -229,6 +267,7 @@ public final class AudioDriverSide: Sendable {
         let old = try state.withLock { state -> (any AudioBackendStream)? in
             let old = state.stream
             state.stream = stream
+            state.port = port
             state.device = device
             if let options { state.options = options }
             if wasRunning { try launch(&state, continuingBus: true) }
@@ -248,27 +287,30 @@ public final class AudioDriverSide: Sendable {
                                  gapSeconds: firstNewPeriod.flatMap { lastOldPeriod > 0 && $0 > lastOldPeriod ? Double($0 - lastOldPeriod) / 1e9 : nil })
     }
 
-    /// On the audio thread, after `lost` ended the run of `stream`: opens `fallbackDevice` in
-    /// the same format, puts it in `stream`'s place, closes `stream` and reports; nil (and nothing
-    /// changed) when there is no usable fallback.
-    private func fallBack(from stream: any AudioBackendStream, after lost: MediaDevicesError,
-                          report: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)?) -> (any AudioBackendStream)? {
+    /// On the audio thread, after `lost` ended the run of `stream`: opens `fallbackDevice` for
+    /// the bus's format (converting if it takes another, as `initialize` does), puts it in
+    /// `stream`'s place, closes `stream` and reports; nil (and nothing changed) when there is
+    /// no usable fallback. Opening a device allocates: this is not a period.
+    private func fallBack(from stream: any AudioBackendStream, busFormat: AudioFormat, after lost: MediaDevicesError,
+                          report: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)?) -> (any AudioBackendStream, AudioBusPort)? {
         let (fallback, from, options) = state.withLock { ($0.fallback, $0.device, $0.options) }
         guard let fallback, fallback != from else { return nil }
         let started = MonotonicClock.now()
-        guard let next = try? Self.open(fallback, format: stream.format, options: options) else { return nil }
-        guard next.format == stream.format else {
+        guard let next = try? Self.open(fallback, format: busFormat, options: options) else { return nil }
+        guard options.convertsFormat || next.format == busFormat,
+              let port = try? makePort(for: next, busFormat: busFormat, options: options) else {
             next.close()
             return nil
         }
         let opened = MonotonicClock.now()
         state.withLock {
             $0.stream = next
+            $0.port = port
             $0.device = fallback
         }
         stream.close()
         report?(AudioDeviceSwitch(from: from, to: fallback, openSeconds: Double(opened - started) / 1e9, pauseSeconds: 0, gapSeconds: nil), lost)
-        return next
+        return (next, port)
     }
 
     /// Stops the audio thread and waits for it (at most a period). The device stays open.
@@ -285,7 +327,7 @@ public final class AudioDriverSide: Sendable {
     public func terminate() {
         stop()
         let stream = state.withLock { state -> (any AudioBackendStream)? in
-            defer { state.stream = nil }
+            defer { state.stream = nil; state.port = nil }
             return state.stream
         }
         stream?.close()
@@ -317,9 +359,11 @@ public final class AudioDriver: Sendable {
         render = AudioDriverSide(direction: .output, bus: bus)
     }
 
-    /// The format captured samples have in the bus.
+    /// The format captured samples have in the bus (the one asked for; the device's is
+    /// `capture.deviceFormat`).
     public var captureFormat: AudioFormat? { capture.format }
-    /// The format the render side plays.
+    /// The format the application writes samples to play in (the one asked for; the device's is
+    /// `render.deviceFormat`).
     public var renderFormat: AudioFormat? { render.format }
 
     /// Opens and configures the input. See `AudioDriverSide.initialize`.

@@ -8,12 +8,24 @@ public struct AudioStreamOptions: Sendable, Hashable {
     /// Render side: when the bus has less than a period, play silence for the rest (true), or
     /// write nothing and let the device underrun (false; ALSA recovers and counts the xrun).
     public var fillsSilenceOnUnderrun: Bool
+    /// When the device does not take the asked format exactly (another rate, channel count or
+    /// sample format), run it at the nearest it takes and convert on the audio thread, so the
+    /// bus carries the asked format (true, the default); or let the bus carry the device's
+    /// format, as adjusted (false: the rate moved to the nearest, other formats refused).
+    public var convertsFormat: Bool
+    /// The library that converts rates when `convertsFormat` needs it (default speexdsp, for
+    /// its 1 ms delay; see `AudioResamplerLibrary` for the comparison).
+    public var resampler: AudioResamplerLibrary
 
-    /// Creates options; the defaults are 512-frame periods, 4 of them, filling with silence.
-    public init(periodFrames: Int = 512, periods: Int = 4, fillsSilenceOnUnderrun: Bool = true) {
+    /// Creates options; the defaults are 512-frame periods, 4 of them, filling with silence,
+    /// converting to the asked format with speexdsp.
+    public init(periodFrames: Int = 512, periods: Int = 4, fillsSilenceOnUnderrun: Bool = true,
+                convertsFormat: Bool = true, resampler: AudioResamplerLibrary = .speexDSP) {
         self.periodFrames = periodFrames
         self.periods = periods
         self.fillsSilenceOnUnderrun = fillsSilenceOnUnderrun
+        self.convertsFormat = convertsFormat
+        self.resampler = resampler
     }
 }
 
@@ -26,9 +38,10 @@ protocol AudioBackendStream: AnyObject, Sendable {
     var periodFrames: Int { get }
     /// The buffer the device chose, in frames.
     var bufferFrames: Int { get }
-    /// The audio thread: moves periods between the device and the bus until `shouldStop()` or a
-    /// wake-up, or until the device fails; returns the failure.
-    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError?
+    /// The audio thread: moves periods between the device and the bus (through `port`, which
+    /// converts when the bus's format is not the device's) until `shouldStop()` or a wake-up,
+    /// or until the device fails; returns the failure.
+    func run(port: AudioBusPort, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError?
     /// Closes the device (after the thread has ended).
     func close()
 }

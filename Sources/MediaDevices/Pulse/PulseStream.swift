@@ -144,7 +144,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
         if !running && direction == .output { detach(pa_stream_flush(stream, nil, nil)) }
     }
 
-    func run(bus: AudioBus, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError? {
+    func run(port: AudioBusPort, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError? {
         guard let connection, let stream else {
             return MediaDevicesError(.invalidState, device: name, operation: "start", detail: "The stream is closed; initialize it again")
         }
@@ -159,8 +159,8 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
             connection.lock()
             connection.events.reset()  // any event from here on is news after this pass
             let step = direction == .input
-                ? receive(stream, connection: connection, bus: bus, counters: counters, observer: observer)
-                : send(stream, connection: connection, bus: bus, counters: counters, observer: observer)
+                ? receive(stream, connection: connection, port: port, counters: counters, observer: observer)
+                : send(stream, connection: connection, port: port, counters: counters, observer: observer)
             reportLatency(stream, counters: counters)
             connection.unlock()
             let now = MonotonicClock.now()
@@ -187,9 +187,9 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
     }
 
     /// Record: hands everything the server has delivered to the bus (lock held).
-    private func receive(_ stream: OpaquePointer, connection: PulseConnection, bus: AudioBus, counters: AudioCounters, observer: AudioPeriodObserver?) -> Step {
+    private func receive(_ stream: OpaquePointer, connection: PulseConnection, port: AudioBusPort, counters: AudioCounters, observer: AudioPeriodObserver?) -> Step {
         if let failure = failure(of: stream, connection: connection) { return .failed(failure) }
-        let frameBytes = format.bytesPerFrame, sampleBytes = format.sampleFormat.bytesPerSample
+        let frameBytes = format.bytesPerFrame
         var moved = false
         while true {
             var data: UnsafeRawPointer?
@@ -198,7 +198,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
             if size == 0 { break }
             if let data {  // nil: a hole in the server's buffer; dropped
                 let begin = MonotonicClock.now()
-                bus.writeCaptureBytes(data, count: size, frameBytes: frameBytes, sampleBytes: sampleBytes)
+                port.writeCapture(data, bytes: size)
                 let end = MonotonicClock.now()
                 counters.period(frames: size / frameBytes, now: end, cost: end - begin)
                 observer?(counters.periods.load(ordering: .relaxed))
@@ -210,7 +210,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
     }
 
     /// Playback: fills, a period at a time, the room the server asked for (lock held).
-    private func send(_ stream: OpaquePointer, connection: PulseConnection, bus: AudioBus, counters: AudioCounters, observer: AudioPeriodObserver?) -> Step {
+    private func send(_ stream: OpaquePointer, connection: PulseConnection, port: AudioBusPort, counters: AudioCounters, observer: AudioPeriodObserver?) -> Step {
         if let failure = failure(of: stream, connection: connection) { return .failed(failure) }
         let frameBytes = format.bytesPerFrame, periodBytes = periodFrames * frameBytes
         var writable = pa_stream_writable_size(stream)
@@ -224,7 +224,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
             }
             let begin = MonotonicClock.now()
             let chunk = min(size, periodBytes) / frameBytes * frameBytes
-            let bytes = chunk == 0 ? 0 : bus.renderPeriod(into: target, periodBytes: chunk, format: format, fillsSilence: fillsSilence)
+            let bytes = chunk == 0 ? 0 : port.renderPeriod(into: target, periodBytes: chunk, fillsSilence: fillsSilence)
             guard bytes > 0 else {
                 pa_stream_cancel_write(stream)
                 return moved ? .moved : .applicationIdle

@@ -1,0 +1,72 @@
+/// The device end of one side's direction of the bus: what a backend stream's audio thread
+/// hands captured periods to and takes periods to play from. The bus holds the application's
+/// format (`busFormat`); the device runs at `deviceFormat`. When they differ, an
+/// `AudioConverter` made for this device converts between them on the audio thread; when they
+/// are equal, periods are copied as they are. Built with each stream (initialize, device
+/// switch, fallback), so a new device gets a converter of its own.
+final class AudioBusPort: @unchecked Sendable {
+    let bus: AudioBus
+    /// The format the device runs at.
+    let deviceFormat: AudioFormat
+    /// The format the application reads or writes through the bus.
+    let busFormat: AudioFormat
+    /// Device → bus (capture) or bus → device (render); nil when the formats are equal.
+    let converter: AudioConverter?
+
+    init(bus: AudioBus, direction: AudioDevice.Direction, deviceFormat: AudioFormat, busFormat: AudioFormat,
+         library: AudioResamplerLibrary, periodFrames: Int) throws {
+        self.bus = bus
+        self.deviceFormat = deviceFormat
+        self.busFormat = busFormat
+        converter = deviceFormat == busFormat ? nil
+            : try direction == .input
+                ? AudioConverter(from: deviceFormat, to: busFormat, library: library, chunkFrames: max(1024, periodFrames))
+                : AudioConverter(from: busFormat, to: deviceFormat, library: library, chunkFrames: max(1024, periodFrames))
+        // Capture: the converter's output is the bus, its delay in bus frames; render: the device.
+        if let converter {
+            delayFrames = direction == .input ? converter.delayFrames / converter.ratio : converter.delayFrames
+        } else {
+            delayFrames = 0
+        }
+    }
+
+    /// Capture: `bytes` of device frames at `source` into the bus, converted if need be.
+    func writeCapture(_ source: UnsafeRawPointer, bytes: Int) {
+        let busFrameBytes = busFormat.bytesPerFrame, sampleBytes = busFormat.sampleFormat.bytesPerSample
+        guard let converter else {
+            bus.writeCaptureBytes(source, count: bytes, frameBytes: busFrameBytes, sampleBytes: sampleBytes)
+            return
+        }
+        converter.convert(source, frames: bytes / deviceFormat.bytesPerFrame) { converted, frames in
+            bus.writeCaptureBytes(converted, count: frames * busFrameBytes, frameBytes: busFrameBytes, sampleBytes: sampleBytes)
+        }
+    }
+
+    /// Render: fills `buffer` with up to `periodBytes` of device frames from the bus (converted
+    /// if need be) and returns how many bytes to play; short of a period it pads with silence
+    /// (`fillsSilence`, the shortfall counted in the bus's samples) or returns what there is.
+    func renderPeriod(into buffer: UnsafeMutableRawPointer, periodBytes: Int, fillsSilence: Bool) -> Int {
+        guard let converter else {
+            return bus.renderPeriod(into: buffer, periodBytes: periodBytes, format: deviceFormat, fillsSilence: fillsSilence)
+        }
+        let deviceFrameBytes = deviceFormat.bytesPerFrame
+        let busFrameBytes = busFormat.bytesPerFrame, sampleBytes = busFormat.sampleFormat.bytesPerSample
+        let frames = periodBytes / deviceFrameBytes
+        let bus = self.bus
+        let got = converter.pull(into: buffer, frames: frames) { staging, maximum in
+            bus.readRenderBytes(into: staging, count: maximum * busFrameBytes, frameBytes: busFrameBytes,
+                                sampleBytes: sampleBytes, countShortfall: false) / busFrameBytes
+        }
+        guard got < frames, fillsSilence else { return got * deviceFrameBytes }
+        (buffer + got * deviceFrameBytes).initializeMemory(as: UInt8.self, repeating: 0, count: (frames - got) * deviceFrameBytes)
+        bus.countMissingRender(samples: Int((Double(frames - got) / converter.ratio).rounded(.up)) * busFormat.channels)
+        return frames * deviceFrameBytes
+    }
+
+    /// The converter's delay in device frames, as it stands once warmed up (a constant, so the
+    /// control thread reads it without touching the resampler the audio thread runs).
+    let delayFrames: Double
+
+    /// Forgets what an earlier run left in the converter. Not on the audio thread.
+    func reset() throws { try converter?.reset() }
+}
