@@ -2,180 +2,20 @@ import Foundation
 import MediaDevices
 import XCTest
 
-/// A real PulseAudio daemon started for the test, with a null sink whose monitor source gives
-/// back what is played into it. The test process reaches it through PULSE_SERVER. Without its
-/// CPU limit: on a host busy with other guests, the emulated daemon can use more than the
-/// limit's share and would terminate itself ("Soft CPU time limit exhausted").
-final class PulseDaemon {
-    let pid: pid_t
-    let runtime: String
-
-    init(name: String) throws {
-        runtime = "\(Rig.scratch)/pulse-\(name)"
-        let started = try Rig.run("""
-            rm -rf \(runtime) && mkdir -p \(runtime) && \
-            HOME=\(runtime) XDG_RUNTIME_DIR=\(runtime) pulseaudio -n --daemonize=no --exit-idle-time=-1 --disallow-exit --no-cpu-limit \
-              --use-pid-file=no --log-target=stderr --log-level=error \
-              -L "module-native-protocol-unix auth-anonymous=1 socket=\(runtime)/native" \
-              -L "module-null-sink sink_name=mdsink rate=48000 channels=2" </dev/null >\(runtime)/log 2>&1 &
-            echo $!
-            """)
-        pid = pid_t(started.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        setenv("PULSE_SERVER", "unix:\(runtime)/native", 1)
-        for _ in 0..<200 {
-            if Rig.shell("PULSE_SERVER=unix:\(runtime)/native pactl info").status == 0 { return }
-            usleep(50_000)
-        }
-        XCTFail("pulseaudio did not come up: \(Rig.shell("cat \(runtime)/log").output)")
-        throw RigError.commandFailed("pulseaudio")
-    }
-
-    /// `pactl` against this daemon.
-    func pactl(_ arguments: String) throws -> String { try Rig.run("PULSE_SERVER=unix:\(runtime)/native pactl \(arguments)") }
-
-    /// SIGSTOP: the server keeps its socket open and stops answering, as a hung server does.
-    func pause() { Glibc.kill(pid, SIGSTOP) }
-
-    /// SIGCONT after `pause()`.
-    func resume() { Glibc.kill(pid, SIGCONT) }
-
-    /// SIGKILL: the server is gone at once, as in a crash.
-    func kill() {
-        guard pid > 0, Glibc.kill(pid, 0) == 0 else { return }
-        Glibc.kill(pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)  // reaps it if it is our child's child's orphan; harmless otherwise
-        for _ in 0..<100 where Glibc.kill(pid, 0) == 0 { usleep(10_000) }
-    }
-
-    deinit { kill() }
-}
-
-/// The Pulse backend against a real daemon: the tone test through a null sink and its monitor,
-/// enumeration against `pactl`, and the daemon killed mid-stream.
+/// The Pulse backend against a real PulseAudio daemon: `SoundServerChecks` (the tone through a
+/// null sink and its monitor, enumeration against `pactl`, the daemon killed and stopped
+/// mid-stream). `AudioPipeWireTests` runs the same checks against PipeWire.
 final class AudioPulseTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
 
-    func testToneThroughNullSinkAndMonitor() throws {
-        let daemon = try PulseDaemon(name: "tone")
-        defer { daemon.kill() }
-        for format in [AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE), AudioFormat(sampleRate: 44100, channels: 1, sampleFormat: .floatLE)] {
-            let driver = AudioDriver()
-            // Generous buffering (170 ms): the emulated guest stalls, and a server-side underrun
-            // would put gaps in the tone.
-            let options = AudioStreamOptions(periodFrames: 1024, periods: 8)
-            try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format, options: options)
-            try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
-            // Silence first while the idle null sink's 2 s block plays out (AudioPulseLatencyTests.settle):
-            // the round trip is then the streams', not the sink's one-off wait.
-            let result = try AudioToneRun(driver: driver, format: format).run(lead: AudioPulseLatencyTests.settle, seconds: 0.8)
-            XCTAssertNotNil(result.roundTrip, "the tone came back through the monitor")
-            guard let (frequency, level) = AudioToneRun.assertTone(result.captured, format: format, skip: 0.15, label: "Pulse \(format)") else { continue }
-            let render = driver.render.statistics, capture = driver.capture.statistics
-            XCTAssertGreaterThan(render.meanDelayMicroseconds, 0, "the render latency comes from the server")
-            print(String(format: "figure: PulseAudio null sink %@: %.3f Hz, %.2f dBFS, round trip %.1f ms, render latency mean %.1f ms, capture latency mean %.1f ms",
-                         "\(format)", frequency, level, (result.roundTrip ?? 0) * 1000,
-                         render.meanDelayMicroseconds / 1000, capture.meanDelayMicroseconds / 1000))
-            driver.render.terminate()
-            driver.capture.terminate()
-        }
-    }
+    func testToneThroughNullSinkAndMonitor() throws { try SoundServerChecks.toneThroughNullSinkAndMonitor(PulseDaemon(name: "tone")) }
 
-    func testEnumerationAgreesWithPactl() throws {
-        let daemon = try PulseDaemon(name: "list")
-        defer { daemon.kill() }
-        let devices = AudioDevice.enumerate().devices.filter { $0.backend == .pulse }
-        for (kind, direction) in [("sinks", AudioDevice.Direction.output), ("sources", .input)] {
-            let names = try daemon.pactl("list short \(kind)").split(separator: "\n").map { String($0.split(separator: "\t")[1]) }
-            XCTAssertEqual(Set(devices.filter { $0.direction == direction }.map(\.name)), Set(names), kind)
-        }
-        let info = try daemon.pactl("info")
-        let defaultSink = info.split(separator: "\n").first { $0.hasPrefix("Default Sink: ") }.map { String($0.dropFirst("Default Sink: ".count)) }
-        XCTAssertEqual(devices.first { $0.direction == .output && $0.isDefault }?.name, defaultSink)
-        XCTAssertTrue(devices.contains { $0.uniqueID == "pulse:mdsink.monitor" && $0.direction == .input })
-        let caps = try XCTUnwrap(devices.first { $0.name == "mdsink" }).supportedFormats()
-        XCTAssertEqual(caps.nativeFormat?.sampleRate, 48000, "the sink's own spec, as loaded")
-        XCTAssertEqual(caps.nativeFormat?.channels, 2)
-        print("figure: pactl: \(devices.count) Pulse sources and sinks, the same as AudioDevice's")
-    }
+    func testEnumerationAgreesWithPactl() throws { try SoundServerChecks.enumerationAgreesWithPactl(PulseDaemon(name: "list")) }
 
-    func testKillingTheDaemonMidStreamDisconnects() throws {
-        let daemon = try PulseDaemon(name: "kill")
-        let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
-        let driver = AudioDriver()
-        try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format)
-        try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format)
-        let endings = RunEndings(driver)
-        try driver.startCapture()
-        try driver.startRendering()
-        usleep(500_000)
-        XCTAssertTrue(driver.isCapturing && driver.isRendering)
-        XCTAssertGreaterThan(driver.render.statistics.frames, 0, "the stream ran before the kill")
-        let killed = Date()
-        daemon.kill()
-        let seconds = try XCTUnwrap(endings.wait(for: 2, timeout: 5, since: killed), "both sides ended")
-        XCTAssertLessThanOrEqual(seconds, 1, "both sides ended within a second of the server's death")
-        XCTAssertFalse(driver.isCapturing || driver.isRendering)
-        XCTAssertEqual(driver.capture.endError?.code, .disconnected, "\(String(describing: driver.capture.endError))")
-        XCTAssertEqual(driver.render.endError?.code, .disconnected, "\(String(describing: driver.render.endError))")
-        // The process goes on: stop and terminate are harmless, enumeration says why Pulse is missing.
-        driver.stopCapture()
-        driver.render.terminate()
-        let problems = AudioDevice.enumerate(pulseTimeout: 1).problems
-        XCTAssertTrue(problems.contains { $0.device == "pulse" }, "\(problems)")
-        XCTAssertThrowsError(try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format)) { error in
-            XCTAssertEqual((error as? MediaDevicesError)?.code, .notFound, "\(error)")
-        }
-        print(String(format: "figure: pulseaudio killed mid-stream: capture %@, render %@, both ended %.0f ms after SIGKILL",
-                     driver.capture.endError!.code.rawValue, driver.render.endError!.code.rawValue, seconds * 1000))
-    }
+    func testKillingTheDaemonMidStreamDisconnects() throws { try SoundServerChecks.killingTheServerMidStreamDisconnects(PulseDaemon(name: "kill")) }
 
     func testStoppedDaemonTimesOutAndStopReturnsPromptly() throws {
-        let daemon = try PulseDaemon(name: "stop")
-        defer { daemon.resume(); daemon.kill() }
-        let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
-        let before = ProcessFigures.settled()
-        do {
-            let driver = AudioDriver()
-            try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format)
-            try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format)
-            let endings = RunEndings(driver)
-            try driver.startCapture()
-            try driver.startRendering()
-            // Both sides moving (after the idle null sink's first block: up to 2 s).
-            let running = Date()
-            while driver.capture.statistics.frames == 0 && Date().timeIntervalSince(running) < 5 { usleep(20_000) }
-            XCTAssertGreaterThan(driver.capture.statistics.frames, 0, "capture ran before the server stopped")
-            XCTAssertGreaterThan(driver.render.statistics.frames, 0, "render ran before the server stopped")
-            daemon.pause()
-            let paused = Date()
-            usleep(300_000)
-            // stop() while the server holds everything: at once, not after a blocking call.
-            let stopSeconds = Self.seconds { driver.stopCapture() }
-            XCTAssertLessThan(stopSeconds, 0.5, "stop() with the server stopped")
-            XCTAssertNil(driver.capture.endError, "a stop is not a failure")
-            // The render side finds out on its own; so does the capture side started again.
-            try driver.startCapture()
-            let restarted = Date()
-            let renderSeconds = try XCTUnwrap(endings.wait(for: 2, timeout: 10, since: paused), "the render side ended on its own")
-            XCTAssertEqual(driver.render.endError?.code, .timeout, "\(String(describing: driver.render.endError))")
-            let captureSeconds = try XCTUnwrap(endings.wait(for: 1, timeout: 10, since: restarted), "the restarted capture side ended on its own")
-            XCTAssertEqual(driver.capture.endError?.code, .timeout, "\(String(describing: driver.capture.endError))")
-            XCTAssertFalse(driver.isCapturing || driver.isRendering)
-            let terminateSeconds = Self.seconds { driver.capture.terminate(); driver.render.terminate() }
-            XCTAssertLessThan(terminateSeconds, 0.5, "closing both streams with the server stopped")
-            print(String(format: "figure: pulseaudio SIGSTOPped: stop() %.1f ms; .timeout after %.2f s (render), %.2f s (capture restarted); terminate both %.1f ms",
-                         stopSeconds * 1000, renderSeconds, captureSeconds, terminateSeconds * 1000))
-        }
-        let after = ProcessFigures.settled()
-        ProcessFigures.assertDescriptorsFlat(before, after, "Pulse streams closed with the server stopped")
-        XCTAssertEqual(after.named, before.named, "the library's and libpulse's threads are gone")
-    }
-
-    private static func seconds(_ body: () -> Void) -> Double {
-        let start = Date()
-        body()
-        return Date().timeIntervalSince(start)
+        try SoundServerChecks.stoppedServerTimesOutAndStopReturnsPromptly(PulseDaemon(name: "stop"))
     }
 }
 

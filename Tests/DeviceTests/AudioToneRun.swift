@@ -105,7 +105,8 @@ struct AudioToneRun {
         }
     }
 
-    static func assertTone(_ captured: [Float], format: AudioFormat, skip: Double = 0.1, label: String,
+    /// `gainDecibels`: what the path adds to the tone's level (a server's channel mixing).
+    static func assertTone(_ captured: [Float], format: AudioFormat, skip: Double = 0.1, label: String, gainDecibels: Double = 0,
                            file: StaticString = #filePath, line: UInt = #line) -> (frequency: Double, level: Double)? {
         let frames = captured.count / format.channels
         let first = Int(skip * Double(format.sampleRate))
@@ -123,7 +124,7 @@ struct AudioToneRun {
             }
             // The median of 50 ms windows too: the tone's level, not the dropouts' (counted apart).
             let level = ToneAnalysis.medianRMSDecibels(of: samples, sampleRate: format.sampleRate)
-            let expected = ToneAnalysis.sineDecibels(amplitude: amplitude)
+            let expected = ToneAnalysis.sineDecibels(amplitude: amplitude) + gainDecibels
             XCTAssertEqual(measured, frequency, accuracy: 1, "\(label) channel \(channel): frequency", file: file, line: line)
             XCTAssertEqual(level, expected, accuracy: 1, "\(label) channel \(channel): level in dBFS", file: file, line: line)
             if worst.0.isNaN || abs(measured - frequency) >= abs(worst.0 - frequency) { worst.0 = measured }
