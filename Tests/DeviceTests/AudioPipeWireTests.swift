@@ -14,6 +14,10 @@ final class AudioPipeWireTests: XCTestCase {
         try SoundServerChecks.toneThroughNullSinkAndMonitor(server)
     }
 
+    func testRoundTripAt10And20MillisecondPeriodsAgainstPacatAndParec() throws {
+        try AudioPulseLatencyTests.roundTrips(PipeWireDaemon(name: "latency"))
+    }
+
     func testEnumerationAgreesWithPactl() throws { try SoundServerChecks.enumerationAgreesWithPactl(PipeWireDaemon(name: "list")) }
 
     func testKillingTheServerMidStreamDisconnects() throws { try SoundServerChecks.killingTheServerMidStreamDisconnects(PipeWireDaemon(name: "kill")) }

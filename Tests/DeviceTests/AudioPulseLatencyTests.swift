@@ -13,7 +13,12 @@ final class AudioPulseLatencyTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
 
     func testRoundTripAt10And20MillisecondPeriodsAgainstPacatAndParec() throws {
-        let daemon = try PulseDaemon(name: "latency")
+        try Self.roundTrips(PulseDaemon(name: "latency"))
+    }
+
+    /// The round trips at 10 and 20 ms periods through `daemon`'s null sink, ours against
+    /// pacat | parec (also run by `AudioPipeWireTests` against PipeWire).
+    static func roundTrips(_ daemon: SoundServer) throws {
         defer { daemon.kill() }
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
         // 6 periods: 4 (40 ms at 10 ms periods) underruns too often in the software-emulated
@@ -32,8 +37,8 @@ final class AudioPulseLatencyTests: XCTestCase {
                 let reference = try XCTUnwrap(PulseToolsRoundTrip(sink: "mdsink").measure(
                     playbackLatencyMilliseconds: periods * milliseconds, recordLatencyMilliseconds: milliseconds, periodFrames: periodFrames, lead: Self.settle),
                     "\(label): the tone came back through pacat and parec")
-                print(String(format: "figure: PulseAudio round trip at %d ms periods (tlength %d ms, fragsize %d ms), attempt %d: ours %.1f ms, pacat|parec %.1f ms (%.2fx); reported latency: render %.1f ms (mean %.1f ms), capture %.1f ms (mean %.1f ms)",
-                             milliseconds, periods * milliseconds, milliseconds, attempt, ours.roundTrip * 1000, reference * 1000, ours.roundTrip / reference,
+                print(String(format: "figure: %@ round trip at %d ms periods (tlength %d ms, fragsize %d ms), attempt %d: ours %.1f ms, pacat|parec %.1f ms (%.2fx); reported latency: render %.1f ms (mean %.1f ms), capture %.1f ms (mean %.1f ms)",
+                             daemon.product, milliseconds, periods * milliseconds, milliseconds, attempt, ours.roundTrip * 1000, reference * 1000, ours.roundTrip / reference,
                              ours.renderLatency * 1000, ours.render.meanDelayMicroseconds / 1000, ours.captureLatency * 1000, ours.capture.meanDelayMicroseconds / 1000))
                 if ours.roundTrip <= 2 * reference + period && ours.wholeTone { break }
                 if !ours.wholeTone {
@@ -50,7 +55,7 @@ final class AudioPulseLatencyTests: XCTestCase {
     /// the server took of the request, the tone, the reported latency and the audio threads'
     /// allocations.
     /// The tone is asserted on the `last` attempt; before it, `wholeTone` says whether it came back whole.
-    private func ourRoundTrip(format: AudioFormat, periodFrames: Int, periods: Int, label: String, last: Bool) throws
+    private static func ourRoundTrip(format: AudioFormat, periodFrames: Int, periods: Int, label: String, last: Bool) throws
         -> (roundTrip: Double, renderLatency: Double, captureLatency: Double, render: AudioStatistics, capture: AudioStatistics, wholeTone: Bool) {
         let period = Double(periodFrames) / Double(format.sampleRate)
         let driver = AudioDriver()
@@ -70,7 +75,7 @@ final class AudioPulseLatencyTests: XCTestCase {
 
         // The lead lets the sink settle: idle, the null sink has rendered its 2 s maximum
         // latency ahead, and the first stream to connect waits until that block has played.
-        let run = try AudioToneRun(driver: driver, format: format).run(lead: Self.settle, seconds: 0.6)
+        let run = try AudioToneRun(driver: driver, format: format).run(lead: settle, seconds: 0.6)
         let roundTrip = try XCTUnwrap(run.roundTrip, "\(label): the tone came back through the monitor")
         let wholeTone = AudioToneRun.isWholeTone(run.captured, format: format, skip: 0.1)
         if last { _ = AudioToneRun.assertTone(run.captured, format: format, skip: 0.1, label: "Pulse \(label)") }

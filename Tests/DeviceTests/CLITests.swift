@@ -43,6 +43,11 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(printed.contains("ffplay -f rawvideo -pixel_format yuyv422 -video_size 320x180"), printed)
         let size = try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int
         XCTAssertEqual(size, 12 * 320 * 180 * 2)
+        // The printed line, run as ffprobe, reads the file back: its options are the right ones.
+        let line = try XCTUnwrap(printed.split(separator: "\n").first { $0.contains("ffplay ") }, printed)
+        let arguments = try XCTUnwrap(line.range(of: "ffplay ").map { line[$0.upperBound...] })
+        let probed = try Rig.run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=width,height,pix_fmt,nb_read_frames -of csv=p=0 \(arguments)")
+        XCTAssertEqual(probed.trimmingCharacters(in: .whitespacesAndNewlines), "320,180,yuyv422,12", "ffprobe with the printed options")
     }
 
     func testUnknownDeviceAndUnofferedFormatAreClearErrors() throws {
