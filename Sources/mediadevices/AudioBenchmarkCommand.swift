@@ -6,7 +6,8 @@ import Synchronization
 
 /// `mediadevices audio-benchmark`: the audio bus against memcpy, and (with `--latency`) the round
 /// trip through snd-aloop with our capture→render forwarding against `arecord | aplay`, and
-/// (with `--resampler`) libsoxr against speexdsp.
+/// (with `--resampler`) libsoxr against speexdsp, and (with `--cpu SOURCE`) CPU and wake-ups per
+/// second of `record` against `arecord`/`parec`.
 /// Every figure is a ratio against a reference measured in the same run.
 struct AudioBenchmarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,6 +35,12 @@ struct AudioBenchmarkCommand: ParsableCommand {
     @Option(help: "Seconds of audio per resampler measurement round (5 rounds; the median is reported).")
     var resamplerSeconds: Int = 20
 
+    @Option(name: .customLong("cpu"), help: "Also measure CPU and wake-ups per second of capture from this source against arecord (an ALSA PCM name) or parec (pulse:SOURCE); repeatable.")
+    var cpuSources: [String] = []
+
+    @Option(help: "Frames per period for --cpu (480: 10 ms at 48 kHz).")
+    var cpuPeriod: Int = 480
+
     func run() throws {
         let sizes = periods.split(separator: ",").compactMap { Int($0) }
         guard !sizes.isEmpty else { throw ValidationError("--periods takes frame counts, e.g. 128,256,1024") }
@@ -43,6 +50,11 @@ struct AudioBenchmarkCommand: ParsableCommand {
             print("(checksum \(sink.value))")
         }
         if resampler { try ResamplerBenchmark.run(seconds: resamplerSeconds, rounds: 5) }
+        for source in cpuSources {
+            let benchmark = AudioCaptureCPUBenchmark(source: source, periodFrames: cpuPeriod, workDirectory: NSTemporaryDirectory() + "mediadevices-audio-benchmark")
+            let rows = try benchmark.run { FileHandle.standardError.write(Data("audio-benchmark: \($0)\n".utf8)) }
+            print(benchmark.table(rows))
+        }
         if latency {
             for size in sizes {
                 do { try roundTrip(period: size) } catch {

@@ -58,7 +58,7 @@ struct RecordCommand: ParsableCommand {
             var levels = meter ? LevelMeterPrinter(format: format) : nil
             try driver.startCapture()
             let deadline = Date().addingTimeInterval(seconds * 2 + 5)
-            while writer.framesWritten < wanted && Date() < deadline {
+            while writer.framesWritten < wanted {
                 let want = min(chunk.count, (wanted - writer.framesWritten) * format.bytesPerFrame)
                 let got = chunk.withUnsafeMutableBytes { driver.bus.captureRing.read(into: $0.baseAddress!, count: want, granularity: format.bytesPerFrame) }
                 if got > 0 {
@@ -69,8 +69,10 @@ struct RecordCommand: ParsableCommand {
                     }
                 }
                 if got < want {
-                    if !driver.isCapturing { break }
-                    usleep(5000)
+                    if !driver.isCapturing && driver.bus.captureSamplesAvailable == 0 { break }
+                    // Sleeps until the capture side delivers its next period: one wake-up per
+                    // period. The clock is read only when a wait times out (a stalled device).
+                    if !driver.bus.waitForCaptureData(samples: 1, timeout: .milliseconds(200)) && Date() >= deadline { break }
                 }
             }
             driver.stopCapture()

@@ -5,7 +5,8 @@ import XCTest
 
 /// The round trip through a real PulseAudio null sink and its monitor at the periods a call
 /// uses (10 and 20 ms), against `pacat` and `parec` with the same latency request in the same
-/// boot, with the latency the server reports and the audio threads' allocations.
+/// boot and against the ALSA loopback with the same periods, with the latency the server
+/// reports and the audio threads' allocations.
 final class AudioPulseLatencyTests: XCTestCase {
     /// Seconds of silence before the tone: more than the null sink's 2 s block.
     static let settle = 2.5
@@ -17,9 +18,13 @@ final class AudioPulseLatencyTests: XCTestCase {
     }
 
     /// The round trips at 10 and 20 ms periods through `daemon`'s null sink, ours against
-    /// pacat | parec (also run by `AudioPipeWireTests` against PipeWire).
+    /// pacat | parec and against the ALSA loopback's with the same periods (also run by
+    /// `AudioPipeWireTests` against PipeWire). Issue 14's bounds: ours at most twice pacat | parec
+    /// plus a period, and within two periods of snd-aloop's round trip.
     static func roundTrips(_ daemon: SoundServer) throws {
         defer { daemon.kill() }
+        try Rig.run("modprobe snd-aloop")
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
         // 6 periods: 4 (40 ms at 10 ms periods) underruns too often in the software-emulated
         // guest for the tone to come back whole, with pacat as with us.
@@ -27,28 +32,63 @@ final class AudioPulseLatencyTests: XCTestCase {
         for milliseconds in [10, 20] {
             let periodFrames = format.sampleRate * milliseconds / 1000
             let period = Double(milliseconds) / 1000
-            // A second attempt only when the first is out of bounds or its tone came back broken:
-            // one stall of the emulated guest can spoil a single onset, and a host busier than
-            // the guest's periods starves the test's feeding thread (the bus runs dry, the render
-            // side plays silence: counted as shortfall); a slower or broken stream fails both.
-            for attempt in 1...2 {
+            // Up to three attempts; the bounds hold for the least of each kind so far. A latency
+            // is structural: a stall of the emulated guest (or a host busier than the guest's
+            // periods, which starves the test's feeding thread) only adds to one measurement,
+            // never takes away, so the least is the figure. A broken tone is tried again too.
+            var least = (ours: Double.infinity, tools: Double.infinity, alsa: Double.infinity)
+            for attempt in 1...3 {
                 let label = "\(milliseconds) ms periods, attempt \(attempt)"
-                let ours = try ourRoundTrip(format: format, periodFrames: periodFrames, periods: periods, label: label, last: attempt == 2)
+                let ours = try ourRoundTrip(format: format, periodFrames: periodFrames, periods: periods, label: label, last: attempt == 3)
                 let reference = try XCTUnwrap(PulseToolsRoundTrip(sink: "mdsink").measure(
                     playbackLatencyMilliseconds: periods * milliseconds, recordLatencyMilliseconds: milliseconds, periodFrames: periodFrames, lead: Self.settle),
                     "\(label): the tone came back through pacat and parec")
-                print(String(format: "figure: %@ round trip at %d ms periods (tlength %d ms, fragsize %d ms), attempt %d: ours %.1f ms, pacat|parec %.1f ms (%.2fx); reported latency: render %.1f ms (mean %.1f ms), capture %.1f ms (mean %.1f ms)",
+                let alsa = try loopbackRoundTrip(format: format, periodFrames: periodFrames, periods: periods, label: label)
+                least = (min(least.ours, ours.roundTrip), min(least.tools, reference), min(least.alsa, alsa))
+                print(String(format: "figure: %@ round trip at %d ms periods (tlength %d ms, fragsize %d ms), attempt %d: ours %.1f ms, pacat|parec %.1f ms (%.2fx), snd-aloop with the same periods %.1f ms (%+.1f periods); reported latency: render %.1f ms (mean %.1f ms), capture %.1f ms (mean %.1f ms)",
                              daemon.product, milliseconds, periods * milliseconds, milliseconds, attempt, ours.roundTrip * 1000, reference * 1000, ours.roundTrip / reference,
+                             alsa * 1000, (ours.roundTrip - alsa) / period,
                              ours.renderLatency * 1000, ours.render.meanDelayMicroseconds / 1000, ours.captureLatency * 1000, ours.capture.meanDelayMicroseconds / 1000))
-                if ours.roundTrip <= 2 * reference + period && ours.wholeTone { break }
-                if !ours.wholeTone {
-                    print("figure: \(label): the tone came back broken (render bus shortfall \(ours.render.busShortfallSamples) samples, xruns \(ours.render.xruns))\(attempt == 1 ? "; trying again" : "")")
+                let withinTools = least.ours <= 2 * least.tools + period
+                let withinALSA = least.ours <= least.alsa + 2 * period
+                if withinTools && withinALSA && ours.wholeTone {
+                    print(String(format: "figure: %@ round trip at %d ms periods, least of %d attempt(s): ours %.1f ms, pacat|parec %.1f ms (%.2fx), snd-aloop %.1f ms (ours %+.1f periods)",
+                                 daemon.product, milliseconds, attempt, least.ours * 1000, least.tools * 1000, least.ours / least.tools,
+                                 least.alsa * 1000, (least.ours - least.alsa) / period))
+                    break
                 }
-                if attempt == 2 && ours.roundTrip > 2 * reference + period {
-                    XCTFail(String(format: "%@: ours %.1f ms, more than twice pacat|parec's %.1f ms plus a period", label, ours.roundTrip * 1000, reference * 1000))
+                if !ours.wholeTone {
+                    print("figure: \(label): the tone came back broken (render bus shortfall \(ours.render.busShortfallSamples) samples, xruns \(ours.render.xruns))\(attempt < 3 ? "; trying again" : "")")
+                }
+                guard attempt == 3 else { continue }
+                if !withinTools {
+                    XCTFail(String(format: "%@: ours %.1f ms at best, more than twice pacat|parec's %.1f ms plus a period", label, least.ours * 1000, least.tools * 1000))
+                }
+                if !withinALSA {
+                    XCTFail(String(format: "%@: ours %.1f ms at best, more than two periods over snd-aloop's %.1f ms", label, least.ours * 1000, least.alsa * 1000))
                 }
             }
         }
+    }
+
+    /// A driver rendering into `render` and capturing from `capture` with the same format and periods.
+    private static func pair(render: AudioDevice, capture: AudioDevice, format: AudioFormat, periodFrames: Int, periods: Int) throws -> AudioDriver {
+        let driver = AudioDriver()
+        let options = AudioStreamOptions(periodFrames: periodFrames, periods: periods)
+        try driver.initializeRendering(device: render, format: format, options: options)
+        try driver.initializeCapture(device: capture, format: format, options: options)
+        return driver
+    }
+
+    /// The round trip through snd-aloop (hw:Loopback,0,0 → hw:Loopback,1,0) with the same
+    /// format, periods and tone run: what the issue holds the sound server's round trip to.
+    private static func loopbackRoundTrip(format: AudioFormat, periodFrames: Int, periods: Int, label: String) throws -> Double {
+        let driver = try pair(render: .alsa("hw:Loopback,0,0", direction: .output), capture: .alsa("hw:Loopback,1,0", direction: .input),
+                              format: format, periodFrames: periodFrames, periods: periods)
+        defer { driver.render.terminate(); driver.capture.terminate() }
+        XCTAssertEqual(driver.render.periodFrames, periodFrames, "\(label): snd-aloop takes the period")
+        let run = try AudioToneRun(driver: driver, format: format).run(seconds: 0.3)
+        return try XCTUnwrap(run.roundTrip, "\(label): the tone came back through snd-aloop")
     }
 
     /// One round trip through an `AudioDriver` on the null sink and its monitor, checking what
@@ -58,10 +98,8 @@ final class AudioPulseLatencyTests: XCTestCase {
     private static func ourRoundTrip(format: AudioFormat, periodFrames: Int, periods: Int, label: String, last: Bool) throws
         -> (roundTrip: Double, renderLatency: Double, captureLatency: Double, render: AudioStatistics, capture: AudioStatistics, wholeTone: Bool) {
         let period = Double(periodFrames) / Double(format.sampleRate)
-        let driver = AudioDriver()
-        let options = AudioStreamOptions(periodFrames: periodFrames, periods: periods)
-        try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format, options: options)
-        try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
+        let driver = try pair(render: .pulse("mdsink", direction: .output), capture: .pulse("mdsink.monitor", direction: .input),
+                              format: format, periodFrames: periodFrames, periods: periods)
         defer { driver.render.terminate(); driver.capture.terminate() }
         // The request as the server took it: minreq and fragsize as asked; tlength is the whole
         // latency, which the server splits between the sink and the stream's buffer.

@@ -22,38 +22,21 @@ protocol SoundServer: AnyObject {
     func kill()
 }
 
-/// A real PulseAudio daemon started for the test, with a null sink whose monitor source gives
-/// back what is played into it. The test process reaches it through PULSE_SERVER. Without its
-/// CPU limit: on a host busy with other guests, the emulated daemon can use more than the
-/// limit's share and would terminate itself ("Soft CPU time limit exhausted").
+/// A real PulseAudio daemon started for the test (by `scripts/sound-server`), with a null sink
+/// whose monitor source gives back what is played into it. The test process reaches it through
+/// PULSE_SERVER.
 final class PulseDaemon: SoundServer {
     let product = "pulseaudio"
     let monoFromStereoGainDecibels = 0.0
-    let pid: pid_t
-    let runtime: String
+    private let server: SoundServerScript
+    var pid: pid_t { server.processes.last!.pid }
 
     init(name: String) throws {
-        runtime = "\(Rig.scratch)/pulse-\(name)"
-        let started = try Rig.run("""
-            rm -rf \(runtime) && mkdir -p \(runtime) && \
-            HOME=\(runtime) XDG_RUNTIME_DIR=\(runtime) pulseaudio -n --daemonize=no --exit-idle-time=-1 --disallow-exit --no-cpu-limit \
-              --use-pid-file=no --log-target=stderr --log-level=error \
-              -L "module-native-protocol-unix auth-anonymous=1 socket=\(runtime)/native" \
-              -L "module-null-sink sink_name=mdsink rate=48000 channels=2" </dev/null >\(runtime)/log 2>&1 &
-            echo $!
-            """)
-        pid = pid_t(started.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        setenv("PULSE_SERVER", "unix:\(runtime)/native", 1)
-        for _ in 0..<200 {
-            if Rig.shell("PULSE_SERVER=unix:\(runtime)/native pactl info").status == 0 { return }
-            usleep(50_000)
-        }
-        XCTFail("pulseaudio did not come up: \(Rig.shell("cat \(runtime)/log").output)")
-        throw RigError.commandFailed("pulseaudio")
+        server = try SoundServerScript("pulseaudio", directory: "\(Rig.scratch)/pulse-\(name)")
     }
 
     /// `pactl` against this daemon.
-    func pactl(_ arguments: String) throws -> String { try Rig.run("PULSE_SERVER=unix:\(runtime)/native pactl \(arguments)") }
+    func pactl(_ arguments: String) throws -> String { try server.pactl(arguments) }
 
     /// SIGSTOP: the server keeps its socket open and stops answering, as a hung server does.
     func pause() { Glibc.kill(pid, SIGSTOP) }
@@ -62,14 +45,7 @@ final class PulseDaemon: SoundServer {
     func resume() { Glibc.kill(pid, SIGCONT) }
 
     /// SIGKILL: the server is gone at once, as in a crash.
-    func kill() {
-        guard pid > 0, Glibc.kill(pid, 0) == 0 else { return }
-        Glibc.kill(pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)  // reaps it if it is our child's child's orphan; harmless otherwise
-        for _ in 0..<100 where Glibc.kill(pid, 0) == 0 { usleep(10_000) }
-    }
+    func kill() { server.kill() }
 
     deinit { kill() }
 }
-

@@ -149,6 +149,13 @@ enum Rig {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The path of `scripts/NAME` in the repository these tests were built from (the guest sees
+    /// the host's filesystem, so the same path).
+    static func script(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts").appendingPathComponent(name).path
+    }
+
     /// A writable scratch directory inside the guest.
     static var scratch: String {
         let path = "/tmp/mediadevices-tests"

@@ -70,6 +70,13 @@ struct cv4l2_control_event {
 /// -1 with errno set (ENOENT: no event pending).
 int cv4l2_dequeue_control_event(int fd, struct cv4l2_control_event *event);
 
+// MARK: buffer types
+// Plain integers: the enum's V4L2_BUF_TYPE_VIDEO_CAPTURE is not found by a release (whole-module)
+// build of MediaDevices since CV4LConvert's libv4lconvert.h includes videodev2.h too (the
+// importer gives the constant to that module); a debug build finds it.
+static const uint32_t cv4l2_BUF_TYPE_VIDEO_CAPTURE = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+static const uint32_t cv4l2_BUF_TYPE_VIDEO_CAPTURE_MPLANE = V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE;
+
 // MARK: control identifiers built from other macros
 static const uint32_t cv4l2_CID_CAMERA_ORIENTATION = V4L2_CID_CAMERA_ORIENTATION;
 static const uint32_t cv4l2_CID_CAMERA_SENSOR_ROTATION = V4L2_CID_CAMERA_SENSOR_ROTATION;

@@ -152,7 +152,8 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
                     break
                 }
                 if available < periodFrames { break }
-                let begin = MonotonicClock.now()
+                // Two clock reads a period on either side: cheap on hardware (the vDSO), but a
+                // system call and an emulated HPET read in the software-emulated rig.
                 var frames = periodFrames
                 if direction == .input {
                     let read = snd_pcm_readi(pcm, buffer, snd_pcm_uframes_t(periodFrames))
@@ -167,19 +168,20 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
                     counters.period(frames: frames, now: end, cost: end - copyStart)
                     observer?(counters.periods.load(ordering: .relaxed))
                 } else {
+                    let begin = MonotonicClock.now()
                     let bytes = port.renderPeriod(into: buffer, periodBytes: periodBytes, fillsSilence: fillsSilence)
                     if bytes == 0 {
                         starved = true  // told not to fill: let the device underrun
                         break
                     }
                     frames = bytes / frameBytes
-                    let cost = MonotonicClock.now() - begin
+                    let filled = MonotonicClock.now()
                     let written = snd_pcm_writei(pcm, buffer, snd_pcm_uframes_t(frames))
                     if written < 0 {
                         if let failure = recover(Int32(written), "snd_pcm_writei") { return failure }
                         break
                     }
-                    counters.period(frames: written, now: MonotonicClock.now(), cost: cost)
+                    counters.period(frames: written, now: filled, cost: filled - begin)
                     observer?(counters.periods.load(ordering: .relaxed))
                 }
                 var delay: snd_pcm_sframes_t = 0

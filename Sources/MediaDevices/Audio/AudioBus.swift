@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The audio bus between an `AudioDriver` and the application, as `OTAudioBus` is between an
@@ -8,7 +9,9 @@ import Synchronization
 /// Each direction is a lock-free single-producer / single-consumer `AudioRingBuffer` holding
 /// samples in the stream's format; Int16 and Float variants convert on the way in or out. No
 /// method allocates, locks or logs, so both ends may be real-time threads. Each direction has
-/// one writer and one reader at a time.
+/// one writer and one reader at a time. An application thread may block in
+/// `waitForCaptureData(samples:timeout:)` until the capture side delivers (woken once per
+/// delivered period, not polling).
 public final class AudioBus: Sendable {
     /// Captured samples: written by the capture side, read by the application.
     public let captureRing: AudioRingBuffer
@@ -18,6 +21,10 @@ public final class AudioBus: Sendable {
     private let renderFormatCode = Atomic<UInt64>(0)
     private let overflowSamples = Atomic<Int>(0)
     private let underflowSamples = Atomic<Int>(0)
+    /// Set by an application thread about to block in `waitForCaptureData`; the capture side
+    /// clears it and signals `captureArrived` (at most one signal per wait).
+    private let captureWaiting = Atomic<Bool>(false)
+    private let captureArrived = DispatchSemaphore(value: 0)
 
     /// Creates a bus whose rings hold `capacityBytes` each (rounded up to a power of two;
     /// 1 MiB is 2.7 s of 48 kHz stereo float).
@@ -66,13 +73,15 @@ public final class AudioBus: Sendable {
     /// dropped and counted in `droppedCaptureSamples`).
     @discardableResult
     public func writeCaptureData(_ samples: UnsafeBufferPointer<Int16>) -> Int {
-        write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .s16LE, count: samples.count, counting: true)
+        defer { wakeCaptureWaiter() }
+        return write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .s16LE, count: samples.count, counting: true)
     }
 
     /// Capture side: stores captured interleaved float samples; see `writeCaptureData(_:)`.
     @discardableResult
     public func writeCaptureData(_ samples: UnsafeBufferPointer<Float>) -> Int {
-        write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .floatLE, count: samples.count, counting: true)
+        defer { wakeCaptureWaiter() }
+        return write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .floatLE, count: samples.count, counting: true)
     }
 
     /// Render side: takes up to `buffer.count` samples to play; returns how many it got (a short
@@ -92,6 +101,19 @@ public final class AudioBus: Sendable {
     func writeCaptureBytes(_ source: UnsafeRawPointer, count: Int, frameBytes: Int, sampleBytes: Int) {
         let written = captureRing.write(source, count: count, granularity: frameBytes)
         if written < count { overflowSamples.add((count - written) / sampleBytes, ordering: .relaxed) }
+        wakeCaptureWaiter()
+    }
+
+    /// After a capture write (and when a capture run ends): wakes the application thread blocked
+    /// in `waitForCaptureData`, if one is. A fence and a flag load when none is (no system call);
+    /// one futex wake when one is.
+    func wakeCaptureWaiter() {
+        // Orders the ring's new write position before the flag's load; the waiter orders its
+        // flag store before its look at the ring the same way, so one of the two sees the other.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if captureWaiting.load(ordering: .relaxed), captureWaiting.exchange(false, ordering: .acquiringAndReleasing) {
+            captureArrived.signal()
+        }
     }
 
     /// The drivers' own path: returns bytes read; a short read is counted as missing.
@@ -129,6 +151,48 @@ public final class AudioBus: Sendable {
     @discardableResult
     public func readCaptureData(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
         read(captureRing, format: captureFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .floatLE, count: buffer.count, counting: false)
+    }
+
+    /// Application: blocks the calling thread until at least `samples` captured samples are
+    /// waiting (pass 1 for "anything new"), or `timeout` passes; returns whether they are. The
+    /// thread sleeps until the capture side writes (it wakes once per delivered period, where a
+    /// polling loop would wake on its own schedule), so a reading thread costs one wake-up per
+    /// period. One thread at a time, the capture direction's reader; not from async code (it
+    /// blocks the thread: use `AudioDriver.capturedChunks(frames:)` there).
+    ///
+    /// ```swift
+    /// while driver.isCapturing {
+    ///     guard driver.bus.waitForCaptureData(samples: 1, timeout: .milliseconds(100)) else { continue }
+    ///     let got = driver.bus.readCaptureData(into: buffer)
+    ///     …
+    /// }
+    /// ```
+    public func waitForCaptureData(samples: Int, timeout: Duration) -> Bool {
+        // The deadline is read from the clock only when the thread is about to sleep.
+        var deadline: DispatchTime?
+        while captureSamplesAvailable < samples {
+            captureWaiting.store(true, ordering: .relaxed)
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            if captureSamplesAvailable >= samples {
+                withdrawCaptureWait()
+                return true
+            }
+            if deadline == nil {
+                let (seconds, attoseconds) = timeout.components
+                deadline = DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+            }
+            if captureArrived.wait(timeout: deadline!) == .timedOut {
+                withdrawCaptureWait()
+                return captureSamplesAvailable >= samples
+            }
+        }
+        return true
+    }
+
+    /// Takes back a wait the capture side may have answered meanwhile: if it already cleared the
+    /// flag, its signal is on the way and is consumed here, so the next wait does not return early.
+    private func withdrawCaptureWait() {
+        if !captureWaiting.exchange(false, ordering: .acquiringAndReleasing) { captureArrived.wait() }
     }
 
     /// Application: queues samples to play (whole frames); returns how many fit.

@@ -210,6 +210,8 @@ public final class AudioDriverSide: Sendable {
                 guard !self.switching.load(ordering: .acquiring) else { return }
                 if let failure { self.lastFailure.withLock { $0 = failure } }
                 self.running.store(false, ordering: .releasing)
+                // A reader blocked in `waitForCaptureData` learns of the end at once.
+                if self.direction == .input { self.bus.wakeCaptureWaiter() }
                 handler?(failure)
             }
         } catch {

@@ -33,7 +33,7 @@ final class V4L2Device: @unchecked Sendable {
 
     /// The buffer type for capture on this node.
     var bufferType: UInt32 {
-        isMultiplanar ? V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE.rawValue : V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        isMultiplanar ? cv4l2_BUF_TYPE_VIDEO_CAPTURE_MPLANE : cv4l2_BUF_TYPE_VIDEO_CAPTURE
     }
 
     // MARK: enumeration

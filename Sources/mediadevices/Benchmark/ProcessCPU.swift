@@ -22,38 +22,52 @@ enum ProcessCPU {
         /// Voluntary context switches (a thread blocked and was woken again), all threads,
         /// between the two samples.
         var windowWakeUps: Double
+        /// Voluntary context switches between the two samples of the threads named
+        /// `threadName` (`/proc/PID/task/*/comm`), when one was given.
+        var windowThreadWakeUps: Double?
     }
 
     /// Runs `arguments` and reads its CPU time from `/proc/PID/stat` at `windowStart` and
     /// `windowEnd` seconds after it started: the cost in steady state, free of start-up and
     /// teardown. Throws if the process ended before the window did.
-    static func runSampled(_ arguments: [String], log: String, windowStart: Double, windowEnd: Double) throws -> SampledUsage {
-        var first: (cpu: Double, wall: UInt64, wakeUps: Double)?
-        var second: (cpu: Double, wall: UInt64, wakeUps: Double)?
+    /// With `threadName`, also counts the wake-ups of that thread alone; with `interruptAfter`,
+    /// sends SIGINT once the window is sampled (for tools that run until told to stop).
+    static func runSampled(_ arguments: [String], log: String, windowStart: Double, windowEnd: Double,
+                           threadName: String? = nil, interruptAfter: Bool = false) throws -> SampledUsage {
+        var first: (cpu: Double, wall: UInt64, wakeUps: Double, thread: Double)?
+        var second: (cpu: Double, wall: UInt64, wakeUps: Double, thread: Double)?
         let total = try run(arguments, log: log) { pid, start in
             for (index, at) in [windowStart, windowEnd].enumerated() {
                 let target = start + UInt64(at * 1e9)
                 let now = BenchmarkClock.nanoseconds()
                 if target > now { usleep(useconds_t((target - now) / 1_000)) }
                 guard let cpu = cpuNanoseconds(of: pid) else { return }
-                let sample = (cpu, BenchmarkClock.nanoseconds(), wakeUps(of: pid))
+                let sample = (cpu, BenchmarkClock.nanoseconds(), wakeUps(of: pid), threadName.map { wakeUps(of: pid, thread: $0) } ?? 0)
                 if index == 0 { first = sample } else { second = sample }
             }
+            if interruptAfter { kill(pid, SIGINT) }
         }
         guard let first, let second else {
             throw BenchmarkError("\(arguments[0]) ended (status \(total.status)) before \(windowEnd) s: give it more frames")
         }
         return SampledUsage(total: total, windowCPUNanoseconds: second.cpu - first.cpu,
-                            windowWallNanoseconds: Double(second.wall - first.wall), windowWakeUps: second.wakeUps - first.wakeUps)
+                            windowWallNanoseconds: Double(second.wall - first.wall), windowWakeUps: second.wakeUps - first.wakeUps,
+                            windowThreadWakeUps: threadName == nil ? nil : second.thread - first.thread)
     }
 
     /// Voluntary context switches of every thread of `pid` so far (`voluntary_ctxt_switches` in
     /// `/proc/PID/task/*/status`): each is a thread going to sleep to be woken later. Threads
     /// that ended in between are not counted (they are the tools' start-up and teardown threads).
-    static func wakeUps(of pid: pid_t) -> Double {
+    /// With `thread`, only the threads of that name (`/proc/PID/task/*/comm`).
+    static func wakeUps(of pid: pid_t, thread: String? = nil) -> Double {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         var total = 0.0
         for task in tasks {
+            if let thread {
+                let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                guard name == thread else { continue }
+            }
             guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8),
                   let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
                   let count = Double(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") else { continue }
