@@ -52,32 +52,23 @@ struct RecordCommand: ParsableCommand {
                                          options: AudioStreamOptions(periodFrames: period, periods: periods))
             defer { driver.capture.terminate() }
             let format = driver.captureFormat!
-            let writer = try WAVWriter(path: output, format: format)
             let wanted = Int((seconds * Double(format.sampleRate)).rounded())
-            var chunk = [UInt8](repeating: 0, count: 4096 * format.bytesPerFrame)
-            var levels = meter ? LevelMeterPrinter(format: format) : nil
+            let sink = RecordingSink(bus: driver.bus, writer: try WAVWriter(path: output, format: format), wanted: wanted,
+                                     levels: meter ? LevelMeterPrinter(format: format) : nil)
+            // The file is written on the audio thread, after each period, as arecord does: one
+            // thread and one wake-up per period. This thread sleeps until the sink has all
+            // frames, the capture ends, or the deadline passes.
+            driver.capture.periodObserver = { _ in sink.drain() }
+            driver.capture.onStop = { _ in sink.finished.signal() }
             try driver.startCapture()
-            let deadline = Date().addingTimeInterval(seconds * 2 + 5)
-            while writer.framesWritten < wanted {
-                let want = min(chunk.count, (wanted - writer.framesWritten) * format.bytesPerFrame)
-                let got = chunk.withUnsafeMutableBytes { driver.bus.captureRing.read(into: $0.baseAddress!, count: want, granularity: format.bytesPerFrame) }
-                if got > 0 {
-                    try chunk.withUnsafeBytes { bytes in
-                        let recorded = UnsafeRawBufferPointer(rebasing: bytes[0..<got])
-                        try writer.write(raw: recorded)
-                        levels?.add(recorded)
-                    }
-                }
-                if got < want {
-                    if !driver.isCapturing && driver.bus.captureSamplesAvailable == 0 { break }
-                    // Sleeps until the capture side delivers its next period: one wake-up per
-                    // period. The clock is read only when a wait times out (a stalled device).
-                    if !driver.bus.waitForCaptureData(samples: 1, timeout: .milliseconds(200)) && Date() >= deadline { break }
-                }
-            }
+            _ = sink.finished.wait(timeout: .now() + seconds * 2 + 5)
             driver.stopCapture()
-            levels?.finish()
+            // The audio thread has ended (stop() joins it): what it left in the bus is ours now.
+            sink.drain()
+            sink.levels?.finish()
+            let writer = sink.writer
             try writer.close()
+            if let failure = sink.failure { throw failure }
             if let failure = driver.capture.endError { throw failure }
             guard writer.framesWritten >= wanted else {
                 throw MediaDevicesError(.timeout, device: input.uniqueID, operation: "record",
@@ -146,5 +137,53 @@ struct LevelMeterPrinter {
     /// Ends the redrawn line.
     func finish() {
         if redraws { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
+
+/// `record`'s file side: drains the capture bus into the WAV file (and the meter) on the audio
+/// thread, from the capture side's period observer, until it has the frames wanted; then
+/// signals `finished`. The main thread touches it only before `start()` and after `stop()`,
+/// which joins the audio thread, so no lock is needed.
+final class RecordingSink: @unchecked Sendable {
+    let bus: AudioBus
+    let writer: WAVWriter
+    let wanted: Int
+    var levels: LevelMeterPrinter?
+    /// The first write error; recording ends at it.
+    private(set) var failure: Error?
+    /// Signalled once all frames are in the file, on a write error, or when the capture ends.
+    let finished = DispatchSemaphore(value: 0)
+    private var chunk: [UInt8]
+    private var signalled = false
+
+    init(bus: AudioBus, writer: WAVWriter, wanted: Int, levels: LevelMeterPrinter?) {
+        self.bus = bus
+        self.writer = writer
+        self.wanted = wanted
+        self.levels = levels
+        chunk = [UInt8](repeating: 0, count: 4096 * writer.format.bytesPerFrame)
+    }
+
+    /// Moves what the bus holds (up to the frames still wanted) into the file.
+    func drain() {
+        let frameBytes = writer.format.bytesPerFrame
+        while failure == nil && writer.framesWritten < wanted {
+            let want = min(chunk.count, (wanted - writer.framesWritten) * frameBytes)
+            let got = chunk.withUnsafeMutableBytes { bus.captureRing.read(into: $0.baseAddress!, count: want, granularity: frameBytes) }
+            if got == 0 { break }
+            do {
+                try chunk.withUnsafeBytes { bytes in
+                    let recorded = UnsafeRawBufferPointer(rebasing: bytes[0..<got])
+                    try writer.write(raw: recorded)
+                    levels?.add(recorded)
+                }
+            } catch {
+                failure = error
+            }
+        }
+        if !signalled && (failure != nil || writer.framesWritten >= wanted) {
+            signalled = true
+            finished.signal()
+        }
     }
 }

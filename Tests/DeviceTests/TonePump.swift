@@ -60,9 +60,14 @@ final class TonePump: @unchecked Sendable {
     /// Interleaved samples captured so far.
     var samplesCaptured: Int { lock.withLock { captured } }
     /// The last `keepSeconds` captured (fewer before that much came), oldest first.
-    var kept: [Float] {
+    var kept: [Float] { keptSince.samples }
+
+    /// `kept`, and the position of its first sample among all samples captured (0 until more
+    /// than `keepSeconds` came): sample counts taken earlier (`samplesCaptured`) index it as
+    /// `count - first`.
+    var keptSince: (samples: [Float], first: Int) {
         lock.withLock {
-            captured < last.count ? Array(last[..<position]) : Array(last[position...] + last[..<position])
+            captured < last.count ? (Array(last[..<position]), 0) : (Array(last[position...] + last[..<position]), captured - last.count)
         }
     }
 }

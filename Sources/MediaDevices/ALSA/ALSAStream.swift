@@ -15,6 +15,9 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
     private let buffer: UnsafeMutableRawPointer
     private let pollCount: Int
     private let polls: UnsafeMutablePointer<pollfd>
+    /// Whether the device stamps each position update with CLOCK_MONOTONIC in the status page
+    /// ALSA maps (`positionTime`); set up at open, false where a plugin does not.
+    private let keepsTimestamps: Bool
 
     init(device: AudioDevice, format requested: AudioFormat, options: AudioStreamOptions) throws {
         _ = ALSALogging.silenced
@@ -71,7 +74,12 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
         try check(snd_pcm_sw_params_set_avail_min(handle, software, period), "snd_pcm_sw_params_set_avail_min")
         // Playback starts once a period is queued; capture is started explicitly.
         try check(snd_pcm_sw_params_set_start_threshold(handle, software, device.direction == .output ? period : size), "snd_pcm_sw_params_set_start_threshold")
+        // Each position update stamped with CLOCK_MONOTONIC, readable without a system call.
+        var stampType = SND_PCM_TSTAMP_TYPE_GETTIMEOFDAY
+        let stamps = snd_pcm_sw_params_set_tstamp_mode(handle, software, SND_PCM_TSTAMP_ENABLE) == 0
+            && snd_pcm_sw_params_set_tstamp_type(handle, software, SND_PCM_TSTAMP_TYPE_MONOTONIC) == 0
         try check(snd_pcm_sw_params(handle, software), "snd_pcm_sw_params")
+        keepsTimestamps = stamps && snd_pcm_sw_params_get_tstamp_type(software, &stampType) == 0 && stampType == SND_PCM_TSTAMP_TYPE_MONOTONIC
 
         format = AudioFormat(sampleRate: Int(rate), channels: Int(channels), sampleFormat: sampleFormat)
         periodFrames = Int(period)
@@ -152,43 +160,59 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
                     break
                 }
                 if available < periodFrames { break }
-                // Two clock reads a period on either side: cheap on hardware (the vDSO), but a
-                // system call and an emulated HPET read in the software-emulated rig.
-                var frames = periodFrames
+                // Per period: the device call and the period's time from the mapped status page
+                // (no system call). The clock (for the work's cost) and snd_pcm_delay only on timed
+                // periods: each is a system call, and in the software-emulated rig (HPET clock)
+                // the two clock reads and the delay ioctl cost more than the read itself.
+                let timing = counters.timesNextPeriod
                 if direction == .input {
                     let read = snd_pcm_readi(pcm, buffer, snd_pcm_uframes_t(periodFrames))
                     if read < 0 {
                         if let failure = recover(Int32(read), "snd_pcm_readi") { return failure }
                         break
                     }
-                    frames = read
-                    let copyStart = MonotonicClock.now()
-                    port.writeCapture(buffer, bytes: frames * frameBytes)
-                    let end = MonotonicClock.now()
-                    counters.period(frames: frames, now: end, cost: end - copyStart)
-                    observer?(counters.periods.load(ordering: .relaxed))
+                    let start = timing ? MonotonicClock.now() : nil
+                    port.writeCapture(buffer, bytes: read * frameBytes)
+                    let timed = counters.periodWorkEnds(start)
+                    counters.period(frames: read, now: positionTime(pcm, or: timed?.now), cost: timed?.cost)
                 } else {
-                    let begin = MonotonicClock.now()
+                    let start = timing ? MonotonicClock.now() : nil
                     let bytes = port.renderPeriod(into: buffer, periodBytes: periodBytes, fillsSilence: fillsSilence)
                     if bytes == 0 {
                         starved = true  // told not to fill: let the device underrun
                         break
                     }
-                    frames = bytes / frameBytes
-                    let filled = MonotonicClock.now()
-                    let written = snd_pcm_writei(pcm, buffer, snd_pcm_uframes_t(frames))
+                    let timed = counters.periodWorkEnds(start)
+                    let written = snd_pcm_writei(pcm, buffer, snd_pcm_uframes_t(bytes / frameBytes))
                     if written < 0 {
                         if let failure = recover(Int32(written), "snd_pcm_writei") { return failure }
                         break
                     }
-                    counters.period(frames: written, now: filled, cost: filled - begin)
-                    observer?(counters.periods.load(ordering: .relaxed))
+                    counters.period(frames: written, now: positionTime(pcm, or: timed?.now), cost: timed?.cost)
                 }
+                observer?(counters.periods.load(ordering: .relaxed))
                 var delay: snd_pcm_sframes_t = 0
-                if snd_pcm_delay(pcm, &delay) == 0 { counters.delay(delay) }
+                if timing, snd_pcm_delay(pcm, &delay) == 0 { counters.delay(delay) }
             }
         }
         return nil
+    }
+}
+
+extension ALSAStream {
+    /// The time of the device's last position update (nanoseconds, CLOCK_MONOTONIC), read from
+    /// the status page ALSA maps, without a system call; `clock` (or the clock now) when the
+    /// stream keeps no timestamps or has none yet.
+    @inline(__always)
+    fileprivate func positionTime(_ pcm: OpaquePointer, or clock: UInt64?) -> UInt64 {
+        if keepsTimestamps {
+            var available: snd_pcm_uframes_t = 0
+            var stamp = snd_htimestamp_t()
+            if snd_pcm_htimestamp(pcm, &available, &stamp) == 0, stamp.tv_sec > 0 || stamp.tv_nsec > 0 {
+                return UInt64(stamp.tv_sec) * 1_000_000_000 + UInt64(stamp.tv_nsec)
+            }
+        }
+        return clock ?? MonotonicClock.now()
     }
 }
 

@@ -143,7 +143,8 @@ public final class AudioDriverSide: Sendable {
     }
 
     /// Called on the audio thread after every period (see `AudioPeriodObserver`); takes effect
-    /// at the next `start()`.
+    /// at the next `start()`. On the capture side it may drain the bus itself (then no other
+    /// thread may read it): capture with one thread and one wake-up per period, as `record` does.
     public var periodObserver: AudioPeriodObserver? {
         get { state.withLock { $0.observer } }
         set { state.withLock { $0.observer = newValue } }

@@ -197,10 +197,10 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
             guard pa_stream_peek(stream, &data, &size) == 0 else { return .failed(connection.failure(operation: "pa_stream_peek")) }
             if size == 0 { break }
             if let data {  // nil: a hole in the server's buffer; dropped
-                let begin = MonotonicClock.now()
+                let start = counters.timesNextPeriod ? MonotonicClock.now() : nil
                 port.writeCapture(data, bytes: size)
-                let end = MonotonicClock.now()
-                counters.period(frames: size / frameBytes, now: end, cost: end - begin)
+                let timed = counters.periodWorkEnds(start)
+                counters.period(frames: size / frameBytes, now: timed?.now ?? MonotonicClock.now(), cost: timed?.cost)
                 observer?(counters.periods.load(ordering: .relaxed))
             }
             pa_stream_drop(stream)
@@ -222,18 +222,18 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
             guard pa_stream_begin_write(stream, &target, &size) == 0, let target else {
                 return .failed(connection.failure(operation: "pa_stream_begin_write"))
             }
-            let begin = MonotonicClock.now()
+            let start = counters.timesNextPeriod ? MonotonicClock.now() : nil
             let chunk = min(size, periodBytes) / frameBytes * frameBytes
             let bytes = chunk == 0 ? 0 : port.renderPeriod(into: target, periodBytes: chunk, fillsSilence: fillsSilence)
             guard bytes > 0 else {
                 pa_stream_cancel_write(stream)
                 return moved ? .moved : .applicationIdle
             }
-            let cost = MonotonicClock.now() - begin
+            let timed = counters.periodWorkEnds(start)
             guard pa_stream_write(stream, target, bytes, nil, 0, PA_SEEK_RELATIVE) == 0 else {
                 return .failed(connection.failure(operation: "pa_stream_write"))
             }
-            counters.period(frames: bytes / frameBytes, now: MonotonicClock.now(), cost: cost)
+            counters.period(frames: bytes / frameBytes, now: timed?.now ?? MonotonicClock.now(), cost: timed?.cost)
             observer?(counters.periods.load(ordering: .relaxed))
             writable -= bytes
             moved = true
