@@ -37,10 +37,20 @@ final class TonePump: @unchecked Sendable {
                 }
                 let got = captures ? incoming.withUnsafeMutableBufferPointer { driver.bus.readCaptureData(into: $0) } : 0
                 if got > 0 {
+                    // In bulk: a loop per sample (a debug build, under emulation) fell seconds
+                    // behind on a busy host, and the bus then held what the counts said had come.
                     lock.withLock {
-                        for sample in incoming[0..<got] {
-                            last[position] = sample
-                            position = (position + 1) % last.count
+                        incoming.withUnsafeBufferPointer { source in
+                            last.withUnsafeMutableBufferPointer { ring in
+                                guard ring.count > 0 else { return }
+                                var copied = 0
+                                while copied < got {
+                                    let count = min(got - copied, ring.count - position)
+                                    (ring.baseAddress! + position).update(from: source.baseAddress! + copied, count: count)
+                                    position = (position + count) % ring.count
+                                    copied += count
+                                }
+                            }
                         }
                         captured += got
                     }
