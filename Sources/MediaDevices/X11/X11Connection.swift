@@ -112,6 +112,15 @@ final class X11Connection {
                                  detail: "The X server on \(display) answered X error \(code) (request \(major).\(minor))")
     }
 
+    /// Whether the connection is a Unix-domain socket, the only transport that passes file
+    /// descriptors (MIT-SHM's `ShmAttachFd`); a TCP display is not.
+    var isUnixSocket: Bool {
+        var address = sockaddr()
+        var length = socklen_t(MemoryLayout<sockaddr>.size)
+        guard getsockname(xcb_get_file_descriptor(connection), &address, &length) == 0 else { return false }
+        return Int32(address.sa_family) == AF_UNIX
+    }
+
     /// Sends what is buffered.
     func flush() { _ = xcb_flush(connection) }
 

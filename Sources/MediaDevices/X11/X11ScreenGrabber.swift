@@ -2,7 +2,8 @@ import CXCB
 import Glibc
 
 /// Grabs one RandR monitor of an X server, frame after frame: MIT-SHM `ShmGetImage` of the
-/// monitor's rectangle (cut to `region`) into one shared segment attached once, lent as a
+/// monitor's rectangle (cut to `region`) into one shared segment attached once (a memfd where
+/// the server takes one, else System V: see `X11SharedMemory`), lent as a
 /// zero-copy `XBGR32` frame (BGRx in memory, DRM XRGB8888). DAMAGE tells when nothing changed,
 /// so a paced grab can skip the round trip and the frame; with the cursor, the XFIXES cursor
 /// image is blended into the segment and a moved cursor counts as a change. A RandR change
@@ -36,6 +37,9 @@ final class X11ScreenGrabber: ScreenGrabbing {
         var bytesPerRow: Int
     }
 
+    /// How the segment is shared with the server.
+    var sharing: X11SharedMemory.Sharing { memory.sharing }
+
     /// The root-window rectangle grabbed: the monitor, cut to the region; `nil` while there is
     /// none.
     var area: Rect? { placement?.area }
@@ -43,8 +47,10 @@ final class X11ScreenGrabber: ScreenGrabbing {
     /// Connects to the screen's display, finds the monitor again (it may have moved or gone
     /// since enumeration), and attaches the segment. Throws `.disconnected` when the monitor
     /// is gone, `.invalidState` when `region` (monitor coordinates) misses it,
-    /// `.unsupportedFormat` when the root window is not 32-bit TrueColor.
-    init(screen: Screen, region: Rect?, showsCursor: Bool) throws {
+    /// `.unsupportedFormat` when the root window is not 32-bit TrueColor. `sharing` forces one
+    /// kind of shared memory (tests); by default a memfd when the server takes one, System V
+    /// otherwise or when attaching the memfd fails.
+    init(screen: Screen, region: Rect?, showsCursor: Bool, sharing: X11SharedMemory.Sharing? = nil) throws {
         let x = try X11Connection(display: screen.card)
         guard x.hasBGRxRoot else {
             throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "xcb_get_setup",
@@ -57,9 +63,21 @@ final class X11ScreenGrabber: ScreenGrabbing {
         self.region = region
         self.x = x
         self.placement = placement
-        memory = try X11SharedMemory(x, byteCount: placement.imageSize)
+        memory = try X11ScreenGrabber.sharedMemory(x, byteCount: placement.imageSize, sharing: sharing)
         damage = try X11Damage(x)
         cursor = showsCursor ? try X11Cursor(x) : nil
+    }
+
+    /// The first segment: as `sharing` says, or the server's preferred kind, falling back to
+    /// System V when the server refuses the memfd (an X error; the connection lives on).
+    private static func sharedMemory(_ x: X11Connection, byteCount: Int, sharing: X11SharedMemory.Sharing?) throws -> X11SharedMemory {
+        if let sharing { return try X11SharedMemory(x, byteCount: byteCount, sharing: sharing) }
+        guard try X11SharedMemory.preferredSharing(x) == .memfd else { return try X11SharedMemory(x, byteCount: byteCount, sharing: .systemV) }
+        do {
+            return try X11SharedMemory(x, byteCount: byteCount, sharing: .memfd)
+        } catch let error as MediaDevicesError where error.code == .io {
+            return try X11SharedMemory(x, byteCount: byteCount, sharing: .systemV)
+        }
     }
 
     /// The monitor named as `screen` is, as `x` shows it now, and where `region` of it lies.
@@ -88,7 +106,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
         } catch let error as MediaDevicesError where error.code == .disconnected || error.code == .invalidState {
             return
         }
-        if next.imageSize > memory.byteCount { memory = try X11SharedMemory(x, byteCount: next.imageSize) }
+        if next.imageSize > memory.byteCount { memory = try X11SharedMemory(x, byteCount: next.imageSize, sharing: memory.sharing) }
         placement = next
     }
 

@@ -3,7 +3,8 @@ import AllocationCounter
 import TestSupport
 import XCTest
 
-/// The X11 grabber's steady state on a private Xvfb: the segment is reused, so a grab
+/// The X11 grabber's steady state on a private Xvfb, with a memfd and with a System V
+/// segment: the segment is reused, so a grab
 /// allocates no pixel buffer, nor anything else of ours. What remains is libxcb's: it mallocs
 /// each reply it reads (measured here on a plain round trip of the test's own client). A grab
 /// skipped by DAMAGE allocates nothing at all.
@@ -14,8 +15,14 @@ final class X11AllocationTests: XCTestCase {
         let server = try XvfbServer(width: 1920, height: 1080)
         defer { server.stop() }
         let screen = try XCTUnwrap(try ScreenSource.x11Screens(display: server.display).first)
-        let grabber = try X11ScreenGrabber(screen: screen, region: nil, showsCursor: false)
         let client = try X11TestClient(display: server.display)
+        for sharing in X11SharedMemory.Sharing.allCases {
+            try measure(try X11ScreenGrabber(screen: screen, region: nil, showsCursor: false, sharing: sharing), client)
+        }
+    }
+
+    /// Grabs of `grabber` against round trips of `client`, then grabs skipped by DAMAGE.
+    private func measure(_ grabber: X11ScreenGrabber, _ client: X11TestClient) throws {
         for _ in 0..<5 {
             _ = try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: false) { _ in }
             client.sync()
@@ -27,7 +34,7 @@ final class X11AllocationTests: XCTestCase {
         start = allocation_counter_this_thread()
         for _ in 0..<count { _ = try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: false) { _ in } }
         let perGrab = Double(allocation_counter_this_thread() - start) / Double(count)
-        print("X11 grab of 1920x1080: \(perGrab) allocations per grab; a bare libxcb round trip: \(roundTrip)")
+        print("X11 grab of 1920x1080 (\(grabber.sharing)): \(perGrab) allocations per grab; a bare libxcb round trip: \(roundTrip)")
         XCTAssertLessThanOrEqual(perGrab, roundTrip, "only what libxcb allocates for the ShmGetImage reply")
 
         var skipped = 0

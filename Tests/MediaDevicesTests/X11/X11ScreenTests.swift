@@ -73,6 +73,27 @@ final class X11ScreenTests: XCTestCase {
         XCTAssertTrue(again.isEmpty, "first differences: \(again)")
     }
 
+    func testMemfdAndSystemVSegmentsGrabTheSamePixels() throws {
+        let screen = try screen(named: "screen")
+        XCTAssertEqual(try X11ScreenGrabber(screen: screen, region: nil, showsCursor: false).sharing, .memfd,
+                       "Xvfb speaks MIT-SHM 1.2 over a Unix socket: a memfd by default")
+        for region in [nil, Rect(x: 30, y: 20, width: 100, height: 50)] {
+            var grabs: [X11SharedMemory.Sharing: [UInt8]] = [:]
+            for sharing in X11SharedMemory.Sharing.allCases {
+                let grabber = try X11ScreenGrabber(screen: screen, region: region, showsCursor: false, sharing: sharing)
+                XCTAssertEqual(grabber.sharing, sharing)
+                _ = try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: false) { frame in
+                    let (left, top) = (region?.x ?? 0, region?.y ?? 0)
+                    let bad = mismatches(frame) { x, y in X11TestClient.pattern(x: x + left, y: y + top) }
+                    XCTAssertTrue(bad.isEmpty, "\(sharing), \(String(describing: region)): first differences: \(bad)")
+                    grabs[sharing] = Array(frame.plane(0).bytes)
+                }
+            }
+            XCTAssertEqual(grabs[.memfd]?.count, (region?.width ?? 640) * (region?.height ?? 480) * 4)
+            XCTAssertTrue(grabs[.memfd] == grabs[.systemV], "memfd and System V grabs are byte for byte the same")
+        }
+    }
+
     func testRegionIsCutFromTheMonitor() throws {
         let source = ScreenSource(screen: try screen(named: "screen"), region: Rect(x: 30, y: 20, width: 100, height: 50))
         defer { source.release() }
