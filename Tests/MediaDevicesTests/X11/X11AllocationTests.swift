@@ -4,9 +4,8 @@ import TestSupport
 import XCTest
 
 /// The X11 grabber's steady state on a private Xvfb, with a memfd and with a System V
-/// segment: the segment is reused, so a grab
-/// allocates no pixel buffer, nor anything else of ours. What remains is libxcb's: it mallocs
-/// each reply it reads (measured here on a plain round trip of the test's own client). A grab
+/// segment: the segment is reused, so a grab allocates no pixel buffer, nor anything else of
+/// ours. What remains is libxcb's: it mallocs each reply it reads (measured here on a plain round trip of the test's own client). A grab
 /// skipped by DAMAGE allocates nothing at all.
 final class X11AllocationTests: XCTestCase {
     func testGrabsAllocateNoMoreThanLibxcbsRoundTripAndSkippedGrabsNothing() throws {

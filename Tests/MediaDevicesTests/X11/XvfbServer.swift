@@ -4,7 +4,7 @@ import XCTest
 /// A private Xvfb for one test (`Xvfb -displayfd 1 -noreset`, depth 24, RandR on), stopped by
 /// `stop()`. Xvfb picks a free display and writes its number to the pipe. A machine without
 /// Xvfb fails the test, saying what to install: these tests never skip.
-final class XvfbServer {
+final class XvfbServer: TestXServer {
     /// `":N"`.
     let display: String
     /// Seconds from launch to the display number arriving (the server is listening).
@@ -44,18 +44,6 @@ final class XvfbServer {
     func stop() {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
-    }
-
-    /// Runs `xrandr -d DISPLAY arguments…` and fails when it does.
-    func xrandr(_ arguments: String...) throws {
-        let tool = Process()
-        tool.executableURL = URL(fileURLWithPath: "/usr/bin/xrandr")
-        tool.arguments = ["-d", display] + arguments
-        try tool.run()
-        tool.waitUntilExit()
-        guard tool.terminationStatus == 0 else {
-            throw XvfbError("xrandr \(arguments.joined(separator: " ")) failed with status \(tool.terminationStatus)")
-        }
     }
 }
 
