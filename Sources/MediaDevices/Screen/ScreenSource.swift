@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// - **KMS**, below any compositor: what a DRM/KMS output scans out, grabbed from the primary
 ///   plane's framebuffer (`GETFB2`, dumb-buffer map or PRIME).
-/// - **X11**: a RandR monitor of an X server, grabbed with MIT-SHM into one shared segment;
-///   DAMAGE skips grabs when nothing changed (counted in `CaptureStatistics.unchangedFrames`,
+/// - **X11**: a RandR monitor of an X server, grabbed with MIT-SHM into one shared segment (a
+///   memfd where the server speaks MIT-SHM 1.2, so a client in its own IPC namespace, such as a
+///   container, works too; else System V); DAMAGE skips grabs when nothing changed (counted in `CaptureStatistics.unchangedFrames`,
 ///   no frame delivered twice), and the cursor comes from XFIXES.
 ///
 /// `screens` lists the X server's monitors when `DISPLAY` is set and answers, else the KMS
