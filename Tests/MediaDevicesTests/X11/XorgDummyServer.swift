@@ -4,7 +4,7 @@ import Foundation
 /// gives 16 RandR outputs, `DUMMY0` (connected, on at the start) to `DUMMY15` (disconnected:
 /// they take modes only through `xrandr --addmode`). It writes a minimal xorg.conf (dummy
 /// device, a monitor with wide sync ranges, depth 24) into a directory of its own and starts
-/// `Xorg -config FILE -configdir EMPTY -displayfd 1 -noreset -nolisten tcp -novtswitch
+/// `Xorg -config FILE -configdir OWN -displayfd 1 -noreset -nolisten tcp -novtswitch
 /// -sharevts` without input devices; `stop()` ends it and removes the directory. Runs as root
 /// on the host (Xorg opens the console to share its VT). A machine without Xorg or the driver
 /// fails the test, saying what to install: these tests never skip.
@@ -26,7 +26,7 @@ final class XorgDummyServer: TestXServer {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("xorg-dummy-\(UUID().uuidString)")
         let configDirectory = directory.appendingPathComponent("xorg.conf.d")
         try FileManager.default.createDirectory(at: configDirectory, withIntermediateDirectories: true)
-        // A directory Xorg finds empty would make it fall back to the system's: give it a file.
+        // Xorg logs an empty config directory as an error: give it a file.
         try "# nothing: the test's xorg.conf says it all\n".write(to: configDirectory.appendingPathComponent("00-empty.conf"), atomically: true, encoding: .utf8)
         let config = directory.appendingPathComponent("xorg.conf"), log = directory.appendingPathComponent("Xorg.log")
         let videoKilobytes = maximum.width * maximum.height * 4 / 1024 + 1024
