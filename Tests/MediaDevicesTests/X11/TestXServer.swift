@@ -8,6 +8,28 @@ protocol TestXServer {
 }
 
 extension TestXServer {
+    /// Runs `process` (an X server started with `-displayfd 1`) and reads the display number it
+    /// writes to its standard output: `(":N", seconds from launch until then)`. End of file
+    /// means the server died: `whyItDied(status)` says why.
+    static func launch(_ process: Process, whyItDied: (Int32) -> String) throws -> (display: String, startupSeconds: Double) {
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let started = Date()
+        try process.run()
+        // The display number, then a newline.
+        var text = ""
+        while !text.hasSuffix("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty {
+                process.waitUntilExit()
+                throw XvfbError(whyItDied(process.terminationStatus))
+            }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        return (":" + text.trimmingCharacters(in: .whitespacesAndNewlines), Date().timeIntervalSince(started))
+    }
+
     /// Runs `xrandr -d DISPLAY arguments…` and fails when it does.
     func xrandr(_ arguments: String...) throws {
         try xrandr(arguments)

@@ -23,7 +23,8 @@ final class XorgDummyServer: TestXServer {
         for path in [server, driver] where !FileManager.default.fileExists(atPath: path) {
             throw XvfbError("\(path) is missing: install Debian's xserver-xorg-core and xserver-xorg-video-dummy (scripts/install does) to run the Xorg tests")
         }
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("xorg-dummy-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("xorg-dummy-\(UUID().uuidString)")
+        self.directory = directory
         let configDirectory = directory.appendingPathComponent("xorg.conf.d")
         try FileManager.default.createDirectory(at: configDirectory, withIntermediateDirectories: true)
         // Xorg logs an empty config directory as an error: give it a file.
@@ -36,26 +37,13 @@ final class XorgDummyServer: TestXServer {
         process.executableURL = URL(fileURLWithPath: server)
         process.arguments = ["-config", config.path, "-configdir", configDirectory.path, "-logfile", log.path, "-displayfd", "1",
                              "-noreset", "-nolisten", "tcp", "-novtswitch", "-sharevts"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let started = Date()
-        try process.run()
-        // The display number, then a newline; end of file means Xorg died: its log says why.
-        var text = ""
-        while !text.hasSuffix("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty {
-                process.waitUntilExit()
-                let errors = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("(EE)") }
-                try? FileManager.default.removeItem(at: directory)
-                throw XvfbError("Xorg exited (status \(process.terminationStatus)) before naming its display: \(errors.joined(separator: " | "))")
-            }
-            text += String(decoding: chunk, as: UTF8.self)
+        (display, startupSeconds) = try XorgDummyServer.launch(process) { status in
+            // Its log says why.
+            let errors = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("(EE)") }
+            try? FileManager.default.removeItem(at: directory)
+            return "Xorg exited (status \(status)) before naming its display: \(errors.joined(separator: " | "))"
         }
         self.process = process
-        display = ":" + text.trimmingCharacters(in: .whitespacesAndNewlines)
-        startupSeconds = Date().timeIntervalSince(started)
     }
 
     /// The xorg.conf: no input devices, the dummy device, a monitor any test mode fits.

@@ -20,24 +20,8 @@ final class XvfbServer: TestXServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = ["-displayfd", "1", "-noreset", "-nolisten", "tcp", "-screen", "0", "\(width)x\(height)x24", "+extension", "RANDR"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let started = Date()
-        try process.run()
-        // The display number, then a newline; end of file means Xvfb died.
-        var text = ""
-        while !text.hasSuffix("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty {
-                process.waitUntilExit()
-                throw XvfbError("Xvfb exited (status \(process.terminationStatus)) before naming its display")
-            }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
+        (display, startupSeconds) = try XvfbServer.launch(process) { "Xvfb exited (status \($0)) before naming its display" }
         self.process = process
-        display = ":" + text.trimmingCharacters(in: .whitespacesAndNewlines)
-        startupSeconds = Date().timeIntervalSince(started)
     }
 
     /// Stops the server and waits for it.
