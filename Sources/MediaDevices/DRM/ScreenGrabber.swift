@@ -13,7 +13,7 @@ import Synchronization
 /// Memory mapped through PRIME is read between `DMA_BUF_IOCTL_SYNC` start and end (the frame's
 /// delivery, or the cursor overlay's copy, in between). With `exportsDMABuf` the primary plane's
 /// framebuffer is exported by PRIME and frames carry it as `dmaBuf` (not frames with the cursor
-/// blended in: those are copies).
+/// blended in: those are copies), and `frames` sequences lease it (`FramebufferLeases`).
 final class ScreenGrabber: ScreenGrabbing {
     let card: DRMCard
     let screen: Screen
@@ -33,6 +33,9 @@ final class ScreenGrabber: ScreenGrabbing {
     private var compositeFormat: VideoFormat?
     /// The DMA-BUF description of the current view, kept so frames allocate nothing.
     private var export: DMABufFrame?
+    /// The framebuffers lent to `frames` sequences (with `exportsDMABuf`), and the current one's slot.
+    private let leases: FramebufferLeases?
+    private var leaseSlot = -1
     private var view = View(fb: 0, x: 0, y: 0, width: 0, height: 0)
     private var composite: UnsafeMutableRawPointer?
     private var compositeCapacity = 0
@@ -56,6 +59,7 @@ final class ScreenGrabber: ScreenGrabbing {
         self.showsCursor = showsCursor
         self.method = method
         self.exportsDMABuf = exportsDMABuf
+        leases = exportsDMABuf ? FramebufferLeases() : nil
         if showsCursor, let plane = screen.cursorPlaneID {
             cursorX = card.property("CRTC_X", object: plane, type: cdrm_MODE_OBJECT_PLANE)?.id ?? 0
             cursorY = card.property("CRTC_Y", object: plane, type: cdrm_MODE_OBJECT_PLANE)?.id ?? 0
@@ -63,6 +67,7 @@ final class ScreenGrabber: ScreenGrabbing {
     }
 
     deinit {
+        _ = leases?.adopt(nil)
         propertyIDs.deallocate()
         propertyValues.deallocate()
         composite?.deallocate()
@@ -84,10 +89,12 @@ final class ScreenGrabber: ScreenGrabbing {
         guard crtc.fb_id != 0, crtc.mode_valid != 0 else { return .nothingToShow }
         if primary?.description.id != crtc.fb_id {
             primary = nil
+            leaseSlot = leases?.adopt(nil) ?? -1
             format = nil
             guard let mapped = try Framebuffer.map(card: card, id: crtc.fb_id, method: method, what: "primary plane of \(screen.name)",
                                                    exportingDMABuf: exportsDMABuf) else { return .nothingToShow }
             primary = mapped
+            leaseSlot = leases?.adopt(mapped) ?? -1
             self.mapped.withLock { $0 = mapped.description }
         }
         let fb = primary!.description
@@ -125,9 +132,11 @@ final class ScreenGrabber: ScreenGrabbing {
                                bytesPerRow: frameFormat.bytesPerRow[0])
         }
         let delay = Int64(MonotonicClock.now()) - Int64(timestamp)
+        // An exported framebuffer is lendable: a sequence keeps it (live, not a snapshot) on lease.
+        let lendable = frameExport != nil && leaseSlot >= 0 ? leases.map { LendableBuffer(lender: $0, index: leaseSlot) } : nil
         body(VideoFrame(format: frameFormat, timestamp: timestamp, sequence: sequence, orientation: .up,
                         captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane,
-                        dmaBuf: frameExport))
+                        plane1: .empty, plane2: .empty, dmaBuf: frameExport, lendable: lendable))
         return .delivered
     }
 

@@ -7,9 +7,9 @@ import Synchronization
 ///
 /// Frames of a camera's own format come on lease: the element is the driver's buffer, held until
 /// the loop body ends (see `VideoFrameBuffer`), copied only when a lease would starve the
-/// driver. The multi-planar `M` formats (one driver buffer per plane) are leased alike.
-/// Converted sequences and sources that cannot lend (screens, the test pattern) give pooled
-/// copies.
+/// driver. A KMS screen made with `exportsDMABuf` lends its framebuffer the same way (live
+/// scanout memory, not a snapshot). Converted sequences and sources that cannot lend (other
+/// screens, the test pattern) give pooled copies.
 ///
 /// ```swift
 /// for try await frame in camera.frames() {

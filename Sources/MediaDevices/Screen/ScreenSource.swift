@@ -100,9 +100,12 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// KMS only, on drivers with PRIME export (virtio-gpu, i915, amdgpu; not bochs):
     /// `initialize()` throws `.unsupportedFormat` otherwise, and on X11. The DMA-BUF is the live
     /// scanout buffer, not a snapshot; its descriptor belongs to the source and is valid during
-    /// the callback (`dup` it to keep it). Frames with the cursor blended in, and the copies a
-    /// `frames` sequence makes, carry none. With `.automatic` mapping the pixels are read through
-    /// the same export (between `DMA_BUF_IOCTL_SYNC` start and end).
+    /// the callback (`dup` it to keep it). `frames` sequences then lease the framebuffer instead
+    /// of copying it: a held frame keeps it mapped and exported (across mode changes, stop and
+    /// release) until let go, and reads it live, without `DMA_BUF_IOCTL_SYNC` (use
+    /// `DMABufPlane.withCPUAccess` where caches are not coherent). Frames with the cursor
+    /// blended in are copies and carry none. With `.automatic` mapping the pixels are read
+    /// through the same export (the grab between `DMA_BUF_IOCTL_SYNC` start and end).
     public let exportsDMABuf: Bool
 
     private final class Grabbing: @unchecked Sendable {
