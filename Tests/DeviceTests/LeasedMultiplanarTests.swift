@@ -96,7 +96,7 @@ final class LeasedMultiplanarTests: XCTestCase {
             XCTAssertEqual(checked, 20)
             XCTAssertGreaterThan(leased, checked / 2, "frames read on lease")
             XCTAssertGreaterThan(dmaBufChecked, 0)
-            summary = "figure: vivid \(format.name) 640x480 (multiplanar): \(checked) frames equal the callback's plane by plane, \(leased) of them leased (sequence: leased \(frames.leasedFrames), copied \(frames.copiedFrames)); \(dmaBufChecked) x \(planeSizes.count) per-plane DMA-BUFs read back equal (plane offsets in them, data_offset included: \(offsets.sorted()))"
+            summary = "figure: vivid \(format.name) 640x480 (multiplanar): \(checked) frames equal the callback's plane by plane, \(leased) of them leased (sequence: leased \(frames.leasedFrames), copied \(frames.copiedFrames)); \(dmaBufChecked) x \(planeSizes.count) per-plane DMA-BUFs compared with the planes (plane offsets in them, data_offset included: \(offsets.sorted()))"
         }
         print(summary)
         let after = ProcessFigures.assertDescriptorsBack(to: before, "after release")

@@ -175,7 +175,8 @@ final class Framebuffer: @unchecked Sendable {
                 errors.append("DRM_IOCTL_PRIME_HANDLE_TO_FD: \(MediaDevicesError.errnoName(errno))")
                 return nil
             }
-            let size = lseek(descriptor, 0, SEEK_END)
+            let size = lseek(descriptor, 0, SEEK_END)  // a DMA-BUF's size; only SEEK_END and SEEK_SET to 0 are allowed
+            lseek(descriptor, 0, SEEK_SET)
             return (descriptor, size > 0 ? Int(size) : length)
         }
         if exportingDMABuf {
