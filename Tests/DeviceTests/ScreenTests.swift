@@ -45,4 +45,18 @@ extension ScreenTests {
         try automatic.initialize()
         XCTAssertEqual(automatic.framebuffer?.mapping, .dumbBuffer)
     }
+
+    /// Nor can it export a frame's DMA-BUF: asking for one is `.unsupportedFormat` naming the
+    /// ioctl and the remedy, never frames without it.
+    func testDMABufExportIsRefusedClearlyOnBochs() throws {
+        let screen = try ScreenScenarios.loadDisplay("bochs")
+        let source = ScreenSource(screen: screen, exportsDMABuf: true)
+        defer { source.release() }
+        XCTAssertThrowsError(try source.initialize()) { error in
+            let error = error as? MediaDevicesError
+            XCTAssertEqual(error?.code, .unsupportedFormat)
+            XCTAssertTrue(error?.detail.contains("DRM_IOCTL_PRIME_HANDLE_TO_FD: ENOSYS") ?? false, "\(String(describing: error))")
+            print("bochs, exportsDMABuf: \(String(describing: error))")
+        }
+    }
 }

@@ -185,3 +185,39 @@ final class FrameLeaseTests: XCTestCase {
         queue.finish(error: nil)
     }
 }
+
+extension FrameLeaseTests {
+    /// A multi-planar `M` frame (NV12M: the luma and chroma planes in two driver buffers) is
+    /// leased like a single-buffer one: both planes stay the driver's memory, the DMA-BUF keeps
+    /// one descriptor per plane, and `withUnsafeBytes` gathers the planes one after another.
+    func testPlanesInSeparateBuffersAreLeasedAndGatheredOnRequest() async throws {
+        let lender = FakeLender(count: 4, size: 8, minimumQueued: 2)
+        let queue = FrameQueue(capacity: 2)
+        let (luma, chroma) = (lender.memory[2], lender.memory[3])
+        for offset in 0..<8 { luma[offset] = 1; chroma[offset] = 2 }
+        let format = VideoFormat(pixelFormat: .nv12m, width: 4, height: 2, bytesPerRow: [4, 4], bufferSizes: [8, 4])
+        let dmaBuf = DMABufFrame(drmFourCC: FourCC("NV12"), planes: [
+            DMABufPlane(descriptor: 102, offset: 0, bytesPerRow: 4, length: 8),
+            DMABufPlane(descriptor: 103, offset: 0, bytesPerRow: 4, length: 8),
+        ])
+        let frame = VideoFrame(format: format, timestamp: 1, sequence: 1, orientation: .up, captureDelay: .zero, planeCount: 2,
+                               bytesUsed: 8, plane0: FramePlane(bytes: UnsafeRawBufferPointer(luma), bytesPerRow: 4),
+                               plane1: FramePlane(bytes: UnsafeRawBufferPointer(rebasing: chroma[0..<4]), bytesPerRow: 4),
+                               plane2: .empty, dmaBuf: dmaBuf, lendable: LendableBuffer(lender: lender, index: 2))
+        XCTAssertFalse(frame.planesAreContiguous)
+        _ = queue.push(frame)
+        XCTAssertEqual(queue.figures.leased, 1)
+        try await next(queue) { buffer in
+            XCTAssertTrue(buffer.isLeased)
+            XCTAssertEqual(buffer.dmaBuf?.plane(1).descriptor, 103)
+            buffer.withFrame { frame in
+                XCTAssertEqual(frame.plane(0).bytes.baseAddress, UnsafeRawPointer(luma.baseAddress))
+                XCTAssertEqual(frame.plane(1).bytes.baseAddress, UnsafeRawPointer(chroma.baseAddress), "the chroma buffer, not a copy")
+            }
+            XCTAssertEqual(buffer.withUnsafeBytes { Array($0) }, Array(repeating: 1, count: 8) + Array(repeating: 2, count: 4))
+            XCTAssertEqual(buffer.byteCount, 12)
+        }
+        queue.finish(error: nil)
+        XCTAssertEqual(lender.leased, 0, "given back")
+    }
+}

@@ -19,6 +19,9 @@ public struct FramebufferDescription: Sendable, Hashable, CustomStringConvertibl
     public let id: UInt32
     /// The pixel format.
     public let pixelFormat: PixelFormat
+    /// The DRM format code `GETFB2` gave (`DRM_FORMAT_XRGB8888` is `XR24`); what a DMA-BUF of
+    /// the framebuffer is imported as.
+    public let drmFourCC: FourCC
     /// The format modifier (`nil` when the framebuffer was made without one: linear).
     public let modifier: UInt64?
     /// Width in pixels.
@@ -39,21 +42,60 @@ public struct FramebufferDescription: Sendable, Hashable, CustomStringConvertibl
 }
 
 /// One framebuffer mapped for reading. The GEM handle the kernel gave is closed as soon as the
-/// mapping exists (the mapping keeps the buffer alive); `memory` is unmapped in `deinit`.
-final class Framebuffer {
+/// mapping exists (the mapping keeps the buffer alive); `memory` is unmapped and the PRIME
+/// descriptor closed in `deinit`.
+final class Framebuffer: @unchecked Sendable {
     let description: FramebufferDescription
     /// Bytes per pixel, kept here: reading it from the layout goes through a generic
     /// `Collection` accessor, which allocates per call in debug builds.
     let bytesPerPixel: Int
+    /// The PRIME export (`DRM_IOCTL_PRIME_HANDLE_TO_FD`), kept open when the memory was mapped
+    /// through it (CPU reads are bracketed with `DMA_BUF_IOCTL_SYNC` on it) or when the
+    /// framebuffer is exported as DMA-BUF; -1 otherwise.
+    let primeDescriptor: Int32
+    /// The DMA-BUF's whole length in bytes (`lseek(SEEK_END)`), when exported.
+    let primeLength: Int
     private let memory: MappedMemory
+    /// Whether `memory` is the PRIME descriptor's mapping (reads need `DMA_BUF_IOCTL_SYNC`).
+    private let mappedThroughPRIME: Bool
 
     /// The first pixel.
     var pixels: UnsafeRawPointer { UnsafeRawPointer(memory.address!) + description.offset }
 
-    private init(description: FramebufferDescription, memory: MappedMemory) {
+    private init(description: FramebufferDescription, memory: MappedMemory, primeDescriptor: Int32, primeLength: Int) {
         self.description = description
         bytesPerPixel = description.pixelFormat.layout?.bytesPerPixel ?? 4
         self.memory = memory
+        self.primeDescriptor = primeDescriptor
+        self.primeLength = primeLength
+        mappedThroughPRIME = description.mapping == .prime
+    }
+
+    deinit {
+        memory.unmap()
+        if primeDescriptor >= 0 { close(primeDescriptor) }
+    }
+
+    /// Starts a CPU read of the pixels: `DMA_BUF_IOCTL_SYNC` (START | READ) when they are mapped
+    /// through PRIME, nothing for the dumb-buffer map. Pair with `endRead()`.
+    func beginRead() throws {
+        if mappedThroughPRIME { try DMABufSync.beginRead(primeDescriptor) }
+    }
+
+    /// Ends a CPU read begun with `beginRead()` (`DMA_BUF_IOCTL_SYNC` END | READ).
+    func endRead() {
+        if mappedThroughPRIME { DMABufSync.endRead(primeDescriptor) }
+    }
+
+    /// The framebuffer as a DMA-BUF, showing the `width`x`height` rectangle at (`x`, `y`): the
+    /// PRIME descriptor, the DRM fourcc and modifier `GETFB2` gave, the pitch, and the offset
+    /// of the rectangle's first pixel. `nil` when the framebuffer was not exported.
+    func dmaBuf(x: Int, y: Int) -> DMABufFrame? {
+        guard primeDescriptor >= 0 else { return nil }
+        let offset = description.offset + y * description.bytesPerRow + x * bytesPerPixel
+        return DMABufFrame(drmFourCC: description.drmFourCC, modifier: description.modifier ?? DMABufFrame.linearModifier,
+                           planes: [DMABufPlane(descriptor: primeDescriptor, offset: offset,
+                                                bytesPerRow: description.bytesPerRow, length: primeLength)])
     }
 
     /// libdrm's name of a modifier (`"I915_FORMAT_MOD_Y_TILED"`), else its hex value.
@@ -67,13 +109,17 @@ final class Framebuffer {
         return name
     }
 
-    /// Reads framebuffer `id` with `GETFB2` (`GETFB` on kernels before 5.7) and maps it.
-    /// Returns `nil` if the framebuffer no longer exists (it was replaced meanwhile).
+    /// Reads framebuffer `id` with `GETFB2` (`GETFB` on kernels before 5.7) and maps it; with
+    /// `exportingDMABuf`, also exports it by PRIME and keeps the descriptor (and, with the
+    /// `.automatic` method, maps through it). Returns `nil` if the framebuffer no longer exists
+    /// (it was replaced meanwhile).
     ///
     /// Throws `.permissionDenied` when the kernel withholds the buffer handle (this process is
     /// neither DRM master nor has `CAP_SYS_ADMIN`), `.unsupportedFormat` for tiled or
-    /// compressed modifiers, multi-plane and unknown formats.
-    static func map(card: DRMCard, id: UInt32, method: FramebufferMapping, what: String) throws -> Framebuffer? {
+    /// compressed modifiers, multi-plane and unknown formats; `.unsupportedFormat` too when
+    /// `exportingDMABuf` and the driver has no PRIME export (bochs: `ENOSYS`).
+    static func map(card: DRMCard, id: UInt32, method: FramebufferMapping, what: String,
+                    exportingDMABuf: Bool = false) throws -> Framebuffer? {
         var info = drm_mode_fb_cmd2()
         info.fb_id = id
         var operation = "DRM_IOCTL_MODE_GETFB2"
@@ -121,9 +167,29 @@ final class Framebuffer {
         let pitch = Int(info.pitches.0), offset = Int(info.offsets.0), height = Int(info.height)
         let length = offset + pitch * height
         var errors: [String] = []
+        // The PRIME export: the DMA-BUF asked for, or the fallback map when the dumb one fails.
+        var prime: (fd: Int32, length: Int)?
+        func exportPRIME() -> (fd: Int32, length: Int)? {
+            var descriptor: Int32 = -1
+            guard drmPrimeHandleToFD(card.file.rawValue, info.handles.0, cdrm_CLOEXEC, &descriptor) == 0 else {
+                errors.append("DRM_IOCTL_PRIME_HANDLE_TO_FD: \(MediaDevicesError.errnoName(errno))")
+                return nil
+            }
+            let size = lseek(descriptor, 0, SEEK_END)  // a DMA-BUF's size; only SEEK_END and SEEK_SET to 0 are allowed
+            lseek(descriptor, 0, SEEK_SET)
+            return (descriptor, size > 0 ? Int(size) : length)
+        }
+        if exportingDMABuf {
+            prime = exportPRIME()
+            guard prime != nil else {
+                throw MediaDevicesError(.unsupportedFormat, device: card.path, operation: "DRM_IOCTL_PRIME_HANDLE_TO_FD (\(what))",
+                                        detail: "The driver \(card.driver) cannot export its framebuffers as DMA-BUF (\(errors.joined(separator: "; "))); capture without exportsDMABuf, or on a driver with PRIME export (virtio-gpu, i915, amdgpu)")
+            }
+        }
         var memory: MappedMemory?
         var used = FramebufferMapping.dumbBuffer
-        if method != .prime {
+        // With an export at hand, `.automatic` maps through it: one buffer, one way in.
+        if method == .dumbBuffer || (method == .automatic && prime == nil) {
             var request = drm_mode_map_dumb(handle: info.handles.0, pad: 0, offset: 0)
             let error = card.file.ioctlErrno(cdrm_IOCTL_MODE_MAP_DUMB, &request)
             if error == 0 {
@@ -137,24 +203,22 @@ final class Framebuffer {
         }
         if memory == nil && method != .dumbBuffer {
             used = .prime
-            var primeFD: Int32 = -1
-            if drmPrimeHandleToFD(card.file.rawValue, info.handles.0, cdrm_CLOEXEC, &primeFD) == 0 {
-                defer { close(primeFD) }
+            if prime == nil { prime = exportPRIME() }
+            if let prime {
                 do {
-                    memory = try MappedMemory(descriptor: primeFD, device: card.path, length: length, offset: 0,
+                    memory = try MappedMemory(descriptor: prime.fd, device: card.path, length: length, offset: 0,
                                               protection: PROT_READ, operation: "mmap (PRIME dma-buf)")
                 } catch let failure as MediaDevicesError { errors.append("mmap of the dma-buf: \(MediaDevicesError.errnoName(failure.errno ?? 0))") }
-            } else {
-                errors.append("DRM_IOCTL_PRIME_HANDLE_TO_FD: \(MediaDevicesError.errnoName(errno))")
             }
         }
         guard let memory else {
+            if let prime { close(prime.fd) }
             throw MediaDevicesError(.io, device: card.path, operation: "map framebuffer \(id) (\(what))",
                                     detail: "The driver \(card.driver) let no method map it (\(errors.joined(separator: "; "))); its buffers may live in memory the CPU cannot read")
         }
-        let description = FramebufferDescription(id: id, pixelFormat: format, modifier: modifier, width: Int(info.width),
+        let description = FramebufferDescription(id: id, pixelFormat: format, drmFourCC: code, modifier: modifier, width: Int(info.width),
                                                  height: height, bytesPerRow: pitch, offset: offset, mapping: used)
-        return Framebuffer(description: description, memory: memory)
+        return Framebuffer(description: description, memory: memory, primeDescriptor: prime?.fd ?? -1, primeLength: prime?.length ?? 0)
     }
 
     /// The error for a framebuffer handle of 0: not master, no `CAP_SYS_ADMIN`.

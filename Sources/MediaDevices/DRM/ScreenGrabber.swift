@@ -9,6 +9,11 @@ import Synchronization
 /// to `region` — as a frame that points into the mapping (zero-copy). With the cursor overlay
 /// it copies the region into its own buffer and blends the cursor plane over it.
 /// Steady state allocates nothing. The KMS backend of `ScreenSource`.
+///
+/// Memory mapped through PRIME is read between `DMA_BUF_IOCTL_SYNC` start and end (the frame's
+/// delivery, or the cursor overlay's copy, in between). With `exportsDMABuf` the primary plane's
+/// framebuffer is exported by PRIME and frames carry it as `dmaBuf` (not frames with the cursor
+/// blended in: those are copies), and `frames` sequences lease it (`FramebufferLeases`).
 final class ScreenGrabber: ScreenGrabbing {
     let card: DRMCard
     let screen: Screen
@@ -17,6 +22,8 @@ final class ScreenGrabber: ScreenGrabbing {
     let region: Rect?
     let showsCursor: Bool
     let method: FramebufferMapping
+    /// Whether frames carry the framebuffer's PRIME export as `dmaBuf`.
+    let exportsDMABuf: Bool
     private var primary: Framebuffer?
     private var cursor: Framebuffer?
     private var crtc = drm_mode_crtc()
@@ -24,6 +31,11 @@ final class ScreenGrabber: ScreenGrabbing {
     private var format: VideoFormat?
     /// The same for frames copied into `composite` (tightly packed rows).
     private var compositeFormat: VideoFormat?
+    /// The DMA-BUF description of the current view, kept so frames allocate nothing.
+    private var export: DMABufFrame?
+    /// The framebuffers lent to `frames` sequences (with `exportsDMABuf`), and the current one's slot.
+    private let leases: FramebufferLeases?
+    private var leaseSlot = -1
     private var view = View(fb: 0, x: 0, y: 0, width: 0, height: 0)
     private var composite: UnsafeMutableRawPointer?
     private var compositeCapacity = 0
@@ -35,7 +47,7 @@ final class ScreenGrabber: ScreenGrabbing {
     /// The rectangle of the framebuffer a frame shows.
     struct View: Equatable { var fb: UInt32; var x: Int; var y: Int; var width: Int; var height: Int }
 
-    init(card: DRMCard, screen: Screen, region: Rect?, showsCursor: Bool, method: FramebufferMapping) throws {
+    init(card: DRMCard, screen: Screen, region: Rect?, showsCursor: Bool, method: FramebufferMapping, exportsDMABuf: Bool = false) throws {
         guard let crtcID = screen.crtcID else {
             throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture screen",
                                     detail: "The output is connected but off (no CRTC drives it); turn it on, or pick another screen from `mediadevices screens`")
@@ -46,6 +58,8 @@ final class ScreenGrabber: ScreenGrabbing {
         self.region = region
         self.showsCursor = showsCursor
         self.method = method
+        self.exportsDMABuf = exportsDMABuf
+        leases = exportsDMABuf ? FramebufferLeases() : nil
         if showsCursor, let plane = screen.cursorPlaneID {
             cursorX = card.property("CRTC_X", object: plane, type: cdrm_MODE_OBJECT_PLANE)?.id ?? 0
             cursorY = card.property("CRTC_Y", object: plane, type: cdrm_MODE_OBJECT_PLANE)?.id ?? 0
@@ -53,6 +67,7 @@ final class ScreenGrabber: ScreenGrabbing {
     }
 
     deinit {
+        _ = leases?.adopt(nil)
         propertyIDs.deallocate()
         propertyValues.deallocate()
         composite?.deallocate()
@@ -74,9 +89,12 @@ final class ScreenGrabber: ScreenGrabbing {
         guard crtc.fb_id != 0, crtc.mode_valid != 0 else { return .nothingToShow }
         if primary?.description.id != crtc.fb_id {
             primary = nil
+            leaseSlot = leases?.adopt(nil) ?? -1
             format = nil
-            guard let mapped = try Framebuffer.map(card: card, id: crtc.fb_id, method: method, what: "primary plane of \(screen.name)") else { return .nothingToShow }
+            guard let mapped = try Framebuffer.map(card: card, id: crtc.fb_id, method: method, what: "primary plane of \(screen.name)",
+                                                   exportingDMABuf: exportsDMABuf) else { return .nothingToShow }
             primary = mapped
+            leaseSlot = leases?.adopt(mapped) ?? -1
             self.mapped.withLock { $0 = mapped.description }
         }
         let fb = primary!.description
@@ -98,18 +116,27 @@ final class ScreenGrabber: ScreenGrabbing {
             format = VideoFormat(pixelFormat: fb.pixelFormat, width: next.width, height: next.height,
                                  bytesPerRow: [fb.bytesPerRow], bufferSizes: [visibleBytes])
             compositeFormat = VideoFormat(pixelFormat: fb.pixelFormat, width: next.width, height: next.height)
+            export = primary!.dmaBuf(x: next.x, y: next.y)
         }
         let pixels = primary!.pixels + next.y * fb.bytesPerRow + next.x * bytesPerPixel
         var plane = FramePlane(bytes: UnsafeRawBufferPointer(start: pixels, count: visibleBytes), bytesPerRow: fb.bytesPerRow)
         var frameFormat = format!
+        var frameExport = export
+        let framebuffer = primary!
+        try framebuffer.beginRead()
+        defer { framebuffer.endRead() }
         if showsCursor, try overlayCursor(source: pixels, fb: fb) {
             frameFormat = compositeFormat!
+            frameExport = nil
             plane = FramePlane(bytes: UnsafeRawBufferPointer(start: composite, count: frameFormat.imageSize),
                                bytesPerRow: frameFormat.bytesPerRow[0])
         }
         let delay = Int64(MonotonicClock.now()) - Int64(timestamp)
+        // An exported framebuffer is lendable: a sequence keeps it (live, not a snapshot) on lease.
+        let lendable = frameExport != nil && leaseSlot >= 0 ? leases.map { LendableBuffer(lender: $0, index: leaseSlot) } : nil
         body(VideoFrame(format: frameFormat, timestamp: timestamp, sequence: sequence, orientation: .up,
-                        captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane))
+                        captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane,
+                        plane1: .empty, plane2: .empty, dmaBuf: frameExport, lendable: lendable))
         return .delivered
     }
 
@@ -144,6 +171,8 @@ final class ScreenGrabber: ScreenGrabbing {
         guard position.x != Int.min, position.y != Int.min else { return false }
         // The cursor in view coordinates, cut to the view.
         let (viewX, viewY) = (position.x - (view.x - Int(crtc.x)), position.y - (view.y - Int(crtc.y)))
+        try image.beginRead()
+        defer { image.endRead() }
         guard let visible = CursorOverlay.visiblePart(x: viewX, y: viewY, width: image.description.width, height: image.description.height,
                                                       pictureWidth: view.width, pictureHeight: view.height) else { return false }
         let stride = view.width * 4

@@ -27,7 +27,8 @@ public struct DMABufPlane: Sendable, Hashable {
 public struct DMABufFrame: Sendable, Hashable {
     /// The DRM format code (`DRM_FORMAT_*`) of the pixels.
     public let drmFourCC: FourCC
-    /// The DRM format modifier; V4L2 buffers are linear (`DRM_FORMAT_MOD_LINEAR`, 0).
+    /// The DRM format modifier; V4L2 buffers are linear (`DRM_FORMAT_MOD_LINEAR`, 0), screens
+    /// give their framebuffer's (linear: only linear framebuffers are captured).
     public let modifier: UInt64
     /// The number of planes (1 to 3).
     public let planeCount: Int

@@ -38,8 +38,9 @@ public struct VideoFrame {
     /// Bytes of payload in buffer 0 (`bytesused`): the JPEG size for compressed frames.
     public let bytesUsed: Int
     /// The same pixels as DMA-BUFs, for importing into a hardware encoder, EGL, Vulkan or
-    /// GStreamer without a copy: set when the source exports its buffers (a `CameraSource`
-    /// made with `exportsDMABuf`); the descriptors are valid as long as the frame's planes.
+    /// GStreamer without a copy: set when the source exports its buffers (a `CameraSource` or
+    /// a KMS `ScreenSource` made with `exportsDMABuf`); the descriptors are valid as long as the
+    /// frame's planes. The `M` formats have one descriptor per plane.
     public let dmaBuf: DMABufFrame?
     /// The driver buffer the planes are in, when the source can lend it past the callback.
     let lendable: LendableBuffer?

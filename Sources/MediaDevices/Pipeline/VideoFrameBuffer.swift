@@ -4,7 +4,8 @@ import Synchronization
 /// own buffer on lease (zero-copy) or a copy in pooled memory.
 ///
 /// **Leased frames.** When the source can lend its buffers (V4L2 cameras), the planes are the
-/// driver's mmap'd buffer, kept out of the driver's queue until the lease ends: when the
+/// driver's mmap'd buffer (the multi-planar `M` formats: one memory plane per image plane, all
+/// leased together), kept out of the driver's queue until the lease ends: when the
 /// application lets go of the buffer (the end of the `for await` loop body, at the latest when
 /// the sequence is next asked for a frame or sees the next frame arrive), or at once with
 /// `release()`. Stopping, a format change or an unplug do not unmap a leased buffer: it stays
@@ -96,8 +97,10 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     }
 
     /// Lends all bytes, the planes one after another (valid only inside `body`; empty after
-    /// `release()`). Frames are leased only when their planes are contiguous, so this is the
-    /// whole image for leased frames and copies alike.
+    /// `release()`): the whole image, for leased frames and copies alike. When the planes lie
+    /// apart — a lease of a multi-planar `M` format (NV12M, YUV420M), one driver buffer per
+    /// plane — they are gathered into a temporary copy for each call; read them in place with
+    /// `withFrame` instead.
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withFrame { frame in
             let first = frame.plane(0).bytes
@@ -107,7 +110,19 @@ public final class VideoFrameBuffer: @unchecked Sendable {
                 count += frame.plane(index).bytes.count
                 index += 1
             }
-            return try body(UnsafeRawBufferPointer(start: first.baseAddress, count: first.baseAddress == nil ? 0 : count))
+            guard first.baseAddress != nil else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            if frame.planesAreContiguous { return try body(UnsafeRawBufferPointer(start: first.baseAddress, count: count)) }
+            return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 64) { gathered in
+                var offset = 0
+                var index = 0
+                while index < frame.planeCount {
+                    let plane = frame.plane(index).bytes
+                    if let base = plane.baseAddress { (gathered.baseAddress! + offset).copyMemory(from: base, byteCount: plane.count) }
+                    offset += plane.count
+                    index += 1
+                }
+                return try body(UnsafeRawBufferPointer(gathered))
+            }
         }
     }
 

@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// Frames of a camera's own format come on lease: the element is the driver's buffer, held until
 /// the loop body ends (see `VideoFrameBuffer`), copied only when a lease would starve the
-/// driver. Converted sequences and sources that cannot lend (screens, the test pattern) give
-/// pooled copies.
+/// driver. A KMS screen made with `exportsDMABuf` lends its framebuffer the same way (live
+/// scanout memory, not a snapshot). Converted sequences and sources that cannot lend (other
+/// screens, the test pattern) give pooled copies.
 ///
 /// ```swift
 /// for try await frame in camera.frames() {
@@ -103,7 +104,7 @@ final class FrameQueue: Sendable {
         var dropped = 0
         guard let buffer = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
         var leased = false
-        if leases, let lendable = frame.lendable, frame.planesAreContiguous {
+        if leases, let lendable = frame.lendable {
             leased = lendable.lease()
             if leased { buffer.lend(frame, from: lendable) } else { buffer.fill(from: frame) }
         } else {

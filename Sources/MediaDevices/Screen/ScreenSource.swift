@@ -20,6 +20,7 @@ import Synchronization
 /// duration of the callback; ask
 /// `frames(bufferSize:output:)` (or wrap the consumer in a `ConvertingConsumer`) for ARGB or
 /// NV12. A mode change while capturing is followed: frames go on at the new size.
+/// `exportsDMABuf` (KMS) makes frames carry the framebuffer's PRIME export as `dmaBuf`.
 ///
 /// Reading another program's framebuffer (KMS) needs `CAP_SYS_ADMIN` or being the DRM master;
 /// without either, `initialize()` throws `.permissionDenied` saying how to grant it. X11 needs
@@ -94,6 +95,19 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// (counted in `CaptureStatistics.unchangedFrames`), as screen sharing wants; `false` gives
     /// a frame at every deadline, as a constant-rate file wants. Only X11 tracks changes.
     public let skipsUnchangedFrames: Bool
+    /// Whether frames carry the screen's framebuffer as a DMA-BUF (`VideoFrame.dmaBuf`: the PRIME
+    /// descriptor, the DRM fourcc and modifier from `GETFB2`, the pitch and the offset of the
+    /// region's first pixel) for encoders, EGL, Vulkan or GStreamer to import without a copy.
+    /// KMS only, on drivers with PRIME export (virtio-gpu, i915, amdgpu; not bochs):
+    /// `initialize()` throws `.unsupportedFormat` otherwise, and on X11. The DMA-BUF is the live
+    /// scanout buffer, not a snapshot; its descriptor belongs to the source and is valid during
+    /// the callback (`dup` it to keep it). `frames` sequences then lease the framebuffer instead
+    /// of copying it: a held frame keeps it mapped and exported (across mode changes, stop and
+    /// release) until let go, and reads it live, without `DMA_BUF_IOCTL_SYNC` (use
+    /// `DMABufPlane.withCPUAccess` where caches are not coherent). Frames with the cursor
+    /// blended in are copies and carry none. With `.automatic` mapping the pixels are read
+    /// through the same export (the grab between `DMA_BUF_IOCTL_SYNC` start and end).
+    public let exportsDMABuf: Bool
 
     private final class Grabbing: @unchecked Sendable {
         let grabber: any ScreenGrabbing
@@ -111,16 +125,19 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     private let state = Mutex(State())
     private let run = RunSlot()
 
-    /// A source for `screen` at `frameRate`, optionally cut to `region`, with the cursor, and
-    /// delivering unchanged pictures again (`skipsUnchangedFrames: false`).
+    /// A source for `screen` at `frameRate`, optionally cut to `region`, with the cursor,
+    /// delivering unchanged pictures again (`skipsUnchangedFrames: false`), and exporting the
+    /// framebuffer as DMA-BUF (`exportsDMABuf`, KMS only).
     public init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
-                showsCursor: Bool = false, mapping: FramebufferMapping = .automatic, skipsUnchangedFrames: Bool = true) {
+                showsCursor: Bool = false, mapping: FramebufferMapping = .automatic, skipsUnchangedFrames: Bool = true,
+                exportsDMABuf: Bool = false) {
         self.screen = screen
         self.frameRate = frameRate
         self.region = region
         self.showsCursor = showsCursor
         self.mapping = mapping
         self.skipsUnchangedFrames = skipsUnchangedFrames
+        self.exportsDMABuf = exportsDMABuf
     }
 
     deinit { release() }
@@ -142,6 +159,10 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         if let region, region.width <= 0 || region.height <= 0 {
             throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
                                     detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
+        }
+        if exportsDMABuf && screen.backend == .x11 {
+            throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "export DMA-BUF",
+                                    detail: "X11 screens are read through MIT-SHM, which has no DMA-BUF; capture without exportsDMABuf, or grab the KMS output (`--backend kms`)")
         }
         let grabber: any ScreenGrabbing = switch screen.backend {
         case .kms: try makeKMSGrabber()
@@ -165,7 +186,8 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
             throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "find connector",
                                     detail: "\(screen.name) is no longer connected; run `mediadevices screens`")
         }
-        return try ScreenGrabber(card: card, screen: current, region: region, showsCursor: showsCursor, method: mapping)
+        return try ScreenGrabber(card: card, screen: current, region: region, showsCursor: showsCursor, method: mapping,
+                                exportsDMABuf: exportsDMABuf)
     }
 
     /// Starts grabbing and delivering frames. If it fails, the `frames` sequences end with the error.

@@ -49,6 +49,11 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
     private var mappings: [[MappedMemory]] = []
     /// Each buffer's DMA-BUF export, when asked for and the driver exports.
     private var exports: [DMABufFrame?] = []
+    /// Each exported buffer's descriptors, one per memory plane (`VIDIOC_EXPBUF` with its index).
+    private var exportedDescriptors: [[Int32]] = []
+    /// The `data_offset` of each memory plane the export's offsets include (multi-planar
+    /// drivers may start a plane's data past its beginning: vivid does by 128 bytes).
+    private var exportedDataOffsets: [[Int]] = []
     private let memoryPlaneCount: Int
     private let planeArray: UnsafeMutablePointer<v4l2_plane>
     /// Per buffer, the plane array a give-back from another thread queues it with.
@@ -94,7 +99,9 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
                     planes.append(try MappedMemory(file: device.file, length: Int(buffer.length), offset: Int(buffer.m.offset)))
                 }
                 mappings.append(planes)
-                exports.append(exportingDMABuf ? try export(index: index, mappings: planes) : nil)
+                exportedDescriptors.append(exportingDMABuf ? try export(index: index, planeCount: planes.count) : [])
+                exportedDataOffsets.append(Array(repeating: 0, count: planes.count))
+                exports.append(describeExport(Int(index)))
                 state.withLock { $0.buffers.append(Buffer()) }
                 try device.file.ioctl(cv4l2_VIDIOC_QBUF, &buffer, "VIDIOC_QBUF")
             }
@@ -113,13 +120,14 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
     /// The number of buffers the driver granted.
     var count: Int { mappings.count }
 
-    /// Exports buffer `index` as one DMA-BUF per memory plane and describes the image planes in
-    /// them. `nil` when the format has no DRM code; throws when the driver refuses `EXPBUF`.
-    private func export(index: UInt32, mappings: [MappedMemory]) throws -> DMABufFrame? {
-        guard let drm = format.pixelFormat.drmFourCC else { return nil }
+    /// Exports buffer `index` as one DMA-BUF per memory plane (`VIDIOC_EXPBUF` with the plane's
+    /// index: the `M` formats give one descriptor per image plane). None when the format has no
+    /// DRM code; throws when the driver refuses `EXPBUF`.
+    private func export(index: UInt32, planeCount: Int) throws -> [Int32] {
+        guard format.pixelFormat.drmFourCC != nil else { return [] }
         var descriptors: [Int32] = []
         do {
-            for plane in 0..<mappings.count {
+            for plane in 0..<planeCount {
                 var request = v4l2_exportbuffer()
                 request.type = device.bufferType
                 request.index = index
@@ -132,20 +140,45 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
             for descriptor in descriptors { Glibc.close(descriptor) }
             throw error
         }
+        return descriptors
+    }
+
+    /// Describes buffer `index`'s export: each image plane in its memory plane's DMA-BUF, at
+    /// the plane's offset plus the memory plane's `data_offset`. `nil` when not exported.
+    private func describeExport(_ index: Int) -> DMABufFrame? {
+        let descriptors = exportedDescriptors[index]
+        guard let drm = format.pixelFormat.drmFourCC, !descriptors.isEmpty else { return nil }
         let planes = slots.prefix(3).map { slot in
-            DMABufPlane(descriptor: descriptors[min(slot.memoryPlane, descriptors.count - 1)], offset: slot.offset,
-                        bytesPerRow: slot.bytesPerRow, length: mappings[min(slot.memoryPlane, mappings.count - 1)].length)
+            let memoryPlane = min(slot.memoryPlane, descriptors.count - 1)
+            return DMABufPlane(descriptor: descriptors[memoryPlane], offset: exportedDataOffsets[index][memoryPlane] + slot.offset,
+                               bytesPerRow: slot.bytesPerRow, length: mappings[index][min(memoryPlane, mappings[index].count - 1)].length)
         }
         return DMABufFrame(drmFourCC: drm, planes: planes)
     }
 
+    /// Describes buffer `index`'s export again if the driver's `data_offset`s (in `planeArray`,
+    /// just dequeued) differ from those it includes: on a buffer's first frames at most, so
+    /// steady state allocates nothing.
+    private func updateExportDataOffsets(_ index: Int) {
+        guard device.isMultiplanar, exports[index] != nil else { return }
+        var changed = false
+        var plane = 0
+        while plane < exportedDataOffsets[index].count {
+            let offset = Int(planeArray[plane].data_offset)
+            if exportedDataOffsets[index][plane] != offset {
+                exportedDataOffsets[index][plane] = offset
+                changed = true
+            }
+            plane += 1
+        }
+        if changed { exports[index] = describeExport(index) }
+    }
+
     /// Closes buffer `index`'s exported descriptors.
     private func closeExports(_ index: Int) {
-        guard let export = exports[index] else { return }
-        var closed: Set<Int32> = []
-        for plane in 0..<export.planeCount where closed.insert(export.plane(plane).descriptor).inserted {
-            Glibc.close(export.plane(plane).descriptor)
-        }
+        guard index < exportedDescriptors.count, index < exports.count else { return }
+        for descriptor in exportedDescriptors[index] { Glibc.close(descriptor) }
+        exportedDescriptors[index] = []
         exports[index] = nil
     }
 
@@ -254,6 +287,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
             : Int(buffer.bytesused)
         let isError = buffer.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0
         if !isError {
+            updateExportDataOffsets(index)
             let planeCount = min(slots.count, 3)
             func plane(_ slot: Int) -> FramePlane {
                 guard slot < planeCount else { return .empty }
