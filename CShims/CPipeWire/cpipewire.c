@@ -95,12 +95,16 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     c->has_format = 1;
 
     // Buffers we can read with the CPU: memfd (mapped by the stream) or plain memory; and the
-    // header meta, whose flags say when a buffer is corrupt.
+    // header meta, whose flags say when a buffer is corrupt. At least 3: the grabber holds the
+    // newest, the producer fills one, and one travels back (a buffer given back returns to
+    // the producer only with the next cycle; with 2, a producer waiting for a change can be
+    // left without one).
     uint8_t storage[512];
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(storage, sizeof storage);
     const struct spa_pod *params[2];
     params[0] = spa_pod_builder_add_object(&b,
         SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 3, 16),
         SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemFd) | (1 << SPA_DATA_MemPtr)));
     params[1] = spa_pod_builder_add_object(&b,
         SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,

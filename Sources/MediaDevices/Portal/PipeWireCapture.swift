@@ -59,7 +59,7 @@ final class PipeWireCapture {
             let now = MonotonicClock.now()
             if now >= deadline {
                 throw MediaDevicesError(.timeout, device: device, operation: "pw_stream_dequeue_buffer", errno: ETIMEDOUT,
-                                        detail: "No picture from the screen-cast stream within \(timeout) (stream \(stateName)); the compositor may not be drawing (a locked or powered-off output)")
+                                        detail: "No picture from the screen-cast stream within \(timeout) (stream \(stateName), \(skipped) buffers without a picture); the compositor may not be drawing (a locked or powered-off output)")
             }
             try iterate(timeoutMilliseconds: Int32(min((deadline - now) / 1_000_000 + 1, 100)))
         }
