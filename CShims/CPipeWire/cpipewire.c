@@ -19,6 +19,9 @@ struct cpw_capture {
     struct pw_context *context;
     struct pw_core *core;
     struct spa_hook core_listener;
+    struct pw_registry *registry;
+    struct spa_hook registry_listener;
+    uint32_t node_id;
     struct pw_stream *stream;
     struct spa_hook stream_listener;
     struct spa_video_info_raw info;
@@ -60,6 +63,18 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
 static const struct pw_core_events cpw_core_events = {
     PW_VERSION_CORE_EVENTS,
     .error = on_core_error,
+};
+
+// The node shared going away (the portal session ended, the monitor or window is gone) leaves
+// the stream waiting for ever in "paused": the registry says it.
+static void on_global_remove(void *data, uint32_t id) {
+    struct cpw_capture *c = data;
+    if (id == c->node_id) cpw_fail(c, "the shared node went away (sharing stopped, or the screen or window is gone)");
+}
+
+static const struct pw_registry_events cpw_registry_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global_remove = on_global_remove,
 };
 
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
@@ -113,10 +128,21 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     pw_stream_update_params(c->stream, params, 2);
 }
 
+// Buffers go away when the format changes (a new size) or the stream ends: the held one is
+// then no longer ours to give back.
+static void on_remove_buffer(void *data, struct pw_buffer *buffer) {
+    struct cpw_capture *c = data;
+    if (c->held == buffer) {
+        c->held = NULL;
+        c->held_frame = (cpw_frame){0};
+    }
+}
+
 static const struct pw_stream_events cpw_stream_events = {
     PW_VERSION_STREAM_EVENTS,
     .state_changed = on_state_changed,
     .param_changed = on_param_changed,
+    .remove_buffer = on_remove_buffer,
 };
 
 cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t error_size) {
@@ -148,6 +174,9 @@ cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t erro
         return NULL;
     }
     pw_core_add_listener(c->core, &c->core_listener, &cpw_core_events, c);
+    c->node_id = node_id;
+    c->registry = pw_core_get_registry(c->core, PW_VERSION_REGISTRY, 0);
+    if (c->registry != NULL) pw_registry_add_listener(c->registry, &c->registry_listener, &cpw_registry_events, c);
     c->stream = pw_stream_new(c->core, "mediadevices screen",
                               pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
                                                 PW_KEY_MEDIA_ROLE, "Screen", NULL));
@@ -257,6 +286,10 @@ void cpw_capture_close(cpw_capture *c) {
         c->held = NULL;
         pw_stream_disconnect(c->stream);
         pw_stream_destroy(c->stream);
+    }
+    if (c->registry != NULL) {
+        spa_hook_remove(&c->registry_listener);
+        pw_proxy_destroy((struct pw_proxy *)c->registry);
     }
     if (c->core != NULL) {
         spa_hook_remove(&c->core_listener);

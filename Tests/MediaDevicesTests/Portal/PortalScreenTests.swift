@@ -101,6 +101,22 @@ final class PortalScreenTests: XCTestCase {
         XCTAssertEqual(frames.sequences.withLock { $0 }, Array(0..<UInt32(statistics.deliveredFrames)))
     }
 
+    func testTheSharedScreenGoingAwayEndsCaptureAsDisconnected() throws {
+        let session = try start()
+        let source = ScreenSource(screen: try monitor(of: session), frameRate: FrameRate(30))
+        defer { source.release() }
+        let frames = StopRecorder()
+        source.consumer = frames
+        try session.initializeWhileRedrawing(source)
+        try source.start()
+        try wait("the first frame") { source.statistics.deliveredFrames >= 1 }
+        // The portal backend's stream (the node shared) goes away with it.
+        try session.terminate("xdg-desktop-portal-wlr")
+        try wait("capture ended") { !source.isCapturing }
+        let error = frames.error.withLock { $0 }
+        XCTAssertEqual(error?.code, .disconnected, "\(String(describing: error))")
+    }
+
     func testACancelledDialogIsPermissionDenied() throws {
         let session = try start(.cancel)
         let source = ScreenSource(screen: try monitor(of: session))
@@ -207,6 +223,13 @@ final class PortalScreenTests: XCTestCase {
         guard png_image_finish_read(&image, nil, &rgb, 0, nil) != 0 else { throw PortalTestError("libpng cannot decode \(path)") }
         return (Int(image.width), Int(image.height), rgb)
     }
+}
+
+/// Records the error capture ended with.
+private final class StopRecorder: VideoFrameConsumer, Sendable {
+    let error = Mutex<MediaDevicesError?>(nil)
+    func consumeFrame(_ frame: VideoFrame) {}
+    func captureDidStop(error: MediaDevicesError?) { self.error.withLock { $0 = error } }
 }
 
 /// Records each frame's sequence number and the colour (0xRRGGBB) of its centre pixel.

@@ -88,6 +88,16 @@ final class PortalTestSession {
         return (Date().timeIntervalSince(started), redraws)
     }
 
+    /// Ends one process of the session (`xdg-desktop-portal-wlr`, `pipewire`, …, as `pids`
+    /// names them) with SIGTERM.
+    func terminate(_ component: String) throws {
+        let lines = try String(contentsOfFile: directory + "/pids", encoding: .utf8).split(separator: "\n")
+        guard let line = lines.first(where: { $0.hasPrefix(component + " ") }), let pid = Int32(line.split(separator: " ")[1]) else {
+            throw PortalTestError("no \(component) in \(directory)/pids")
+        }
+        guard Glibc.kill(pid, SIGTERM) == 0 else { throw PortalTestError("kill \(component) (\(pid)) failed: errno \(errno)") }
+    }
+
     /// Stops every process of the session.
     func stop() { try? PortalTestSession.run(["stop", directory]) }
 
