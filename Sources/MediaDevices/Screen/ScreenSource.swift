@@ -309,8 +309,11 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// when the portal does not persist choices.
     public var portalRestoreToken: String? { (state.withLock { $0.grabbing }?.grabber as? PortalScreenGrabber)?.restoreToken }
 
+    /// The portal grabber while initialized (tests).
+    var portalGrabber: PortalScreenGrabber? { state.withLock { $0.grabbing }?.grabber as? PortalScreenGrabber }
+
     /// The portal session's object path while one is open (tests watch it close).
-    var portalSessionHandle: String? { (state.withLock { $0.grabbing }?.grabber as? PortalScreenGrabber)?.sessionHandle }
+    var portalSessionHandle: String? { portalGrabber?.sessionHandle }
 
     /// The screen as the backend sees it now: for the portal, with the size of what the user
     /// chose (`screen` is the one asked for); `nil` before initialization.
