@@ -47,9 +47,6 @@ final class ScreenCastPortal {
         }
     }
 
-    /// Whether the portal answers on `address` (the environment's session bus when `nil`).
-    static func answers(address: String?) -> Bool { (try? ScreenCastPortal(address: address)) != nil }
-
     /// `CreateSession`: a new session's handle (an object path).
     func createSession() throws -> String {
         let results = try request("CreateSession") { writer, token in

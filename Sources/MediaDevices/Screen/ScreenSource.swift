@@ -116,7 +116,8 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// The part of the screen delivered (screen coordinates, cut to the screen); `nil`: all of it.
     public let region: Rect?
     /// Whether the cursor is blended into the frames: KMS, the cursor plane's image
-    /// (XRGB8888/ARGB8888 screens); X11, the XFIXES cursor image.
+    /// (XRGB8888/ARGB8888 screens); X11, the XFIXES cursor image; portal, embedded by the
+    /// compositor (when the portal offers it; else hidden).
     public let showsCursor: Bool
     /// How framebuffers are mapped (KMS only).
     public let mapping: FramebufferMapping
@@ -356,7 +357,8 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
 extension ScreenSource {
     /// What `screen` offers now, in the format list shape cameras use: its framebuffer's
     /// format at the current mode's size, at 1 to 60 fps (grabs are paced, not driven by the
-    /// display's refresh). Needs the same privilege as capturing.
+    /// display's refresh). Needs the same privilege as capturing; on the portal, it asks the
+    /// user (or restores the choice) as capturing does.
     public static func currentFormats(_ screen: Screen) throws -> [CaptureFormat] {
         let source = ScreenSource(screen: screen)
         defer { source.release() }
