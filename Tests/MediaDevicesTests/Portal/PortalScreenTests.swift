@@ -101,6 +101,31 @@ final class PortalScreenTests: XCTestCase {
         XCTAssertEqual(frames.sequences.withLock { $0 }, Array(0..<UInt32(statistics.deliveredFrames)))
     }
 
+    func testAModeChangeIsFollowed() throws {
+        let session = try start()
+        let source = ScreenSource(screen: try monitor(of: session), frameRate: FrameRate(30))
+        defer { source.release() }
+        let sizes = FrameSizes()
+        source.consumer = sizes
+        try session.initializeWhileRedrawing(source)
+        try source.start()
+        try wait("the first frame") { source.statistics.deliveredFrames >= 1 }
+        try session.swaymsg("output", "HEADLESS-1", "mode", "800x600")
+        // As at the start, the first picture after the stream is renegotiated can be lost
+        // (see PortalTestSession.initializeWhileRedrawing): redraw until one arrives.
+        var redraws = 0
+        try wait("a frame at 800x600 (\(sizes.sizes.withLock { $0 }), \(source.statistics), \(String(describing: sizes.error.withLock { $0 })))") {
+            if sizes.sizes.withLock({ $0.last }) == Size(width: 800, height: 600) { return true }
+            redraws += 1
+            if redraws % 100 == 0 { try? session.swaymsg("output", "HEADLESS-1", "bg", redraws % 200 == 0 ? "#336699" : "#996633", "solid_color") }
+            return false
+        }
+        print("portal mode change followed after \(redraws / 100) redraws; sizes \(Set(sizes.sizes.withLock { $0 }))")
+        XCTAssertTrue(source.isCapturing, "capture goes on at the new size")
+        XCTAssertEqual(sizes.sizes.withLock { $0.first }, Size(width: 640, height: 480))
+        XCTAssertEqual(source.currentScreen?.mode?.size, Size(width: 800, height: 600))
+    }
+
     func testTheSharedScreenGoingAwayEndsCaptureAsDisconnected() throws {
         let session = try start()
         let source = ScreenSource(screen: try monitor(of: session), frameRate: FrameRate(30))
@@ -223,6 +248,14 @@ final class PortalScreenTests: XCTestCase {
         guard png_image_finish_read(&image, nil, &rgb, 0, nil) != 0 else { throw PortalTestError("libpng cannot decode \(path)") }
         return (Int(image.width), Int(image.height), rgb)
     }
+}
+
+/// Records the size of each frame.
+private final class FrameSizes: VideoFrameConsumer, Sendable {
+    let sizes = Mutex<[Size]>([])
+    let error = Mutex<MediaDevicesError?>(nil)
+    func consumeFrame(_ frame: VideoFrame) { sizes.withLock { $0.append(frame.format.size) } }
+    func captureDidStop(error: MediaDevicesError?) { self.error.withLock { $0 = error } }
 }
 
 /// Records the error capture ended with.

@@ -98,6 +98,19 @@ final class PortalTestSession {
         guard Glibc.kill(pid, SIGTERM) == 0 else { throw PortalTestError("kill \(component) (\(pid)) failed: errno \(errno)") }
     }
 
+    /// Runs `swaymsg ARGUMENTS…` against the session's sway.
+    func swaymsg(_ arguments: String...) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/swaymsg")
+        process.arguments = ["-s", environment["SWAYSOCK"] ?? ""] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw PortalTestError("swaymsg \(arguments.joined(separator: " ")) failed with status \(process.terminationStatus)")
+        }
+    }
+
     /// Stops every process of the session.
     func stop() { try? PortalTestSession.run(["stop", directory]) }
 
