@@ -5,27 +5,27 @@ import Synchronization
 import XCTest
 
 /// The portal backend of `ScreenSource` against a real headless Wayland session per test
-/// (sway + PipeWire + xdg-desktop-portal-wlr + xdg-desktop-portal, `PortalTestSession`): the
+/// (sway + PipeWire + xdg-desktop-portal-wlr + xdg-desktop-portal, `WaylandSession`): the
 /// portal's source types as screens, grabs equal to the picture on the screen, changes as new
 /// frames and a still screen as unchanged grabs, the documented errors for a cancelled dialog
 /// and a missing portal, the session closed on release, restore tokens. Without the session
 /// these tests fail (they never skip).
 final class PortalScreenTests: XCTestCase {
-    private var session: PortalTestSession?
+    private var session: WaylandSession?
 
     override func tearDown() {
-        session?.stop()
+        try? session?.stop()
         session = nil
     }
 
-    private func start(_ mode: PortalTestSession.Mode = .normal) throws -> PortalTestSession {
-        let started = try PortalTestSession(mode)
+    private func start(_ mode: WaylandSession.Mode = .screenCast) throws -> WaylandSession {
+        let started = try WaylandSession(mode)
         session = started
         print("Wayland session (\(mode)) started in \(String(format: "%.2f", started.startupSeconds)) s")
         return started
     }
 
-    private func monitor(of session: PortalTestSession) throws -> Screen {
+    private func monitor(of session: WaylandSession) throws -> Screen {
         let screens = try ScreenSource.portalScreens(busAddress: session.busAddress)
         return try XCTUnwrap(screens.first { $0.name == "monitor" }, "no monitor among \(screens)")
     }
@@ -112,7 +112,7 @@ final class PortalScreenTests: XCTestCase {
         try wait("the first frame") { source.statistics.deliveredFrames >= 1 }
         try session.swaymsg("output", "HEADLESS-1", "mode", "800x600")
         // As at the start, the first picture after the stream is renegotiated can be lost
-        // (see PortalTestSession.initializeWhileRedrawing): redraw until one arrives.
+        // (see WaylandSession.initializeWhileRedrawing): redraw until one arrives.
         var redraws = 0
         try wait("a frame at 800x600 (\(sizes.sizes.withLock { $0 }), \(source.statistics), \(String(describing: sizes.error.withLock { $0 })))") {
             if sizes.sizes.withLock({ $0.last }) == Size(width: 800, height: 600) { return true }
@@ -192,7 +192,7 @@ final class PortalScreenTests: XCTestCase {
 
     func testTheRestoreTokenIsReturnedKeptAndReused() throws {
         let session = try start()
-        let file = session.directory + "/restore-token"
+        let file = session.directory.appendingPathComponent("restore-token").path
         let options = PortalOptions(restoreTokenFile: file)
         let screen = try monitor(of: session)
         let first = ScreenSource(screen: screen, portal: options)
@@ -215,7 +215,7 @@ final class PortalScreenTests: XCTestCase {
     private func wait(_ what: String, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(20)
         while !condition() {
-            if Date() > deadline { throw PortalTestError("timed out waiting for: \(what)") }
+            if Date() > deadline { throw WaylandSessionError("timed out waiting for: \(what)") }
             usleep(5_000)
         }
     }
@@ -242,10 +242,10 @@ final class PortalScreenTests: XCTestCase {
     private static func decodePNG(_ path: String) throws -> (width: Int, height: Int, rgb: [UInt8]) {
         var image = png_image()
         image.version = cpng_IMAGE_VERSION
-        guard png_image_begin_read_from_file(&image, path) != 0 else { throw PortalTestError("libpng cannot read \(path)") }
+        guard png_image_begin_read_from_file(&image, path) != 0 else { throw WaylandSessionError("libpng cannot read \(path)") }
         image.format = cpng_FORMAT_RGB
         var rgb = [UInt8](repeating: 0, count: Int(image.width * image.height * 3))
-        guard png_image_finish_read(&image, nil, &rgb, 0, nil) != 0 else { throw PortalTestError("libpng cannot decode \(path)") }
+        guard png_image_finish_read(&image, nil, &rgb, 0, nil) != 0 else { throw WaylandSessionError("libpng cannot decode \(path)") }
         return (Int(image.width), Int(image.height), rgb)
     }
 }
