@@ -93,9 +93,6 @@ final class PortalScreenGrabber: ScreenGrabbing {
         portal.closeSession(sessionHandle)
     }
 
-    /// Buffers given back unread because a newer one followed within one grab.
-    var skippedBuffers: UInt64 { capture.skipped }
-
     func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
         try capture.iterate(timeoutMilliseconds: 0)
         let (picture, isNew) = capture.newest()

@@ -168,7 +168,7 @@ final class ScreenCastPortal {
 }
 
 /// One stream `Start` returned: the PipeWire node to read and what the portal says of it.
-struct PortalStream: Equatable {
+struct PortalStream {
     /// The PipeWire node id.
     let nodeID: UInt32
     /// Where the source lies on the compositor's space, when the portal says.
@@ -194,10 +194,5 @@ struct PortalStream: Equatable {
             size = nil
         }
         sourceType = properties["source_type"]?.uint32
-    }
-
-    static func == (a: PortalStream, b: PortalStream) -> Bool {
-        a.nodeID == b.nodeID && a.size == b.size && a.sourceType == b.sourceType
-            && a.position?.x == b.position?.x && a.position?.y == b.position?.y
     }
 }
