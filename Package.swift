@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// MediaDevices: cameras (V4L2), screens (DRM/KMS, X11) and audio (ALSA, PulseAudio) for Swift on Linux.
+// MediaDevices: cameras (V4L2), screens (DRM/KMS, X11, Wayland portal) and audio (ALSA, PulseAudio) for Swift on Linux.
 import PackageDescription
 
 let package = Package(
@@ -38,11 +38,17 @@ let package = Package(
         .systemLibrary(name: "CXCB", path: "CShims/CXCB", pkgConfig: "xcb",
                        providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-randr0-dev",
                                          "libxcb-damage0-dev", "libxcb-xfixes0-dev"])]),
+        .systemLibrary(name: "CSDBus", path: "CShims/CSDBus", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
+        // libpipewire's headers and library for the CPipeWire shim (its stream code is macros and inline functions).
+        .systemLibrary(name: "CPipeWireHeaders", path: "CShims/CPipeWireHeaders", pkgConfig: "libpipewire-0.3",
+                       providers: [.apt(["libpipewire-0.3-dev"])]),
+        .target(name: "CPipeWire", dependencies: ["CPipeWireHeaders"], path: "CShims/CPipeWire"),
         // Layers 2-4: system layer, device types, pipeline.
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CSoxr", "CSpeexDSP", "CXCB",
+                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CSoxr", "CSpeexDSP", "CXCB", "CSDBus", "CPipeWire",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -71,7 +77,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter", "CTurboJPEG"], path: "Tests/TestSupport"),
         // Tier 1: pure unit tests, run on the host.
         .testTarget(name: "MediaDevicesTests",
-                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "CXCB", "TestSupport"]),
+                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "CXCB", "CPNG", "TestSupport"]),
         // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
         .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer", "USBDevices", "CDRM", "CTurboJPEG"]),
     ]

@@ -62,7 +62,7 @@ struct CaptureCommand: ParsableCommand {
             let container = try FrameFileWriter.container(for: self.output)
             let opened = try OpenedCapturer(device, request: formatOptions.request, buffers: buffers,
                                             screenRegion: region.flatMap(Rect.init(parsing:)), showsCursor: cursor,
-                                            screenBackend: backendOption.backend)
+                                            screenBackend: backendOption.backend, portal: backendOption.portalOptions)
             let (capturer, adjustments, deviceName) = (opened.capturer, opened.adjustments, opened.name)
             defer { capturer.release() }
             try capturer.initialize()

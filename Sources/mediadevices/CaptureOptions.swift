@@ -112,9 +112,9 @@ struct OpenedCapturer {
 
     /// Resolves `device` and makes its capturer for `request` (not yet initialized). Screens
     /// take only the request's frame rate, plus `screenRegion` and `showsCursor`, and come from
-    /// `screenBackend` (automatic when `nil`).
+    /// `screenBackend` (automatic when `nil`), a portal screen asked for as `portal` says.
     init(_ device: String, request: FormatRequest, buffers: Int = 4, screenRegion: Rect? = nil, showsCursor: Bool = false,
-         screenBackend: ScreenBackend? = nil) throws {
+         screenBackend: ScreenBackend? = nil, portal: PortalOptions = PortalOptions()) throws {
         switch try DeviceSelection.resolve(device, screenBackend: screenBackend) {
         case .camera(let camera):
             let source = CameraSource(device: camera, request: request, bufferCount: buffers)
@@ -126,7 +126,7 @@ struct OpenedCapturer {
         case .screen(let screen):
             let source = ScreenSource(screen: screen, frameRate: request.frameRate ?? ScreenSource.defaultFrameRate,
                                       region: screenRegion, showsCursor: showsCursor,
-                                      skipsUnchangedFrames: false)  // files are constant-rate
+                                      skipsUnchangedFrames: false, portal: portal)  // files are constant-rate
             (capturer, adjustments, name, isScreen) = (source, { [] }, screen.uniqueID, true)
         }
     }

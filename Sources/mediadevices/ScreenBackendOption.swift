@@ -1,12 +1,19 @@
 import ArgumentParser
 import MediaDevices
 
-/// `--backend kms|x11` on the screen commands.
+/// `--backend kms|x11|portal` on the screen commands.
 extension ScreenBackend: ExpressibleByArgument {}
 
-/// The `--backend` option of the screen commands: one backend, or automatic (X11 when
-/// `DISPLAY` is set and its server answers, else KMS).
+/// The `--backend` option of the screen commands: one backend, or automatic (the portal when
+/// `WAYLAND_DISPLAY` is set and it answers, X11 when `DISPLAY` is set and its server answers,
+/// else KMS); and where the portal's restore token is kept.
 struct ScreenBackendOption: ParsableArguments {
-    @Option(help: "Screens only: the backend, kms or x11 (default: x11 when DISPLAY answers, else kms).")
+    @Option(help: "Screens only: the backend, kms, x11 or portal (default: portal when WAYLAND_DISPLAY is set and the portal answers, else x11 when DISPLAY answers, else kms).")
     var backend: ScreenBackend?
+
+    @Option(help: "Portal only: a file keeping the restore token, so that the portal asks the user only once (read, then rewritten with each new token).")
+    var restoreTokenFile: String?
+
+    /// How the portal is asked.
+    var portalOptions: PortalOptions { PortalOptions(restoreTokenFile: restoreTokenFile) }
 }

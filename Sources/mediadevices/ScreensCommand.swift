@@ -59,7 +59,7 @@ struct ScreenJSON: Encodable {
 /// `mediadevices screens`: the screens of a backend: RandR monitors of the X server, or every
 /// connected display output (DRM/KMS connectors).
 struct ScreensCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "screens", abstract: "List screens (X11 RandR monitors or DRM/KMS outputs) that can be captured.")
+    static let configuration = CommandConfiguration(commandName: "screens", abstract: "List screens (Wayland portal source types, X11 RandR monitors or DRM/KMS outputs) that can be captured.")
 
     @OptionGroup var backendOption: ScreenBackendOption
 
@@ -80,8 +80,12 @@ struct ScreensCommand: ParsableCommand {
     /// The human-readable list, shared with `list`.
     static func printScreens(_ screens: [Screen], problems: [MediaDevicesError]) {
         for problem in problems { print("skipped: \(problem)") }
-        if screens.isEmpty { print("No screens (no X server in DISPLAY, and no connected DRM/KMS outputs).") }
+        if screens.isEmpty { print("No screens (no screen-cast portal, no X server in DISPLAY, and no connected DRM/KMS outputs).") }
         for (index, screen) in screens.enumerated() {
+            if screen.backend == .portal {
+                print("[screen:\(index)] \(screen.name)  (portal: the user chooses which \(screen.name) in the portal's dialog when capture starts)")
+                continue
+            }
             print("[screen:\(index)] \(screen.name)  \(screen.mode?.description ?? "off")  (\(screen.backend): \(screen.card), \(screen.driver))")
             if screen.backend == .x11 {
                 var details = ["at \(screen.frame.map(\.description) ?? "?")"]

@@ -6,7 +6,7 @@ import MediaDevices
 struct ScreenshotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screenshot",
-        abstract: "Grab one frame of a screen (X11 monitor or DRM/KMS framebuffer) and write it as PNG or JPEG.")
+        abstract: "Grab one frame of a screen (X11 monitor, DRM/KMS framebuffer, or what the user shares through the Wayland portal) and write it as PNG or JPEG.")
 
     @OptionGroup var backendOption: ScreenBackendOption
 
@@ -19,7 +19,7 @@ struct ScreenshotCommand: ParsableCommand {
     @Option(help: "Only this region of the screen, WxH+X+Y (e.g. 640x480+0+0).")
     var region: String?
 
-    @Flag(help: "Blend the cursor in (X11: the XFIXES cursor; KMS: the cursor plane's image, XRGB8888/ARGB8888 screens).")
+    @Flag(help: "Blend the cursor in (X11: the XFIXES cursor; KMS: the cursor plane's image, XRGB8888/ARGB8888 screens; portal: embedded by the compositor).")
     var cursor = false
 
     @Flag(help: "Print the result as JSON.")
@@ -34,7 +34,8 @@ struct ScreenshotCommand: ParsableCommand {
         try reportingErrors(json: json) {
             let name = screen.hasPrefix("screen") ? screen : "screen:\(screen)"
             let target = try DeviceSelection.resolveScreen(name, backend: backendOption.backend)
-            let source = ScreenSource(screen: target, region: region.flatMap(Rect.init(parsing:)), showsCursor: cursor)
+            let source = ScreenSource(screen: target, region: region.flatMap(Rect.init(parsing:)), showsCursor: cursor,
+                                      portal: backendOption.portalOptions)
             defer { source.release() }
             let file = try ImageFileFormat(path: output)
             let format = try source.grabFrame { frame -> VideoFormat in
@@ -57,6 +58,9 @@ struct ScreenshotCommand: ParsableCommand {
                 return
             }
             print("wrote \(format.width)x\(format.height) \(file.displayName) of \(target.name) to \(output) (\(framebuffer.map(\.description) ?? format.description))")
+            if let token = source.portalRestoreToken, backendOption.restoreTokenFile == nil {
+                print("portal restore token: \(token) (keep it with --restore-token-file FILE to skip the portal's dialog next time)")
+            }
         }
     }
 }

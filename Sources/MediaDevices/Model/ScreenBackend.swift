@@ -6,7 +6,12 @@ public enum ScreenBackend: String, Sendable, Hashable, CaseIterable, Codable, Cu
     /// X11: RandR monitors of the X server in `DISPLAY`, grabbed with MIT-SHM (X11 sessions,
     /// Xvfb). Needs only a connection to the server.
     case x11
+    /// The Wayland screen-cast portal (`org.freedesktop.portal.ScreenCast` of xdg-desktop-portal
+    /// on the session bus) and PipeWire (Wayland sessions: GNOME, KDE, sway and other
+    /// wlroots compositors). The user chooses the screen or window in the portal's dialog;
+    /// a restore token brings the choice back without asking again.
+    case portal
 
-    /// `"kms"` or `"x11"`.
+    /// `"kms"`, `"x11"` or `"portal"`.
     public var description: String { rawValue }
 }

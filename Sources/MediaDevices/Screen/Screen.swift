@@ -28,18 +28,21 @@ public struct DisplayMode: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// One screen that `ScreenSource` captures: a connected display output of a DRM/KMS card, or a
-/// RandR monitor of an X server (`backend` says which). Values are snapshots taken at
+/// One screen that `ScreenSource` captures: a connected display output of a DRM/KMS card, a
+/// RandR monitor of an X server, or a source type of the Wayland screen-cast portal (`monitor`,
+/// `window`: the user picks which one) (`backend` says which). Values are snapshots taken at
 /// enumeration (`ScreenSource.screens`).
 public struct Screen: Sendable, Hashable, CustomStringConvertible {
     /// The backend that reads this screen.
     public let backend: ScreenBackend
-    /// KMS: the card's device node (`/dev/dri/card0`). X11: the display (`:0`).
+    /// KMS: the card's device node (`/dev/dri/card0`). X11: the display (`:0`). Portal: the
+    /// session bus address (empty: the environment's session bus).
     public let card: String
     /// KMS: the kernel driver of the card (`bochs-drm`, `virtio_gpu`, `i915`). X11: `X11`.
+    /// Portal: `xdg-desktop-portal`.
     public let driver: String
     /// KMS: the connector's KMS object id. X11: the RandR monitor's name atom (0 for a whole
-    /// X screen without RandR).
+    /// X screen without RandR). Portal: the source type (1 monitor, 2 window).
     public let connectorID: UInt32
     /// KMS: the connector's name as the kernel names it (`Virtual-1`, `HDMI-A-1`, `eDP-1`).
     /// X11: the monitor's name (`DP-1`, `screen`, or what `xrandr --setmonitor` named it).
@@ -48,7 +51,8 @@ public struct Screen: Sendable, Hashable, CustomStringConvertible {
     /// (`X screen` for a server without RandR 1.5).
     public let connectorType: String
     /// The mode the CRTC drives now; `nil` when the output is connected but off. X11: the
-    /// monitor's size, with the refresh rate of its first output's mode.
+    /// monitor's size, with the refresh rate of its first output's mode. Portal: `nil` until
+    /// the user has chosen, then the stream's size (refresh 0: frames come on change).
     public let mode: DisplayMode?
     /// The CRTC that drives the connector; `nil` when none does (the output is off) and on X11.
     public let crtcID: UInt32?
@@ -64,18 +68,23 @@ public struct Screen: Sendable, Hashable, CustomStringConvertible {
     /// X11: where the monitor lies on the X screen (root window coordinates); `nil` on KMS.
     public let frame: Rect?
 
-    /// A stable identifier: `"/dev/dri/card0:Virtual-1"` (KMS), `"x11::0/DP-1"` (X11).
+    /// A stable identifier: `"/dev/dri/card0:Virtual-1"` (KMS), `"x11::0/DP-1"` (X11),
+    /// `"portal:monitor"` (the portal: the source type the user chooses from).
     public var uniqueID: String {
         switch backend {
         case .kms: "\(card):\(name)"
         case .x11: "x11:\(card)/\(name)"
+        case .portal: "portal:\(name)"
         }
     }
 
     /// `"Virtual-1 on /dev/dri/card0 (bochs-drm): 1024x768 @ 75.00 Hz"`,
     /// `"left on :0 (X11): 640x720 @ 0.00 Hz at 640x720+0+0"`.
     public var description: String {
-        "\(name) on \(card) (\(driver)): \(mode?.description ?? "off")\(monitorName.map { ", \($0)" } ?? "")"
+        if backend == .portal {
+            return "\(name) through the screen-cast portal (the user chooses)" + (mode.map { ": \($0.width)x\($0.height)" } ?? "")
+        }
+        return "\(name) on \(card) (\(driver)): \(mode?.description ?? "off")\(monitorName.map { ", \($0)" } ?? "")"
             + (frame.map { " at \($0)" } ?? "")
     }
 

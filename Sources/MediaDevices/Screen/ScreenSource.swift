@@ -3,7 +3,7 @@ import Synchronization
 
 /// Screen sharing: frames of a screen, paced at the requested rate (15 fps by default, as the
 /// seeds' screen capturer), with monotonic timestamps and the same capturer contract,
-/// consumers and statistics as a camera, through one of two backends (`Screen.backend`):
+/// consumers and statistics as a camera, through one of three backends (`Screen.backend`):
 ///
 /// - **KMS**, below any compositor: what a DRM/KMS output scans out, grabbed from the primary
 ///   plane's framebuffer (`GETFB2`, dumb-buffer map or PRIME).
@@ -11,8 +11,13 @@ import Synchronization
 ///   memfd where the server speaks MIT-SHM 1.2, so a client in its own IPC namespace, such as a
 ///   container, works too; else System V); DAMAGE skips grabs when nothing changed (counted in `CaptureStatistics.unchangedFrames`,
 ///   no frame delivered twice), and the cursor comes from XFIXES.
+/// - **Portal**, in a Wayland session: the xdg-desktop-portal ScreenCast portal asks the user
+///   which monitor or window to share (once: the restore token brings the choice back), and
+///   the compositor streams it through PipeWire, a picture only when something changed
+///   (counted in `unchangedFrames` as on X11); the cursor is embedded by the compositor.
 ///
-/// `screens` lists the X server's monitors when `DISPLAY` is set and answers, else the KMS
+/// `screens` lists the portal's source types when `WAYLAND_DISPLAY` is set and the portal
+/// answers, else the X server's monitors when `DISPLAY` is set and answers, else the KMS
 /// outputs; `enumerate(backend:)` asks one backend.
 ///
 /// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888; always that on
@@ -35,12 +40,23 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
 
     /// The screens of `backend`, and the errors of what could not be read. `.x11`: the RandR
     /// monitors of the X server in `DISPLAY` (`.notFound` when there is none). `.kms`: every
-    /// connected output of every card (problems: no permission, render-only GPUs). `nil`
-    /// (automatic): X11 when `DISPLAY` is set and its server answers, else KMS (with the X11
-    /// failure among the problems).
+    /// connected output of every card (problems: no permission, render-only GPUs). `.portal`:
+    /// one screen per source type the session's screen-cast portal offers (`monitor`,
+    /// `window`): which monitor or window is the user's choice when capture starts
+    /// (`.notFound`, naming what to install, without a portal). `nil` (automatic): the portal
+    /// when `WAYLAND_DISPLAY` is set and the portal answers, else X11 when `DISPLAY` is set and
+    /// its server answers, else KMS (with the failures among the problems).
     public static func enumerate(backend: ScreenBackend? = nil) -> (screens: [Screen], problems: [MediaDevicesError]) {
         switch backend {
         case .kms: return enumerateKMS()
+        case .portal:
+            do {
+                return (try PortalScreens.screens(), [])
+            } catch let error as MediaDevicesError {
+                return ([], [error])
+            } catch {
+                return ([], [MediaDevicesError(.io, device: nil, operation: "enumerate portal screens", detail: "\(error)")])
+            }
         case .x11:
             do {
                 return (try X11Monitors.screens(), [])
@@ -50,12 +66,27 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
                 return ([], [MediaDevicesError(.io, device: nil, operation: "enumerate X11 monitors", detail: "\(error)")])
             }
         case nil:
-            guard let display = getenv("DISPLAY"), display.pointee != 0 else { return enumerateKMS() }
-            let x11 = enumerate(backend: .x11)
-            if !x11.screens.isEmpty { return x11 }
+            var problems: [MediaDevicesError] = []
+            if let wayland = getenv("WAYLAND_DISPLAY"), wayland.pointee != 0 {
+                let portal = enumerate(backend: .portal)
+                if !portal.screens.isEmpty { return portal }
+                problems += portal.problems
+            }
+            if let display = getenv("DISPLAY"), display.pointee != 0 {
+                let x11 = enumerate(backend: .x11)
+                if !x11.screens.isEmpty { return (x11.screens, problems) }
+                problems += x11.problems
+            }
             let kms = enumerateKMS()
-            return (kms.screens, x11.problems + kms.problems)
+            return (kms.screens, problems + kms.problems)
         }
+    }
+
+    /// The screens of the screen-cast portal on the session bus at `busAddress` (a D-Bus
+    /// address, `unix:path=…`; the environment's session bus when `nil`): one per source type
+    /// it offers. Throws `.notFound`, naming what to install, when no portal answers there.
+    public static func portalScreens(busAddress: String? = nil) throws -> [Screen] {
+        try PortalScreens.screens(address: busAddress)
     }
 
     /// The RandR monitors of the X server on `display` (`DISPLAY` when `nil`), as screens of
@@ -87,19 +118,20 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// The part of the screen delivered (screen coordinates, cut to the screen); `nil`: all of it.
     public let region: Rect?
     /// Whether the cursor is blended into the frames: KMS, the cursor plane's image
-    /// (XRGB8888/ARGB8888 screens); X11, the XFIXES cursor image.
+    /// (XRGB8888/ARGB8888 screens); X11, the XFIXES cursor image; portal, embedded by the
+    /// compositor (when the portal offers it; else hidden).
     public let showsCursor: Bool
     /// How framebuffers are mapped (KMS only).
     public let mapping: FramebufferMapping
     /// Whether a grab that finds the screen unchanged since the last frame delivers nothing
     /// (counted in `CaptureStatistics.unchangedFrames`), as screen sharing wants; `false` gives
-    /// a frame at every deadline, as a constant-rate file wants. Only X11 tracks changes.
+    /// a frame at every deadline, as a constant-rate file wants. X11 and the portal track changes.
     public let skipsUnchangedFrames: Bool
     /// Whether frames carry the screen's framebuffer as a DMA-BUF (`VideoFrame.dmaBuf`: the PRIME
     /// descriptor, the DRM fourcc and modifier from `GETFB2`, the pitch and the offset of the
     /// region's first pixel) for encoders, EGL, Vulkan or GStreamer to import without a copy.
     /// KMS only, on drivers with PRIME export (virtio-gpu, i915, amdgpu; not bochs):
-    /// `initialize()` throws `.unsupportedFormat` otherwise, and on X11. The DMA-BUF is the live
+    /// `initialize()` throws `.unsupportedFormat` otherwise, and on X11 and portal screens. The DMA-BUF is the live
     /// scanout buffer, not a snapshot; its descriptor belongs to the source and is valid during
     /// the callback (`dup` it to keep it). `frames` sequences then lease the framebuffer instead
     /// of copying it: a held frame keeps it mapped and exported (across mode changes, stop and
@@ -108,6 +140,8 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// blended in are copies and carry none. With `.automatic` mapping the pixels are read
     /// through the same export (the grab between `DMA_BUF_IOCTL_SYNC` start and end).
     public let exportsDMABuf: Bool
+    /// How the portal is asked (portal screens only).
+    public let portalOptions: PortalOptions
 
     private final class Grabbing: @unchecked Sendable {
         let grabber: any ScreenGrabbing
@@ -126,11 +160,13 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     private let run = RunSlot()
 
     /// A source for `screen` at `frameRate`, optionally cut to `region`, with the cursor,
-    /// delivering unchanged pictures again (`skipsUnchangedFrames: false`), and exporting the
-    /// framebuffer as DMA-BUF (`exportsDMABuf`, KMS only).
+    /// delivering unchanged pictures again (`skipsUnchangedFrames: false`), exporting the
+    /// framebuffer as DMA-BUF (`exportsDMABuf`, KMS only); a portal screen is asked for as
+    /// `portal` says (restore token, waits).
     public init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
                 showsCursor: Bool = false, mapping: FramebufferMapping = .automatic, skipsUnchangedFrames: Bool = true,
-                exportsDMABuf: Bool = false) {
+                exportsDMABuf: Bool = false, portal: PortalOptions = PortalOptions()) {
+        self.portalOptions = portal
         self.screen = screen
         self.frameRate = frameRate
         self.region = region
@@ -149,6 +185,11 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// not answer, `.disconnected` when the monitor is gone, `.unsupportedFormat` without
     /// MIT-SHM, DAMAGE or XFIXES. While capturing, both follow mode changes; an output turned
     /// off (KMS) or a monitor removed (X11) gives no frames, and sequence gaps, until it is back.
+    /// The portal asks the user (or restores an earlier choice) and waits for the first
+    /// picture: `.notFound` without a portal (the detail names what to install),
+    /// `.permissionDenied` when the user cancels the dialog, `.timeout` when no answer or
+    /// picture comes in time; a shared screen or window that goes away while capturing ends
+    /// the capture with `.disconnected`.
     public func initialize() throws {
         control.lock(); defer { control.unlock() }
         try initializeLocked()
@@ -160,13 +201,16 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
             throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
                                     detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
         }
-        if exportsDMABuf && screen.backend == .x11 {
+        if exportsDMABuf && screen.backend != .kms {
+            let why = screen.backend == .x11 ? "X11 screens are read through MIT-SHM, which has no DMA-BUF"
+                : "portal screens come in shared-memory buffers here (DMA-BUF from PipeWire is not supported yet)"
             throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "export DMA-BUF",
-                                    detail: "X11 screens are read through MIT-SHM, which has no DMA-BUF; capture without exportsDMABuf, or grab the KMS output (`--backend kms`)")
+                                    detail: "\(why); capture without exportsDMABuf, or grab the KMS output (`--backend kms`)")
         }
         let grabber: any ScreenGrabbing = switch screen.backend {
         case .kms: try makeKMSGrabber()
         case .x11: try X11ScreenGrabber(screen: screen, region: region, showsCursor: showsCursor)
+        case .portal: try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portalOptions)
         }
         var format: VideoFormat?
         guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
@@ -252,7 +296,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         if !stopped { delivery.finish(error: nil) }
     }
 
-    /// Stops and closes the card. From this source's own callback it only stops (the capture
+    /// Stops and closes the card, the X connection or the portal session. From this source's own callback it only stops (the capture
     /// thread still uses the card); call it again from elsewhere to close the card.
     public func release() {
         if let current = run.current, current.isCurrentThread {
@@ -283,6 +327,22 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         }
         return try result.get()
     }
+
+    /// The token that brings back the user's portal choice in a later session without asking
+    /// (give it as `PortalOptions.restoreToken`; it is also kept for this process and in
+    /// `PortalOptions.restoreTokenFile`); `nil` before initialization, on other backends, and
+    /// when the portal does not persist choices.
+    public var portalRestoreToken: String? { (state.withLock { $0.grabbing }?.grabber as? PortalScreenGrabber)?.restoreToken }
+
+    /// The portal grabber while initialized (tests).
+    var portalGrabber: PortalScreenGrabber? { state.withLock { $0.grabbing }?.grabber as? PortalScreenGrabber }
+
+    /// The portal session's object path while one is open (tests watch it close).
+    var portalSessionHandle: String? { portalGrabber?.sessionHandle }
+
+    /// The screen as the backend sees it now: for the portal, with the size of what the user
+    /// chose (`screen` is the one asked for); `nil` before initialization.
+    public var currentScreen: Screen? { state.withLock { $0.grabbing }?.grabber.screen }
 
     /// The framebuffer grabbed last (id, format, modifier, pitch, mapping method); `nil` on X11.
     public var framebuffer: FramebufferDescription? { (state.withLock { $0.grabbing }?.grabber as? ScreenGrabber)?.framebuffer }
@@ -321,7 +381,8 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
 extension ScreenSource {
     /// What `screen` offers now, in the format list shape cameras use: its framebuffer's
     /// format at the current mode's size, at 1 to 60 fps (grabs are paced, not driven by the
-    /// display's refresh). Needs the same privilege as capturing.
+    /// display's refresh). Needs the same privilege as capturing; on the portal, it asks the
+    /// user (or restores the choice) as capturing does.
     public static func currentFormats(_ screen: Screen) throws -> [CaptureFormat] {
         let source = ScreenSource(screen: screen)
         defer { source.release() }

@@ -1,0 +1,301 @@
+// CPipeWire: see cpipewire.h.
+#include "cpipewire.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pipewire/pipewire.h>
+#include <spa/param/video/format-utils.h>
+#include <spa/param/buffers.h>
+#include <spa/buffer/meta.h>
+#include <spa/utils/result.h>
+
+struct cpw_capture {
+    struct pw_loop *loop;
+    struct pw_context *context;
+    struct pw_core *core;
+    struct spa_hook core_listener;
+    struct pw_registry *registry;
+    struct spa_hook registry_listener;
+    uint32_t node_id;
+    struct pw_stream *stream;
+    struct spa_hook stream_listener;
+    struct spa_video_info_raw info;
+    int has_format;
+    enum cpw_state state;
+    char error[256];
+    struct pw_buffer *held;
+    cpw_frame held_frame;
+    uint64_t skipped;
+};
+
+static pthread_once_t cpw_init_once = PTHREAD_ONCE_INIT;
+static void cpw_init(void) { pw_init(NULL, NULL); }
+
+static void cpw_fail(struct cpw_capture *c, const char *what) {
+    c->state = CPW_STATE_ENDED;
+    if (c->error[0] == 0) snprintf(c->error, sizeof c->error, "%s", what ? what : "the stream ended");
+}
+
+static uint32_t cpw_format_of(enum spa_video_format format) {
+    switch (format) {
+    case SPA_VIDEO_FORMAT_BGRx: return CPW_FORMAT_BGRX;
+    case SPA_VIDEO_FORMAT_RGBx: return CPW_FORMAT_RGBX;
+    case SPA_VIDEO_FORMAT_BGRA: return CPW_FORMAT_BGRA;
+    case SPA_VIDEO_FORMAT_RGBA: return CPW_FORMAT_RGBA;
+    default: return CPW_FORMAT_UNKNOWN;
+    }
+}
+
+static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message) {
+    (void)seq;
+    struct cpw_capture *c = data;
+    if (id != PW_ID_CORE && res != -EPIPE) return;
+    char text[200];
+    snprintf(text, sizeof text, "PipeWire: %s (%s)", message ? message : "error", spa_strerror(res));
+    cpw_fail(c, text);
+}
+
+static const struct pw_core_events cpw_core_events = {
+    PW_VERSION_CORE_EVENTS,
+    .error = on_core_error,
+};
+
+// The node shared going away (the portal session ended, the monitor or window is gone) leaves
+// the stream waiting for ever in "paused": the registry says it.
+static void on_global_remove(void *data, uint32_t id) {
+    struct cpw_capture *c = data;
+    if (id == c->node_id) cpw_fail(c, "the shared node went away (sharing stopped, or the screen or window is gone)");
+}
+
+static const struct pw_registry_events cpw_registry_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global_remove = on_global_remove,
+};
+
+static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
+    (void)old;
+    struct cpw_capture *c = data;
+    switch (state) {
+    case PW_STREAM_STATE_ERROR:
+        cpw_fail(c, error ? error : "the stream failed");
+        break;
+    case PW_STREAM_STATE_UNCONNECTED:
+        cpw_fail(c, "the stream was disconnected (the shared screen or window went away)");
+        break;
+    case PW_STREAM_STATE_PAUSED:
+        if (c->state != CPW_STATE_ENDED) c->state = CPW_STATE_PAUSED;
+        break;
+    case PW_STREAM_STATE_STREAMING:
+        if (c->state != CPW_STATE_ENDED) c->state = CPW_STATE_STREAMING;
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
+    struct cpw_capture *c = data;
+    if (id != SPA_PARAM_Format || param == NULL) return;
+    uint32_t media_type, media_subtype;
+    if (spa_format_parse(param, &media_type, &media_subtype) < 0) return;
+    if (media_type != SPA_MEDIA_TYPE_video || media_subtype != SPA_MEDIA_SUBTYPE_raw) return;
+    struct spa_video_info_raw info;
+    if (spa_format_video_raw_parse(param, &info) < 0) return;
+    c->info = info;
+    c->has_format = 1;
+
+    // Buffers we can read with the CPU: memfd (mapped by the stream) or plain memory; and the
+    // header meta, whose flags say when a buffer is corrupt. At least 3: the grabber holds the
+    // newest, the producer fills one, and one travels back (a buffer given back returns to
+    // the producer only with the next cycle; with 2, a producer waiting for a change can be
+    // left without one).
+    uint8_t storage[512];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(storage, sizeof storage);
+    const struct spa_pod *params[2];
+    params[0] = spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 3, 16),
+        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemFd) | (1 << SPA_DATA_MemPtr)));
+    params[1] = spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
+        SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
+    pw_stream_update_params(c->stream, params, 2);
+}
+
+// Buffers go away when the format changes (a new size) or the stream ends: the held one is
+// then no longer ours to give back.
+static void on_remove_buffer(void *data, struct pw_buffer *buffer) {
+    struct cpw_capture *c = data;
+    if (c->held == buffer) {
+        c->held = NULL;
+        c->held_frame = (cpw_frame){0};
+    }
+}
+
+static const struct pw_stream_events cpw_stream_events = {
+    PW_VERSION_STREAM_EVENTS,
+    .state_changed = on_state_changed,
+    .param_changed = on_param_changed,
+    .remove_buffer = on_remove_buffer,
+};
+
+cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t error_size) {
+    pthread_once(&cpw_init_once, cpw_init);
+    struct cpw_capture *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        close(fd);
+        snprintf(error, error_size, "out of memory");
+        return NULL;
+    }
+    c->loop = pw_loop_new(NULL);
+    if (c->loop == NULL) {
+        close(fd);
+        snprintf(error, error_size, "pw_loop_new failed: %s", strerror(errno));
+        free(c);
+        return NULL;
+    }
+    c->context = pw_context_new(c->loop, NULL, 0);
+    if (c->context == NULL) {
+        close(fd);
+        snprintf(error, error_size, "pw_context_new failed: %s", strerror(errno));
+        cpw_capture_close(c);
+        return NULL;
+    }
+    c->core = pw_context_connect_fd(c->context, fd, NULL, 0);
+    if (c->core == NULL) {
+        snprintf(error, error_size, "pw_context_connect_fd failed: %s", strerror(errno));
+        cpw_capture_close(c);
+        return NULL;
+    }
+    pw_core_add_listener(c->core, &c->core_listener, &cpw_core_events, c);
+    c->node_id = node_id;
+    c->registry = pw_core_get_registry(c->core, PW_VERSION_REGISTRY, 0);
+    if (c->registry != NULL) pw_registry_add_listener(c->registry, &c->registry_listener, &cpw_registry_events, c);
+    c->stream = pw_stream_new(c->core, "mediadevices screen",
+                              pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
+                                                PW_KEY_MEDIA_ROLE, "Screen", NULL));
+    if (c->stream == NULL) {
+        snprintf(error, error_size, "pw_stream_new failed: %s", strerror(errno));
+        cpw_capture_close(c);
+        return NULL;
+    }
+    pw_stream_add_listener(c->stream, &c->stream_listener, &cpw_stream_events, c);
+
+    // Raw video in the 32-bit layouts the pipeline reads, any size, any rate (the portal's
+    // streams announce 0/1: frames come when the screen changes).
+    uint8_t storage[1024];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(storage, sizeof storage);
+    const struct spa_pod *params[1];
+    params[0] = spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+        SPA_FORMAT_VIDEO_format, SPA_POD_CHOICE_ENUM_Id(5, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRx,
+                                                        SPA_VIDEO_FORMAT_RGBx, SPA_VIDEO_FORMAT_BGRA, SPA_VIDEO_FORMAT_RGBA),
+        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&SPA_RECTANGLE(1920, 1080), &SPA_RECTANGLE(1, 1),
+                                                              &SPA_RECTANGLE(16384, 16384)),
+        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&SPA_FRACTION(0, 1), &SPA_FRACTION(0, 1),
+                                                                  &SPA_FRACTION(1000, 1)));
+    int result = pw_stream_connect(c->stream, PW_DIRECTION_INPUT, node_id,
+                                   PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
+    if (result < 0) {
+        snprintf(error, error_size, "pw_stream_connect to node %u failed: %s", node_id, spa_strerror(result));
+        cpw_capture_close(c);
+        return NULL;
+    }
+    return c;
+}
+
+int cpw_capture_iterate(cpw_capture *c, int timeout_ms) {
+    pw_loop_enter(c->loop);
+    int result = pw_loop_iterate(c->loop, timeout_ms);
+    pw_loop_leave(c->loop);
+    if (result < 0 && result != -EINTR) {
+        char text[120];
+        snprintf(text, sizeof text, "pw_loop_iterate failed: %s", spa_strerror(result));
+        cpw_fail(c, text);
+    }
+    return result;
+}
+
+enum cpw_state cpw_capture_state(const cpw_capture *c) { return c->state; }
+
+const char *cpw_capture_error(const cpw_capture *c) { return c->error; }
+
+uint64_t cpw_capture_skipped(const cpw_capture *c) { return c->skipped; }
+
+/// Whether `buffer` holds a picture the CPU can read (not empty, not flagged corrupt).
+static int cpw_has_picture(struct pw_buffer *buffer) {
+    struct spa_buffer *b = buffer->buffer;
+    if (b->n_datas < 1 || b->datas[0].data == NULL || b->datas[0].chunk == NULL) return 0;
+    struct spa_data *d = &b->datas[0];
+    if (d->chunk->size == 0 || (d->chunk->flags & SPA_CHUNK_FLAG_CORRUPTED)) return 0;
+    struct spa_meta_header *header = spa_buffer_find_meta_data(b, SPA_META_Header, sizeof *header);
+    if (header != NULL && (header->flags & SPA_META_HEADER_FLAG_CORRUPTED)) return 0;
+    return 1;
+}
+
+int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
+    struct pw_buffer *newest = NULL;
+    struct pw_buffer *buffer;
+    if (c->stream != NULL && c->state != CPW_STATE_ENDED) {
+        pw_loop_enter(c->loop);
+        while ((buffer = pw_stream_dequeue_buffer(c->stream)) != NULL) {
+            if (!cpw_has_picture(buffer) || !c->has_format) {
+                pw_stream_queue_buffer(c->stream, buffer);
+                c->skipped += 1;
+                continue;
+            }
+            if (newest != NULL) {
+                pw_stream_queue_buffer(c->stream, newest);
+                c->skipped += 1;
+            }
+            newest = buffer;
+        }
+        if (newest != NULL && c->held != NULL) pw_stream_queue_buffer(c->stream, c->held);
+        pw_loop_leave(c->loop);
+    }
+    if (newest != NULL) {
+        c->held = newest;
+        struct spa_data *d = &newest->buffer->datas[0];
+        uint32_t offset = d->chunk->offset % (d->maxsize ? d->maxsize : 1);
+        int32_t stride = d->chunk->stride != 0 ? d->chunk->stride : (int32_t)(c->info.size.width * 4);
+        c->held_frame = (cpw_frame){
+            .data = SPA_PTROFF(d->data, offset, const void),
+            .size = d->chunk->size,
+            .stride = stride,
+            .width = c->info.size.width,
+            .height = c->info.size.height,
+            .format = cpw_format_of(c->info.format),
+        };
+    }
+    *frame = c->held != NULL ? c->held_frame : (cpw_frame){0};
+    return newest != NULL;
+}
+
+void cpw_capture_close(cpw_capture *c) {
+    if (c == NULL) return;
+    if (c->stream != NULL) {
+        if (c->held != NULL) pw_stream_queue_buffer(c->stream, c->held);
+        c->held = NULL;
+        pw_stream_disconnect(c->stream);
+        pw_stream_destroy(c->stream);
+    }
+    if (c->registry != NULL) {
+        spa_hook_remove(&c->registry_listener);
+        pw_proxy_destroy((struct pw_proxy *)c->registry);
+    }
+    if (c->core != NULL) {
+        spa_hook_remove(&c->core_listener);
+        pw_core_disconnect(c->core);
+    }
+    if (c->context != NULL) pw_context_destroy(c->context);
+    if (c->loop != NULL) pw_loop_destroy(c->loop);
+    free(c);
+}

@@ -1,0 +1,66 @@
+// CPipeWire: a PipeWire video stream that a screen grabber pulls frames from, written in C
+// because what it needs is macros and inline functions Swift cannot import (SPA pod builders,
+// pw_loop_iterate, spa_format_video_raw_parse) and a listener struct of C callbacks.
+// It owns its own loop (no thread): the caller iterates it. Every symbol is prefixed `cpw_`.
+#ifndef CPIPEWIRE_H
+#define CPIPEWIRE_H
+#include <stddef.h>
+#include <stdint.h>
+
+/// One stream from a PipeWire node, over a connection made from a file descriptor.
+typedef struct cpw_capture cpw_capture;
+
+/// The pixel layouts the stream offers (SPA video formats), as the capture reports them.
+enum cpw_format {
+    CPW_FORMAT_UNKNOWN = 0,
+    CPW_FORMAT_BGRX = 1, ///< bytes B, G, R, x (SPA_VIDEO_FORMAT_BGRx, DRM XRGB8888)
+    CPW_FORMAT_RGBX = 2, ///< bytes R, G, B, x (SPA_VIDEO_FORMAT_RGBx, DRM XBGR8888)
+    CPW_FORMAT_BGRA = 3, ///< bytes B, G, R, A (SPA_VIDEO_FORMAT_BGRA, DRM ARGB8888)
+    CPW_FORMAT_RGBA = 4, ///< bytes R, G, B, A (SPA_VIDEO_FORMAT_RGBA, DRM ABGR8888)
+};
+
+/// Where the stream is.
+enum cpw_state {
+    CPW_STATE_CONNECTING = 0, ///< negotiating; no buffer yet
+    CPW_STATE_PAUSED = 1,     ///< negotiated, not streaming
+    CPW_STATE_STREAMING = 2,  ///< buffers flow
+    CPW_STATE_ENDED = 3,      ///< the node went away or the connection broke (see cpw_capture_error)
+};
+
+/// The newest picture the capture holds: valid until the next cpw_capture_newest or close.
+typedef struct cpw_frame {
+    const void *data;     ///< the first byte of the picture (mapped SHM or memfd)
+    size_t size;          ///< bytes from `data`
+    int32_t stride;       ///< bytes per row
+    uint32_t width;       ///< pixels
+    uint32_t height;      ///< rows
+    uint32_t format;      ///< an enum cpw_format
+} cpw_frame;
+
+/// Connects to PipeWire over `fd` (taken: closed with the capture, or here on failure) and
+/// asks for a stream from node `node_id`. NULL on failure, with a sentence in `error`.
+cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t error_size);
+
+/// Runs the capture's loop once, waiting at most `timeout_ms` (0: not at all) for events.
+/// Returns what pw_loop_iterate returns (a negative errno on failure).
+int cpw_capture_iterate(cpw_capture *capture, int timeout_ms);
+
+/// Where the stream is now.
+enum cpw_state cpw_capture_state(const cpw_capture *capture);
+
+/// Why the stream ended or failed ("" if it has not).
+const char *cpw_capture_error(const cpw_capture *capture);
+
+/// Takes every buffer that arrived, keeps the newest (giving back the others and the one held
+/// before) and describes it in `frame`. Returns 1 when a new picture is held, 0 when none
+/// arrived since the last call (`frame` then describes the one still held, if any: `data` NULL
+/// when there is none).
+int cpw_capture_newest(cpw_capture *capture, cpw_frame *frame);
+
+/// How many buffers arrived and were given back unread because a newer one followed (or
+/// because they held no picture).
+uint64_t cpw_capture_skipped(const cpw_capture *capture);
+
+/// Gives back the held buffer, disconnects the stream and the connection, frees the capture.
+void cpw_capture_close(cpw_capture *capture);
+#endif

@@ -1,0 +1,82 @@
+import CPipeWire
+import Glibc
+
+/// A PipeWire video stream from one node, over the connection the portal opened
+/// (`cpw_capture` of the CPipeWire shim): raw BGRx/RGBx/BGRA/RGBA in memfd or plain memory,
+/// with its own loop that the caller iterates (no thread). Holds the newest buffer until a
+/// newer one arrives. Owns the capture: `close()` (or `deinit`) gives the buffer back and
+/// disconnects. Used by one thread at a time.
+final class PipeWireCapture {
+    private var capture: OpaquePointer?
+    private let device: String
+
+    /// Connects over `fd` (taken) to the node `nodeID`. Throws `.io` when PipeWire refuses.
+    init(fd: Int32, nodeID: UInt32, device: String) throws {
+        self.device = device
+        var message = [CChar](repeating: 0, count: 256)
+        guard let capture = cpw_capture_open(fd, nodeID, &message, message.count) else {
+            throw MediaDevicesError(.io, device: device, operation: "pw_stream_connect",
+                                    detail: "\(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)); is PipeWire running in the session?")
+        }
+        self.capture = capture
+    }
+
+    deinit { close() }
+
+    /// Gives the held buffer back and disconnects; later calls do nothing.
+    func close() {
+        if let capture { cpw_capture_close(capture) }
+        capture = nil
+    }
+
+    /// Dispatches what PipeWire sent, waiting at most `timeoutMilliseconds` for it, and throws
+    /// `.disconnected` when the stream has ended (the node went away, the connection broke).
+    func iterate(timeoutMilliseconds: Int32) throws {
+        guard let capture else { throw ended("closed") }
+        _ = cpw_capture_iterate(capture, timeoutMilliseconds)
+        if cpw_capture_state(capture) == CPW_STATE_ENDED { throw ended(String(cString: cpw_capture_error(capture))) }
+    }
+
+    /// The newest picture and whether it arrived since the last call (`data` is `nil` while
+    /// there has been none).
+    func newest() -> (frame: cpw_frame, isNew: Bool) {
+        var frame = cpw_frame()
+        guard let capture else { return (frame, false) }
+        let isNew = cpw_capture_newest(capture, &frame) == 1
+        return (frame, isNew)
+    }
+
+    /// Buffers given back unread (a newer one followed within one grab, or they held no picture).
+    var skipped: UInt64 { capture.map { cpw_capture_skipped($0) } ?? 0 }
+
+    /// Waits until a picture has arrived, for at most `timeout`. Throws `.timeout` without one,
+    /// `.disconnected` when the stream ends first.
+    func waitForPicture(timeout: Duration) throws {
+        let deadline = MonotonicClock.now() &+ UInt64(timeout.components.seconds) * 1_000_000_000
+            &+ UInt64(timeout.components.attoseconds / 1_000_000_000)
+        while true {
+            if newest().frame.data != nil { return }
+            let now = MonotonicClock.now()
+            if now >= deadline {
+                throw MediaDevicesError(.timeout, device: device, operation: "pw_stream_dequeue_buffer", errno: ETIMEDOUT,
+                                        detail: "No picture from the screen-cast stream within \(timeout) (stream \(stateName), \(skipped) buffers without a picture); the compositor may not be drawing (a locked or powered-off output)")
+            }
+            try iterate(timeoutMilliseconds: Int32(min((deadline - now) / 1_000_000 + 1, 100)))
+        }
+    }
+
+    private var stateName: String {
+        guard let capture else { return "closed" }
+        return switch cpw_capture_state(capture) {
+        case CPW_STATE_CONNECTING: "connecting"
+        case CPW_STATE_PAUSED: "paused"
+        case CPW_STATE_STREAMING: "streaming"
+        default: "ended"
+        }
+    }
+
+    private func ended(_ why: String) -> MediaDevicesError {
+        MediaDevicesError(.disconnected, device: device, operation: "pw_stream",
+                          detail: "The screen-cast stream ended (\(why)): the shared screen or window went away, sharing was stopped, or PipeWire quit; start a new capture")
+    }
+}

@@ -1,0 +1,141 @@
+import CPipeWire
+import Glibc
+
+/// Grabs what the user shares through the Wayland screen-cast portal: CreateSession →
+/// SelectSources (a monitor or a window, the cursor embedded or hidden, persisted with a
+/// restore token) → Start → OpenPipeWireRemote, then a PipeWire stream of the chosen node. The
+/// compositor sends a picture only when the screen changes (as X11 DAMAGE says); each grab
+/// dispatches the stream's loop without waiting, keeps the newest buffer and lends it zero-copy
+/// (BGRx in memory is `XBGR32`, as on X11), cut to `region`. No new buffer since the last frame
+/// is `.unchanged`. The portal backend of `ScreenSource`; owns its bus connection, session and
+/// stream, and closes the session when released. Steady state allocates nothing of its own.
+final class PortalScreenGrabber: ScreenGrabbing {
+    private(set) var screen: Screen
+    /// The token that restores this choice in a later session without asking (`nil` when the
+    /// portal does not persist, before version 4).
+    let restoreToken: String?
+    /// The portal session's object path.
+    let sessionHandle: String
+    /// The PipeWire node read.
+    let nodeID: UInt32
+    private let portal: ScreenCastPortal
+    private let capture: PipeWireCapture
+    private let region: Rect?
+    private var layout: Layout?
+    private var hasPicture = false
+
+    /// What a picture of one size, stride and format is lent as (kept: computing it allocates).
+    private struct Layout {
+        var width: UInt32
+        var height: UInt32
+        var stride: Int32
+        var pixels: UInt32
+        var format: VideoFormat
+        /// Where the region starts in the picture, in bytes.
+        var offset: Int
+        var visibleBytes: Int
+    }
+
+    /// Asks the portal for `screen`'s source type (the user chooses, unless a restore token
+    /// brings back an earlier choice), connects to the stream and waits for its first picture.
+    /// Throws `.notFound` without a portal, `.permissionDenied` when the user cancels,
+    /// `.unsupportedFormat` when the portal does not offer that source type, `.timeout` when no
+    /// answer or picture comes in time, `.invalidState` when `region` misses the picture.
+    init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions) throws {
+        let portal = try ScreenCastPortal(address: screen.card.isEmpty ? nil : screen.card)
+        guard portal.sourceTypes & screen.connectorID != 0 else {
+            throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "SelectSources",
+                                    detail: "The screen-cast portal does not offer \(screen.name) sources (it offers types \(portal.sourceTypes)); run `mediadevices screens --backend portal`")
+        }
+        let session = try portal.createSession()
+        var granted: (capture: PipeWireCapture, token: String?, stream: PortalStream)
+        do {
+            // Hidden (1) or embedded (2): the pipeline has no cursor metadata to draw.
+            try portal.selectSources(session: session, types: screen.connectorID, cursorMode: showsCursor ? 2 : 1,
+                                     restoreToken: PortalScreens.restoreToken(for: screen, options: options))
+            let (streams, token) = try portal.start(session: session, timeout: options.responseTimeout)
+            guard let stream = streams.first else {
+                throw MediaDevicesError(.io, device: screen.uniqueID, operation: "Start",
+                                        detail: "The screen-cast portal started the session without a stream")
+            }
+            if let token { PortalScreens.keep(token, for: screen, options: options) }
+            let fd = try portal.openPipeWireRemote(session: session)
+            let capture = try PipeWireCapture(fd: fd, nodeID: stream.nodeID, device: screen.uniqueID)
+            try capture.waitForPicture(timeout: options.firstFrameTimeout)
+            granted = (capture, token, stream)
+        } catch {
+            portal.closeSession(session)
+            throw error
+        }
+        let picture = granted.capture.newest().frame
+        let size = Size(width: Int(picture.width), height: Int(picture.height))
+        let mode = DisplayMode(name: "\(size.width)x\(size.height)", width: size.width, height: size.height, refreshRate: FrameRate(Fraction(0, 1)))
+        let frame = granted.stream.position.map { Rect(x: $0.x, y: $0.y, width: size.width, height: size.height) }
+        self.screen = PortalScreens.screen(card: screen.card, type: screen.connectorID, name: screen.name, mode: mode, frame: frame)
+        self.portal = portal
+        self.capture = granted.capture
+        self.restoreToken = granted.token
+        self.sessionHandle = session
+        self.nodeID = granted.stream.nodeID
+        self.region = region
+        if let region, region.intersection(Rect(size)) == nil {
+            close()
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
+                                    detail: "The region \(region) lies outside the shared \(screen.name) (\(size.width)x\(size.height)); choose a region inside it")
+        }
+    }
+
+    deinit { close() }
+
+    /// Disconnects the stream, then closes the portal session.
+    private func close() {
+        capture.close()
+        portal.closeSession(sessionHandle)
+    }
+
+    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
+        try capture.iterate(timeoutMilliseconds: 0)
+        let (picture, isNew) = capture.newest()
+        guard let data = picture.data else { return .nothingToShow }
+        if onlyIfChanged, hasPicture, !isNew { return .unchanged }
+        guard let layout = place(picture), Int(picture.size) >= layout.offset + layout.visibleBytes else { return .nothingToShow }
+        hasPicture = true
+        let plane = FramePlane(bytes: UnsafeRawBufferPointer(start: data + layout.offset, count: layout.visibleBytes),
+                               bytesPerRow: Int(layout.stride))
+        let delay = Int64(MonotonicClock.now()) - Int64(timestamp)
+        body(VideoFrame(format: layout.format, timestamp: timestamp, sequence: sequence, orientation: .up,
+                        captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: layout.visibleBytes, plane0: plane))
+        return .delivered
+    }
+
+    /// The layout of `picture`, computed again only when its size, stride or format changed;
+    /// `nil` for a format the pipeline does not read or a region outside the picture.
+    private func place(_ picture: cpw_frame) -> Layout? {
+        if let layout, layout.width == picture.width, layout.height == picture.height, layout.stride == picture.stride,
+           layout.pixels == picture.format {
+            return layout
+        }
+        let pixelFormat: PixelFormat
+        switch cpw_format(rawValue: picture.format) {
+        case CPW_FORMAT_BGRX: pixelFormat = .xbgr32
+        case CPW_FORMAT_RGBX: pixelFormat = .rgbx32
+        case CPW_FORMAT_BGRA: pixelFormat = .abgr32
+        case CPW_FORMAT_RGBA: pixelFormat = .rgba32
+        default: return nil
+        }
+        let whole = Rect(x: 0, y: 0, width: Int(picture.width), height: Int(picture.height))
+        guard let area = region.map({ $0.intersection(whole) }) ?? whole, picture.stride > 0 else { return nil }
+        let stride = Int(picture.stride)
+        let visibleBytes = (area.height - 1) * stride + area.width * 4
+        let format = VideoFormat(pixelFormat: pixelFormat, width: area.width, height: area.height,
+                                 bytesPerRow: [stride], bufferSizes: [visibleBytes])
+        layout = Layout(width: picture.width, height: picture.height, stride: picture.stride, pixels: picture.format,
+                        format: format, offset: area.y * stride + area.x * 4, visibleBytes: visibleBytes)
+        if screen.mode?.width != whole.width || screen.mode?.height != whole.height {
+            let mode = DisplayMode(name: "\(whole.width)x\(whole.height)", width: whole.width, height: whole.height, refreshRate: FrameRate(Fraction(0, 1)))
+            screen = PortalScreens.screen(card: screen.card, type: screen.connectorID, name: screen.name, mode: mode,
+                                          frame: screen.frame.map { Rect(x: $0.x, y: $0.y, width: whole.width, height: whole.height) })
+        }
+        return layout
+    }
+}
