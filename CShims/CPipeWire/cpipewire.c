@@ -138,11 +138,18 @@ static void on_remove_buffer(void *data, struct pw_buffer *buffer) {
     }
 }
 
+// A buffer arrived. Dequeuing is left to cpw_capture_newest; having this callback (not
+// real-time) makes the stream call it on the capture's own loop, so that loop's descriptor
+// (cpw_capture_fd) becomes readable when a picture arrives, and the capture thread can sleep
+// on it while the screen is still.
+static void on_process(void *data) { (void)data; }
+
 static const struct pw_stream_events cpw_stream_events = {
     PW_VERSION_STREAM_EVENTS,
     .state_changed = on_state_changed,
     .param_changed = on_param_changed,
     .remove_buffer = on_remove_buffer,
+    .process = on_process,
 };
 
 cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t error_size) {
@@ -223,6 +230,8 @@ int cpw_capture_iterate(cpw_capture *c, int timeout_ms) {
     }
     return result;
 }
+
+int cpw_capture_fd(const cpw_capture *c) { return pw_loop_get_fd(c->loop); }
 
 enum cpw_state cpw_capture_state(const cpw_capture *c) { return c->state; }
 

@@ -5,11 +5,12 @@ import MediaDevices
 /// `mediadevices screen-benchmark`: what a full-screen grab plus conversion to NV12 costs per
 /// frame, against a plain memcpy of the same framebuffer and `ffmpeg -f kmsgrab`, measured in
 /// the same run. In the rig: see README ("Screens", benchmark). On an X11 screen: CPU per
-/// grabbed frame against `ffmpeg -f x11grab` (`X11ScreenBenchmark`).
+/// grabbed frame against `ffmpeg -f x11grab` (`X11ScreenBenchmark`). On a portal screen: CPU
+/// per delivered frame against `gst-launch-1.0 pipewiresrc` (`PortalScreenBenchmark`).
 struct ScreenBenchmarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screen-benchmark",
-        abstract: "Time a screen grab + NV12 conversion per frame against memcpy and ffmpeg -f kmsgrab (X11: CPU against ffmpeg -f x11grab).")
+        abstract: "Time a screen grab + NV12 conversion per frame against memcpy and ffmpeg -f kmsgrab (X11: CPU against ffmpeg -f x11grab; portal: against gst-launch-1.0 pipewiresrc).")
 
     @OptionGroup var backendOption: ScreenBackendOption
 
@@ -22,7 +23,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
     @Option(help: "The conversion target: NV12, I420 or ARGB.")
     var format: String = "NV12"
 
-    @Flag(name: .customLong("no-ffmpeg"), help: "Skip the ffmpeg -f kmsgrab (X11: x11grab) comparison.")
+    @Flag(name: .customLong("no-ffmpeg"), help: "Skip the ffmpeg -f kmsgrab (X11: x11grab; portal: gst-launch-1.0 pipewiresrc) comparison.")
     var noFFmpeg = false
 
     @Flag(help: "Print the figures as JSON.")
@@ -61,6 +62,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
             let target = try DeviceSelection.resolveScreen(name, backend: backendOption.backend)
             let output = OutputFormat(OutputFormat.pixelFormat(parsing: format)!)
             if target.backend == .x11 { return try runX11(target, output: output) }
+            if target.backend == .portal { return try runPortal(target, output: output) }
             let source = ScreenSource(screen: target)
             defer { source.release() }
             try source.initialize()
@@ -76,9 +78,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
                 defer { target.deallocate() }
                 return time(frames) { target.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
             }
-            // ffmpeg has no portal grabber to compare with (kmsgrab would read another screen).
-            let ffmpeg = noFFmpeg ? (nil, "skipped")
-                : target.backend == .portal ? (nil, "no ffmpeg reference for the portal backend") : kmsgrab(target, output: output)
+            let ffmpeg = noFFmpeg ? (nil, "skipped") : kmsgrab(target, output: output)
             let figures = Figures(screen: target.uniqueID, framebuffer: source.framebuffer?.description ?? "?",
                                   width: size.width, height: size.height, frames: frames, output: output.pixelFormat.name,
                                   grabMilliseconds: grab, grabAndConvertMilliseconds: grabConvert, memcpyMilliseconds: copy,
@@ -114,6 +114,24 @@ struct ScreenBenchmarkCommand: ParsableCommand {
         }
         print(String(format: "still screen at 60 fps: %d grabs skipped by DAMAGE, %.1f µs CPU each (the paced thread's wake-up and a non-blocking read; no frame, no round trip)",
                      figures.skippedGrabs, figures.cpuPerSkippedGrabMicroseconds))
+    }
+
+    /// The portal figures: CPU per delivered frame of a changing screen, ours against
+    /// `gst-launch-1.0 pipewiresrc` on the same portal.
+    private func runPortal(_ target: Screen, output: OutputFormat) throws {
+        let figures = try PortalScreenBenchmark(screen: target, frames: frames, output: output, runsGStreamer: !noFFmpeg).run()
+        if json { printJSON(figures); return }
+        print("screen \(figures.screen): \(figures.width)x\(figures.height), CPU per delivered frame (user + system, all threads), \(frames) frames")
+        for row in figures.rows {
+            let what = row.what.padding(toLength: 20, withPad: " ", startingAt: 0)
+            let ours = String(format: "%@ ours %8.3f ms (%d frames, %d grabs found no new picture)", what, row.oursMilliseconds,
+                              row.oursFrames, row.oursUnchangedGrabs)
+            if let theirs = row.gstreamerMilliseconds, let ratio = row.ratioToGStreamer {
+                print(ours + String(format: "   gst-launch-1.0 pipewiresrc %8.3f ms   ours = %.2f x gst", theirs, ratio))
+            } else {
+                print(ours + "   gst-launch-1.0 pipewiresrc: \(row.gstreamerError ?? "failed")")
+            }
+        }
     }
 
     /// Milliseconds per call of `body`, over `count` calls.

@@ -45,6 +45,10 @@ cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t erro
 /// Returns what pw_loop_iterate returns (a negative errno on failure).
 int cpw_capture_iterate(cpw_capture *capture, int timeout_ms);
 
+/// The capture loop's descriptor: readable when PipeWire has sent something (a new buffer, a
+/// format change, the end of the stream) that `cpw_capture_iterate` would dispatch.
+int cpw_capture_fd(const cpw_capture *capture);
+
 /// Where the stream is now.
 enum cpw_state cpw_capture_state(const cpw_capture *capture);
 

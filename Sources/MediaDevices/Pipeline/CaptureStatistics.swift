@@ -63,8 +63,8 @@ struct StatisticsAccumulator {
         statistics.lastCorruptFrameReason = error.description
     }
 
-    /// Records a grab skipped because the screen had not changed.
-    mutating func recordUnchangedFrame() { statistics.unchangedFrames += 1 }
+    /// Records `count` deadlines at which the screen had not changed (grabs skipped).
+    mutating func recordUnchangedFrames(_ count: Int) { statistics.unchangedFrames += count }
 
     /// Adds frames dropped by a bounded queue.
     mutating func recordQueueDrops(_ count: Int) { statistics.queueDroppedFrames += count }

@@ -56,7 +56,12 @@ final class FrameDelivery: Sendable {
     func streamRestarted() { state.withLock { $0.accumulator.restartSequence() } }
 
     /// Counts a screen grab skipped because nothing had changed (no frame, no sequence gap).
-    func recordUnchangedFrame() { state.withLock { $0.accumulator.recordUnchangedFrame() } }
+    func recordUnchangedFrame() { recordUnchangedFrames(1) }
+
+    /// Counts `count` deadlines that passed with nothing new on the screen.
+    func recordUnchangedFrames(_ count: Int) {
+        if count > 0 { state.withLock { $0.accumulator.recordUnchangedFrames(count) } }
+    }
 
     /// Delivers one frame: records it, calls the consumer, copies it into each queue.
     /// Runs on the capture thread and allocates nothing in steady state.

@@ -34,6 +34,17 @@ struct FramePacer {
         return due
     }
 
+    /// Sleeps until `descriptor` is readable (the source may have something new) or
+    /// `timeoutMilliseconds` passed, and returns `true`; `false` when woken (stop). Not the
+    /// next deadline: a still source costs one wake-up per timeout, whatever the rate.
+    mutating func waitForChange(on descriptor: Int32, timeoutMilliseconds: Int32) -> Bool {
+        var polls = (wakePoll, pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+        let ready = withUnsafeMutableBytes(of: &polls) { bytes in
+            poll(bytes.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeoutMilliseconds)
+        }
+        return !(ready > 0 && polls.0.revents != 0)
+    }
+
     /// The frame is done: moves to the next deadline, skipping those already more than one
     /// interval in the past.
     mutating func frameDone() {

@@ -21,4 +21,15 @@ protocol ScreenGrabbing: AnyObject {
     /// With `onlyIfChanged`, a backend that tracks damage returns `.unchanged` instead of
     /// lending the same picture again; without it, it lends the picture it holds.
     func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome
+
+    /// A descriptor that becomes readable when the screen may have changed, for a backend that
+    /// is told of changes (the portal's PipeWire stream): after an `.unchanged` grab the
+    /// capture thread sleeps on it instead of waking at every deadline. `nil` (KMS, X11): grab
+    /// at every deadline.
+    var changeDescriptor: Int32? { get }
+}
+
+extension ScreenGrabbing {
+    /// Default: no change notification; grabs are paced.
+    var changeDescriptor: Int32? { nil }
 }

@@ -29,6 +29,9 @@ final class PipeWireCapture {
         capture = nil
     }
 
+    /// Readable when PipeWire has sent something `iterate` would dispatch (-1 once closed).
+    var descriptor: Int32 { capture.map { cpw_capture_fd($0) } ?? -1 }
+
     /// Dispatches what PipeWire sent, waiting at most `timeoutMilliseconds` for it, and throws
     /// `.disconnected` when the stream has ended (the node went away, the connection broke).
     func iterate(timeoutMilliseconds: Int32) throws {

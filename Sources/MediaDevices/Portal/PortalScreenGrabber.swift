@@ -18,7 +18,7 @@ final class PortalScreenGrabber: ScreenGrabbing {
     let sessionHandle: String
     /// The PipeWire node read.
     let nodeID: UInt32
-    private let portal: ScreenCastPortal
+    private let grant: PortalGrant
     private let capture: PipeWireCapture
     private let region: Rect?
     private var layout: Layout?
@@ -42,41 +42,25 @@ final class PortalScreenGrabber: ScreenGrabbing {
     /// `.unsupportedFormat` when the portal does not offer that source type, `.timeout` when no
     /// answer or picture comes in time, `.invalidState` when `region` misses the picture.
     init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions) throws {
-        let portal = try ScreenCastPortal(address: screen.card.isEmpty ? nil : screen.card)
-        guard portal.sourceTypes & screen.connectorID != 0 else {
-            throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "SelectSources",
-                                    detail: "The screen-cast portal does not offer \(screen.name) sources (it offers types \(portal.sourceTypes)); run `mediadevices screens --backend portal`")
-        }
-        let session = try portal.createSession()
-        var granted: (capture: PipeWireCapture, token: String?, stream: PortalStream)
+        let grant = try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
+        let capture: PipeWireCapture
         do {
-            // Hidden (1) or embedded (2): the pipeline has no cursor metadata to draw.
-            try portal.selectSources(session: session, types: screen.connectorID, cursorMode: showsCursor ? 2 : 1,
-                                     restoreToken: PortalScreens.restoreToken(for: screen, options: options))
-            let (streams, token) = try portal.start(session: session, timeout: options.responseTimeout)
-            guard let stream = streams.first else {
-                throw MediaDevicesError(.io, device: screen.uniqueID, operation: "Start",
-                                        detail: "The screen-cast portal started the session without a stream")
-            }
-            if let token { PortalScreens.keep(token, for: screen, options: options) }
-            let fd = try portal.openPipeWireRemote(session: session)
-            let capture = try PipeWireCapture(fd: fd, nodeID: stream.nodeID, device: screen.uniqueID)
+            capture = try PipeWireCapture(fd: grant.remote, nodeID: grant.stream.nodeID, device: screen.uniqueID)
             try capture.waitForPicture(timeout: options.firstFrameTimeout)
-            granted = (capture, token, stream)
         } catch {
-            portal.closeSession(session)
+            grant.close()
             throw error
         }
-        let picture = granted.capture.newest().frame
+        let picture = capture.newest().frame
         let size = Size(width: Int(picture.width), height: Int(picture.height))
         let mode = DisplayMode(name: "\(size.width)x\(size.height)", width: size.width, height: size.height, refreshRate: FrameRate(Fraction(0, 1)))
-        let frame = granted.stream.position.map { Rect(x: $0.x, y: $0.y, width: size.width, height: size.height) }
+        let frame = grant.stream.position.map { Rect(x: $0.x, y: $0.y, width: size.width, height: size.height) }
         self.screen = PortalScreens.screen(card: screen.card, type: screen.connectorID, name: screen.name, mode: mode, frame: frame)
-        self.portal = portal
-        self.capture = granted.capture
-        self.restoreToken = granted.token
-        self.sessionHandle = session
-        self.nodeID = granted.stream.nodeID
+        self.grant = grant
+        self.capture = capture
+        self.restoreToken = grant.restoreToken
+        self.sessionHandle = grant.session
+        self.nodeID = grant.stream.nodeID
         self.region = region
         if let region, region.intersection(Rect(size)) == nil {
             close()
@@ -90,8 +74,11 @@ final class PortalScreenGrabber: ScreenGrabbing {
     /// Disconnects the stream, then closes the portal session.
     private func close() {
         capture.close()
-        portal.closeSession(sessionHandle)
+        grant.close()
     }
+
+    /// The PipeWire loop's descriptor: readable when the compositor sent something.
+    var changeDescriptor: Int32? { capture.descriptor }
 
     func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
         try capture.iterate(timeoutMilliseconds: 0)

@@ -261,6 +261,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         var pacer = FramePacer(rate: rate, wake: wake)
         var unchanged: UInt64 = 0
         var hasDelivered = false
+        var lastOutcome = ScreenGrabOutcome.nothingToShow
         while pacer.waitForNextFrame() != nil {
             do {
                 let sequence = UInt32(truncatingIfNeeded: pacer.sequence &- unchanged)
@@ -268,6 +269,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
                 let outcome = try grabber.grab(timestamp: MonotonicClock.now(), sequence: sequence, onlyIfChanged: skipsUnchanged && hasDelivered) {
                     delivery.deliver($0)
                 }
+                lastOutcome = outcome
                 if outcome == .delivered { hasDelivered = true }
                 if outcome == .unchanged {
                     unchanged += 1
@@ -277,6 +279,21 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
                 return error
             } catch {
                 return MediaDevicesError(.io, device: grabber.screen.uniqueID, operation: "grab", detail: "\(error)")
+            }
+            // A backend that says when the screen may have changed (the portal): after a frame
+            // or an unchanged grab, sleep until it says so (or a second passed, a safety net for
+            // a notice that never comes), so a still screen costs one wake-up a second, not one
+            // per deadline. The deadlines that pass meanwhile are unchanged frames (no sequence
+            // gap), and the next grab waits for no deadline already past. With nothing to show
+            // (a format change under way) grabs stay paced.
+            if skipsUnchanged, hasDelivered, lastOutcome != .nothingToShow, let changes = grabber.changeDescriptor {
+                guard pacer.waitForChange(on: changes, timeoutMilliseconds: 1000) else { return nil }
+                let before = pacer.sequence
+                pacer.frameDone()
+                let still = pacer.sequence - before - 1
+                unchanged += still
+                delivery.recordUnchangedFrames(Int(still))
+                continue
             }
             pacer.frameDone()
         }

@@ -104,13 +104,20 @@ enum ProcessCPU {
         return (user + system) * 1e9 / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    /// Runs `arguments` (the first is looked up in PATH), its output to `log` (appended);
-    /// `whileRunning` is called with the child's pid and start time before it is waited for.
-    static func run(_ arguments: [String], log: String, whileRunning: (pid_t, UInt64) -> Void = { _, _ in }) throws -> Usage {
+    /// Runs `arguments` (the first is looked up in PATH), its output to `log` (appended), its
+    /// standard input `/dev/null` or a copy of `standardInput` (a descriptor handed to the child
+    /// as its fd 0); `whileRunning` is called with the child's pid and start time before it is
+    /// waited for.
+    static func run(_ arguments: [String], log: String, standardInput: Int32? = nil,
+                    whileRunning: (pid_t, UInt64) -> Void = { _, _ in }) throws -> Usage {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let standardInput {
+            posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let cArguments = arguments.map { strdup($0) } + [nil]

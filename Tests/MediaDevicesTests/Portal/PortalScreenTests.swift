@@ -86,6 +86,12 @@ final class PortalScreenTests: XCTestCase {
         try source.start()
         try wait("unchanged grabs counted") { source.statistics.unchangedFrames >= 10 }
         XCTAssertEqual(source.statistics.deliveredFrames, 1, "a still screen gives its first frame only")
+        // A still screen costs the capture thread about one wake-up a second (it sleeps on the
+        // PipeWire loop), not one per deadline (60 in these 2 s at 30 fps).
+        let wakeUpsBefore = try XCTUnwrap(Self.captureThreadWakeUps(), "the md-screen thread's wake-ups")
+        usleep(2_000_000)
+        let stillWakeUps = try XCTUnwrap(Self.captureThreadWakeUps()) - wakeUpsBefore
+        XCTAssertLessThanOrEqual(stillWakeUps, 6, "capture-thread wake-ups in 2 s of a still screen at 30 fps")
         try session.setBackground(color: "#00ff00")
         try wait("the change delivered (\(source.statistics), centre colours \(frames.colours.withLock { $0 }))") {
             frames.colours.withLock { $0.last } == 0x00FF00
@@ -95,7 +101,7 @@ final class PortalScreenTests: XCTestCase {
         source.stop()
         let statistics = source.statistics
         let colours = frames.colours.withLock { $0 }
-        print("portal capture: \(statistics.deliveredFrames) frames, \(statistics.unchangedFrames) unchanged grabs; centre colours \(colours.map { String($0, radix: 16) })")
+        print("portal capture: \(statistics.deliveredFrames) frames, \(statistics.unchangedFrames) unchanged grabs, \(stillWakeUps) capture-thread wake-ups in 2 s still; centre colours \(colours.map { String($0, radix: 16) })")
         XCTAssertEqual(colours.first, 0x000000, "the first frame shows the background (a black checkerboard pixel at the centre)")
         XCTAssertEqual(colours.last, 0x00FF00)
         XCTAssertLessThanOrEqual(statistics.deliveredFrames, 4, "only changes are delivered (sway may draw the new background in steps): \(statistics)")
@@ -214,6 +220,22 @@ final class PortalScreenTests: XCTestCase {
     }
 
     /// Polls `condition` for up to 20 s (a busy machine); fails naming `what`.
+    /// Voluntary context switches (sleeps ended by a wake-up) of this process's `md-screen`
+    /// threads, from /proc; `nil` when there is none.
+    private static func captureThreadWakeUps() -> Int? {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
+        var total: Int?
+        for task in tasks {
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+                  name.trimmingCharacters(in: .whitespacesAndNewlines) == "md-screen",
+                  let status = try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
+                  let count = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) else { continue }
+            total = (total ?? 0) + count
+        }
+        return total
+    }
+
     private func wait(_ what: String, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(20)
         while !condition() {
