@@ -173,11 +173,9 @@ final class LeasedFrameTests: XCTestCase {
         let source = CameraSource(device: try CaptureDevice(path: node),
                                   request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         defer { source.release() }
-        let frames = source.frames(bufferSize: 2)
-        try source.start()
-        var iterator = frames.makeAsyncIterator()
-        let first = try await iterator.next()
-        let held = try XCTUnwrap(first)
+        let started = try await CaptureRuns.startHoldingTheFirstFrame(of: source)
+        var iterator = started.iterator
+        let held = started.held
         let bytes = held.withUnsafeBytes { Array($0) }
         // The stream restarts with new buffers (REQBUFS on the same queue) while the old one is
         // held: the driver orphans it, and it stays readable.

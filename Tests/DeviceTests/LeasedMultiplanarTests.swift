@@ -113,21 +113,11 @@ final class LeasedMultiplanarTests: XCTestCase {
                                   request: FormatRequest(pixelFormat: .nv12m, size: .vga, frameRate: FrameRate(25)),
                                   exportsDMABuf: true)
         defer { source.release() }
-        let probe = AllocationProbe(warmUp: 10, measured: 50)
-        source.consumer = probe
-        let frames = source.frames(bufferSize: 2)
-        let executor = source.captureExecutor
-        let reader = Task {
-            try await withTaskExecutorPreference(executor) {
-                var planes = 0
-                for try await buffer in frames { planes += buffer.withFrame { $0.dmaBuf?.planeCount ?? 0 } }
-                return planes
-            }
+        let (probe, frames, planes) = try await CaptureRuns.allocationsWithALeasedReader(source) { frames, _ in
+            var planes = 0
+            for try await buffer in frames { planes += buffer.withFrame { $0.dmaBuf?.planeCount ?? 0 } }
+            return planes
         }
-        try source.start()
-        XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success, "60 frames arrived")
-        source.stop()
-        let planes = try await reader.value
         print("figure: heap allocations on the capture thread over 50 leased NV12M frames with DMA-BUF: \(probe.allocations) (leased \(frames.leasedFrames), copied \(frames.copiedFrames); \(planes) DMA-BUF planes seen)")
         XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 50 frames")
         XCTAssertGreaterThan(frames.leasedFrames, 25, "most frames leased")

@@ -150,6 +150,12 @@ struct ProcessFigures {
         return previous
     }
 
+    /// The DMA-BUF mappings of this process (`/proc/self/maps` names them `/dmabuf:`).
+    static func dmaBufMappings() -> [String] {
+        ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").split(separator: "\n")
+            .filter { $0.contains("dmabuf") }.map(String.init)
+    }
+
     private static func describe(_ named: [String: Int]) -> String {
         named.isEmpty ? "none" : named.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
     }

@@ -73,12 +73,7 @@ final class ScreenCLITests: XCTestCase {
         try display.showPattern(width: 640, height: 480)
         let source = ScreenSource(screen: try ScreenScenarios.current(screen), frameRate: FrameRate(30))
         defer { source.release() }
-        let probe = AllocationProbe(warmUp: 5, measured: 30)
-        source.consumer = probe
-        let frames = source.frames(bufferSize: 2)  // nobody reads it: copied into the pool, oldest dropped
-        try source.start()
-        XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success, "35 frames arrived")
-        source.stop()
+        let (probe, frames) = try CaptureRuns.allocationsWithTheSequenceUnread(source, warmUp: 5, measured: 30)
         XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 30 frames")
         print("figure: heap allocations on the capture thread over 30 screen grabs (640x480 XRGB8888): \(probe.allocations)")
         XCTAssertGreaterThan(frames.droppedFrames, 25)

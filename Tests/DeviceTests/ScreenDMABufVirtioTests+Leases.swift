@@ -7,28 +7,22 @@ extension ScreenDMABufVirtioTests {
     /// framebuffer mapped and exported across a mode change, readable until released; then
     /// nothing is left.
     func testASequenceLeasesTheFramebufferAndAHeldOneOutlivesAModeChange() async throws {
-        let screen = try ScreenScenarios.loadDisplay("virtio-gpu")
-        let display = try TestDisplay()
-        try display.showPattern(width: 640, height: 480)
-        let shown = try ScreenScenarios.current(screen)
-        let before = ProcessFigures.settled()
-        let mappedBefore = Self.dmaBufMappings()
+        let pattern = try ScreenScenarios.showPattern(on: "virtio-gpu")
         var summary = ""
         do {
-            let source = ScreenSource(screen: shown, frameRate: FrameRate(15), exportsDMABuf: true)
+            let source = ScreenSource(screen: pattern.shown, frameRate: FrameRate(15), exportsDMABuf: true)
             defer { source.release() }
-            let frames = source.frames(bufferSize: 2)
-            try source.start()
-            var iterator = frames.makeAsyncIterator()
-            let first = try await iterator.next()
-            let held = try XCTUnwrap(first)
+            let started = try await CaptureRuns.startHoldingTheFirstFrame(of: source)
+            let frames = started.frames
+            var iterator = started.iterator
+            let held = started.held
             XCTAssertTrue(held.isLeased, "the framebuffer itself, on lease")
             let heldExport = try XCTUnwrap(held.dmaBuf, "a leased screen frame carries its DMA-BUF")
             try held.withFrame { frame in
                 XCTAssertNil(ScreenCheck.firstMismatch(frame, screenWidth: 640, screenHeight: 480))
                 XCTAssertNil(try Self.mismatch(frame, heldExport), "the DMA-BUF reads back as the leased frame")
             }
-            try display.showPattern(width: 800, height: 600)
+            try pattern.display.showPattern(width: 800, height: 600)
             var after: (leased: Bool, descriptor: Int32?, matches: Bool)?
             for _ in 0..<45 {
                 guard let buffer = try await iterator.next() else { break }
@@ -55,9 +49,9 @@ extension ScreenDMABufVirtioTests {
             XCTAssertNil(held.dmaBuf, "released: no DMA-BUF")
         }
         print(summary)
-        let after = ProcessFigures.assertDescriptorsBack(to: before, "after release")
+        let after = ProcessFigures.assertDescriptorsBack(to: pattern.before, "after release")
         XCTAssertFalse(after.descriptorTargets.contains { $0.contains("dmabuf") }, "no DMA-BUF descriptor left")
-        XCTAssertEqual(after.deviceMaps, before.deviceMaps + 1, "device mappings: only the test display's own 800x600 buffer more")
-        XCTAssertEqual(Self.dmaBufMappings(), mappedBefore, "no DMA-BUF mapped")
+        XCTAssertEqual(after.deviceMaps, pattern.before.deviceMaps + 1, "device mappings: only the test display's own 800x600 buffer more")
+        XCTAssertEqual(ProcessFigures.dmaBufMappings(), pattern.mappedBefore, "no DMA-BUF mapped")
     }
 }

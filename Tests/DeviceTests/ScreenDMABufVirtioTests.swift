@@ -30,14 +30,9 @@ final class ScreenDMABufVirtioTests: XCTestCase {
     }
 
     func testFramesCarryThePRIMEExportWithTheFramebuffersFormatAndBytes() throws {
-        let screen = try ScreenScenarios.loadDisplay("virtio-gpu")
-        let display = try TestDisplay()
-        let shownBuffer = try display.showPattern(width: 640, height: 480)
-        let shown = try ScreenScenarios.current(screen)
-        let before = ProcessFigures.settled()
-        let mappedBefore = Self.dmaBufMappings()
+        let pattern = try ScreenScenarios.showPattern(on: "virtio-gpu")
         do {
-            let source = ScreenSource(screen: shown, exportsDMABuf: true)
+            let source = ScreenSource(screen: pattern.shown, exportsDMABuf: true)
             defer { source.release() }
             var descriptor: Int32 = -1
             let mismatch = try source.grabFrame { frame -> String? in
@@ -53,33 +48,33 @@ final class ScreenDMABufVirtioTests: XCTestCase {
             XCTAssertNil(mismatch, "the DMA-BUF, mapped by the test with DMA_BUF_IOCTL_SYNC, holds the frame's bytes")
             let framebuffer = try XCTUnwrap(source.framebuffer)
             XCTAssertEqual(framebuffer.mapping, .prime, "with an export, the automatic mapping reads through it")
-            XCTAssertEqual(framebuffer.id, shownBuffer.fb)
+            XCTAssertEqual(framebuffer.id, pattern.buffer.fb)
             // What GETFB2 said, as the frame's DMA-BUF says it.
             let grabbed = try source.grabFrame { try XCTUnwrap($0.dmaBuf) }
             XCTAssertEqual(grabbed.drmFourCC, framebuffer.drmFourCC)
             XCTAssertEqual(grabbed.drmFourCC.rawValue, cdrm_FORMAT_XRGB8888)
             XCTAssertEqual(grabbed.modifier, framebuffer.modifier ?? DMABufFrame.linearModifier)
             XCTAssertEqual(grabbed.plane(0).bytesPerRow, framebuffer.bytesPerRow)
-            XCTAssertEqual(grabbed.plane(0).bytesPerRow, shownBuffer.pitch)
+            XCTAssertEqual(grabbed.plane(0).bytesPerRow, pattern.buffer.pitch)
 
             // What virtio-gpu allows with the export: importing it back on the same card.
             var handle: UInt32 = 0
-            let ownImport = drmPrimeFDToHandle(display.fd, descriptor, &handle) == 0 ? 0 : errno
+            let ownImport = drmPrimeFDToHandle(pattern.display.fd, descriptor, &handle) == 0 ? 0 : errno
             XCTAssertEqual(ownImport, 0, "the DRM master's own card imports the screen's DMA-BUF: \(String(cString: strerror(ownImport)))")
             // The same buffer object: the master's own export of its dumb buffer is the same
             // DMA-BUF (a GEM object has one), so the same inode.
             var ownExport: Int32 = -1
-            XCTAssertEqual(drmPrimeHandleToFD(display.fd, shownBuffer.handle, cdrm_CLOEXEC, &ownExport), 0)
+            XCTAssertEqual(drmPrimeHandleToFD(pattern.display.fd, pattern.buffer.handle, cdrm_CLOEXEC, &ownExport), 0)
             var exported = stat(), theirs = stat()
             fstat(descriptor, &exported)
             fstat(ownExport, &theirs)
             XCTAssertEqual(exported.st_ino, theirs.st_ino, "the frame's DMA-BUF is the dumb buffer the test display shows")
             if ownExport >= 0 { close(ownExport) }
-            if ownImport == 0, handle != shownBuffer.handle {
+            if ownImport == 0, handle != pattern.buffer.handle {
                 var gemClose = drm_gem_close(handle: handle, pad: 0)
-                _ = drmIoctl(display.fd, cdrm_IOCTL_GEM_CLOSE, &gemClose)
+                _ = drmIoctl(pattern.display.fd, cdrm_IOCTL_GEM_CLOSE, &gemClose)
             }
-            let other = open(screen.card, O_RDWR | O_CLOEXEC)
+            let other = open(pattern.screen.card, O_RDWR | O_CLOEXEC)
             XCTAssertGreaterThanOrEqual(other, 0)
             defer { close(other) }
             var otherHandle: UInt32 = 0
@@ -88,11 +83,11 @@ final class ScreenDMABufVirtioTests: XCTestCase {
                 var gemClose = drm_gem_close(handle: otherHandle, pad: 0)
                 _ = drmIoctl(other, cdrm_IOCTL_GEM_CLOSE, &gemClose)
             }
-            print("figure: virtio-gpu screen DMA-BUF \(framebuffer): import on the master's file: handle \(handle) (its dumb buffer is \(shownBuffer.handle); same DMA-BUF inode: \(exported.st_ino == theirs.st_ino)); import on a second open of \(screen.card): \(otherImport == 0 ? "handle \(otherHandle)" : "refused, \(String(cString: strerror(otherImport)))")")
+            print("figure: virtio-gpu screen DMA-BUF \(framebuffer): import on the master's file: handle \(handle) (its dumb buffer is \(pattern.buffer.handle); same DMA-BUF inode: \(exported.st_ino == theirs.st_ino)); import on a second open of \(pattern.screen.card): \(otherImport == 0 ? "handle \(otherHandle)" : "refused, \(String(cString: strerror(otherImport)))")")
             XCTAssertEqual(otherImport, 0, "a second open of the card imports it too")
 
             // A region: the same DMA-BUF, the offset of the region's first pixel.
-            let region = ScreenSource(screen: shown, region: Rect(x: 250, y: 150, width: 200, height: 120), exportsDMABuf: true)
+            let region = ScreenSource(screen: pattern.shown, region: Rect(x: 250, y: 150, width: 200, height: 120), exportsDMABuf: true)
             defer { region.release() }
             let regionMismatch = try region.grabFrame { frame -> String? in
                 let dmaBuf = try XCTUnwrap(frame.dmaBuf)
@@ -103,10 +98,10 @@ final class ScreenDMABufVirtioTests: XCTestCase {
             XCTAssertNil(regionMismatch, "the region's rows in the DMA-BUF are the frame's")
         }
         // Released: the exports and their mappings are gone.
-        let after = ProcessFigures.assertDescriptorsBack(to: before, "after release")
+        let after = ProcessFigures.assertDescriptorsBack(to: pattern.before, "after release")
         XCTAssertFalse(after.descriptorTargets.contains { $0.contains("dmabuf") }, "no DMA-BUF descriptor left: \(after.descriptorTargets)")
-        XCTAssertEqual(after.deviceMaps, before.deviceMaps, "device mappings")
-        XCTAssertEqual(Self.dmaBufMappings(), mappedBefore, "no DMA-BUF mapped")
+        XCTAssertEqual(after.deviceMaps, pattern.before.deviceMaps, "device mappings")
+        XCTAssertEqual(ProcessFigures.dmaBufMappings(), pattern.mappedBefore, "no DMA-BUF mapped")
     }
 
     /// Collects, on the capture thread, what each frame's DMA-BUF reads back as.
@@ -132,14 +127,9 @@ final class ScreenDMABufVirtioTests: XCTestCase {
     }
 
     func testCapturedFramesCarryItAndNothingIsLeftAfterRelease() throws {
-        let screen = try ScreenScenarios.loadDisplay("virtio-gpu")
-        let display = try TestDisplay()
-        try display.showPattern(width: 640, height: 480)
-        let shown = try ScreenScenarios.current(screen)
-        let before = ProcessFigures.settled()
-        let mappedBefore = Self.dmaBufMappings()
+        let pattern = try ScreenScenarios.showPattern(on: "virtio-gpu")
         do {
-            let source = ScreenSource(screen: shown, frameRate: FrameRate(20), exportsDMABuf: true)
+            let source = ScreenSource(screen: pattern.shown, frameRate: FrameRate(20), exportsDMABuf: true)
             defer { source.release() }
             let checker = Checker()
             source.consumer = checker
@@ -152,10 +142,10 @@ final class ScreenDMABufVirtioTests: XCTestCase {
             XCTAssertEqual(figures.equal, figures.frames, "every export reads back as the frame")
             XCTAssertEqual(figures.descriptors.count, 1, "one export per framebuffer, not one per frame")
         }
-        let after = ProcessFigures.assertDescriptorsBack(to: before, "after release")
+        let after = ProcessFigures.assertDescriptorsBack(to: pattern.before, "after release")
         XCTAssertFalse(after.descriptorTargets.contains { $0.contains("dmabuf") }, "no DMA-BUF descriptor left")
-        XCTAssertEqual(after.deviceMaps, before.deviceMaps, "device mappings")
-        XCTAssertEqual(Self.dmaBufMappings(), mappedBefore, "no DMA-BUF mapped")
+        XCTAssertEqual(after.deviceMaps, pattern.before.deviceMaps, "device mappings")
+        XCTAssertEqual(ProcessFigures.dmaBufMappings(), pattern.mappedBefore, "no DMA-BUF mapped")
     }
 
     /// Frames carrying the export, read between `DMA_BUF_IOCTL_SYNC` start and end, cost the
@@ -167,21 +157,10 @@ final class ScreenDMABufVirtioTests: XCTestCase {
         try display.showPattern(width: 640, height: 480)
         let source = ScreenSource(screen: try ScreenScenarios.current(screen), frameRate: FrameRate(30), exportsDMABuf: true)
         defer { source.release() }
-        let probe = AllocationProbe(warmUp: 5, measured: 30)
-        source.consumer = probe
-        let frames = source.frames(bufferSize: 2)  // nobody reads it: copied into the pool, oldest dropped
-        try source.start()
-        XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success, "35 frames arrived")
-        source.stop()
+        let (probe, frames) = try CaptureRuns.allocationsWithTheSequenceUnread(source, warmUp: 5, measured: 30)
         XCTAssertEqual(source.framebuffer?.mapping, .prime)
         print("figure: heap allocations on the capture thread over 30 virtio-gpu grabs with DMA-BUF (PRIME-mapped, synced): \(probe.allocations)")
         XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 30 frames")
         XCTAssertGreaterThan(frames.droppedFrames, 25)
-    }
-
-    /// The DMA-BUF mappings of this process (`/proc/self/maps` names them `/dmabuf:`).
-    static func dmaBufMappings() -> [String] {
-        ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").split(separator: "\n")
-            .filter { $0.contains("dmabuf") }.map(String.init)
     }
 }

@@ -22,6 +22,33 @@ enum ScreenScenarios {
         try XCTUnwrap(ScreenSource.screens.first { $0.uniqueID == screen.uniqueID })
     }
 
+    /// A screen showing the test display's pattern, and the process's figures taken then: what a
+    /// test compares with once it has released the sources it captured the screen with.
+    struct ShownPattern {
+        /// The screen as loaded.
+        let screen: Screen
+        /// The test display (DRM master while it lives): keep it while the test captures.
+        let display: TestDisplay
+        /// The buffer the display shows.
+        let buffer: TestDisplay.Buffer
+        /// The screen as enumerated with the pattern shown.
+        let shown: Screen
+        /// The process's figures, settled, with the pattern shown.
+        let before: ProcessFigures
+        /// The process's DMA-BUF mappings then (`ProcessFigures.dmaBufMappings()`).
+        let mappedBefore: [String]
+    }
+
+    /// Loads `module`, shows the 640x480 pattern on its screen and takes the process's figures.
+    static func showPattern(on module: String, file: StaticString = #filePath, line: UInt = #line) throws -> ShownPattern {
+        let screen = try loadDisplay(module, file: file, line: line)
+        let display = try TestDisplay()
+        let buffer = try display.showPattern(width: 640, height: 480)
+        let shown = try current(screen)
+        return ShownPattern(screen: screen, display: display, buffer: buffer, shown: shown,
+                            before: ProcessFigures.settled(), mappedBefore: ProcessFigures.dmaBufMappings())
+    }
+
     /// Enumeration agrees with sysfs: connector name, connection, and the current mode is one
     /// the connector lists; the EDID's monitor name is QEMU's.
     static func enumeration(_ screen: Screen, driver: String) throws {

@@ -34,27 +34,16 @@ final class SteadyStateTests: XCTestCase {
         let source = CameraSource(device: try CaptureDevice(path: node),
                                   request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         defer { source.release() }
-        let probe = AllocationProbe(warmUp: 10, measured: 50)
-        source.consumer = probe
-        let frames = source.frames(bufferSize: 2)
-        // A reader that keeps up, on the capture thread (the source's executor): frames come on
-        // lease, go back to the driver as it moves on, and waking the reader costs no hand-off.
-        let executor = source.captureExecutor
-        let reader = Task {
-            try await withTaskExecutorPreference(executor) {
-                var read = 0
-                var onCaptureThread = 0
-                for try await buffer in frames {
-                    read += buffer.withFrame { $0.planeCount }
-                    if let thread = probe.captureThread, pthread_equal(thread, pthread_self()) != 0 { onCaptureThread += 1 }
-                }
-                return (read, onCaptureThread)
+        // A reader that keeps up, on the capture thread: it counts the frames it reads there.
+        let (probe, frames, (read, onCaptureThread)) = try await CaptureRuns.allocationsWithALeasedReader(source) { frames, probe in
+            var read = 0
+            var onCaptureThread = 0
+            for try await buffer in frames {
+                read += buffer.withFrame { $0.planeCount }
+                if let thread = probe.captureThread, pthread_equal(thread, pthread_self()) != 0 { onCaptureThread += 1 }
             }
+            return (read, onCaptureThread)
         }
-        try source.start()
-        XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success, "60 frames arrived")
-        source.stop()
-        let (read, onCaptureThread) = try await reader.value
         print("figure: heap allocations on the capture thread over 50 leased YUYV frames: \(probe.allocations) (leased \(frames.leasedFrames), copied \(frames.copiedFrames); \(onCaptureThread) of \(read) read on the capture thread)")
         XCTAssertGreaterThan(onCaptureThread, read / 2, "the reader ran on the capture thread")
         XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 50 frames")
