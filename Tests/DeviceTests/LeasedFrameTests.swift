@@ -94,9 +94,11 @@ final class LeasedFrameTests: XCTestCase {
         print("figure: reader holding 2 frames, 60 ms each: \(received) received, leased \(frames.leasedFrames), copied \(frames.copiedFrames), sequence drops \(frames.droppedFrames); driver drops \(statistics.droppedFrames) of \(statistics.deliveredFrames + statistics.droppedFrames)")
         XCTAssertGreaterThan(frames.leasedFrames, 0)
         XCTAssertGreaterThan(frames.copiedFrames, 0, "the held frames pushed the next ones to copies")
-        // Starving the driver would drop most frames; the emulated vivid may skip a few on its
-        // own under host load (SteadyStateTests), so a small tolerance, printed above.
-        XCTAssertLessThanOrEqual(statistics.droppedFrames, max(3, statistics.deliveredFrames / 25), "driver drops")
+        // Starving the driver would drop about a third of the frames (the reader takes 60 ms of
+        // every 40). The emulated vivid skips a few on its own when the host is busy (8 of 58
+        // seen with a load of 4.5 on 2 cores), so the bound is a tenth: between the two.
+        let total = statistics.deliveredFrames + statistics.droppedFrames
+        XCTAssertLessThanOrEqual(statistics.droppedFrames, max(3, total / 10), "driver drops")
     }
 
     func testASlowReaderDropsAreCounted() async throws {
