@@ -95,10 +95,10 @@ final class LeasedFrameTests: XCTestCase {
         XCTAssertGreaterThan(frames.leasedFrames, 0)
         XCTAssertGreaterThan(frames.copiedFrames, 0, "the held frames pushed the next ones to copies")
         // Starving the driver would drop about a third of the frames (the reader takes 60 ms of
-        // every 40). The emulated vivid skips a few on its own when the host is busy (8 of 58
-        // seen with a load of 4.5 on 2 cores), so the bound is a tenth: between the two.
+        // every 40). The emulated vivid skips some on its own when the host is busy (8 of about
+        // 80 seen with a load of 4.5 on 2 cores), so the bound is a fifth: between the two.
         let total = statistics.deliveredFrames + statistics.droppedFrames
-        XCTAssertLessThanOrEqual(statistics.droppedFrames, max(3, total / 10), "driver drops")
+        XCTAssertLessThanOrEqual(statistics.droppedFrames, max(3, total / 5), "driver drops")
     }
 
     func testASlowReaderDropsAreCounted() async throws {
