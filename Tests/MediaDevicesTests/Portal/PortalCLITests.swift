@@ -1,4 +1,3 @@
-import CPNG
 import Foundation
 import XCTest
 
@@ -53,45 +52,11 @@ final class PortalCLITests: XCTestCase {
     /// every second while it runs (see `WaylandSession.initializeWhileRedrawing`); returns its
     /// standard output, or throws with its standard error when it fails.
     private func run(_ arguments: [String], in session: WaylandSession) throws -> String {
-        let tool = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediadevices").path
-        guard FileManager.default.isExecutableFile(atPath: tool) else { throw WaylandSessionError("\(tool) is missing: swift build first") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(session.environment) { $1 }
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let done = DispatchSemaphore(value: 0)
-        let text = LockedText()
-        Thread.detachNewThread {
-            text.output = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            text.errors = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            done.signal()
-        }
-        while done.wait(timeout: .now() + 1) == .timedOut { try session.showBackgroundPicture() }
-        guard process.terminationStatus == 0 else {
-            throw WaylandSessionError("mediadevices \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(text.errors) \(text.output)")
-        }
-        return text.output
+        try ToolRun.run(arguments, environment: session.environment) { try session.showBackgroundPicture() }
     }
 
-    /// The RGB pixels of a PNG (libpng's simplified API).
+    /// The RGB pixels of a PNG.
     private static func rgb(_ path: String) throws -> [UInt8] {
-        var image = png_image()
-        image.version = cpng_IMAGE_VERSION
-        guard png_image_begin_read_from_file(&image, path) != 0 else { throw WaylandSessionError("libpng cannot read \(path)") }
-        image.format = cpng_FORMAT_RGB
-        var pixels = [UInt8](repeating: 0, count: Int(image.width * image.height * 3))
-        guard png_image_finish_read(&image, nil, &pixels, 0, nil) != 0 else { throw WaylandSessionError("libpng cannot decode \(path)") }
-        return pixels
+        try ToolRun.rgb(path).pixels
     }
-}
-
-/// What the tool wrote, handed from the reading thread (read after the semaphore).
-private final class LockedText: @unchecked Sendable {
-    var output = ""
-    var errors = ""
 }

@@ -35,6 +35,9 @@ final class WaylandSession {
     let directory: URL
     private var running = true
 
+    /// The unprivileged user the session runs as (the script creates it).
+    static let user = "mdsession"
+
     /// The script, found from this file: Tests/MediaDevicesTests/Portal/ → the package root.
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/wayland-session").path
