@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <pipewire/pipewire.h>
 #include <spa/param/video/format-utils.h>
@@ -31,6 +32,7 @@ struct cpw_capture {
     struct pw_buffer *held;
     cpw_frame held_frame;
     uint64_t skipped;
+    int notify_fd;  // eventfd: written when a buffer arrives (cpw_capture_fd)
 };
 
 static pthread_once_t cpw_init_once = PTHREAD_ONCE_INIT;
@@ -138,11 +140,14 @@ static void on_remove_buffer(void *data, struct pw_buffer *buffer) {
     }
 }
 
-// A buffer arrived. Dequeuing is left to cpw_capture_newest; having this callback (not
-// real-time) makes the stream call it on the capture's own loop, so that loop's descriptor
-// (cpw_capture_fd) becomes readable when a picture arrives, and the capture thread can sleep
-// on it while the screen is still.
-static void on_process(void *data) { (void)data; }
+// A buffer arrived (called on whichever PipeWire thread processes the stream). Dequeuing is
+// left to cpw_capture_newest; this only makes cpw_capture_fd readable, so the capture thread
+// can sleep on it while the screen is still.
+static void on_process(void *data) {
+    struct cpw_capture *c = data;
+    uint64_t one = 1;
+    if (write(c->notify_fd, &one, sizeof one) < 0) { /* already signalled (counter full) */ }
+}
 
 static const struct pw_stream_events cpw_stream_events = {
     PW_VERSION_STREAM_EVENTS,
@@ -160,10 +165,12 @@ cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t erro
         snprintf(error, error_size, "out of memory");
         return NULL;
     }
-    c->loop = pw_loop_new(NULL);
+    c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    c->loop = c->notify_fd < 0 ? NULL : pw_loop_new(NULL);
     if (c->loop == NULL) {
         close(fd);
-        snprintf(error, error_size, "pw_loop_new failed: %s", strerror(errno));
+        if (c->notify_fd >= 0) close(c->notify_fd);
+        snprintf(error, error_size, "pw_loop_new or eventfd failed: %s", strerror(errno));
         free(c);
         return NULL;
     }
@@ -231,7 +238,7 @@ int cpw_capture_iterate(cpw_capture *c, int timeout_ms) {
     return result;
 }
 
-int cpw_capture_fd(const cpw_capture *c) { return pw_loop_get_fd(c->loop); }
+int cpw_capture_fd(const cpw_capture *c) { return c->notify_fd; }
 
 enum cpw_state cpw_capture_state(const cpw_capture *c) { return c->state; }
 
@@ -251,6 +258,8 @@ static int cpw_has_picture(struct pw_buffer *buffer) {
 }
 
 int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
+    uint64_t signalled;
+    if (read(c->notify_fd, &signalled, sizeof signalled) < 0) { /* nothing arrived: EAGAIN */ }
     struct pw_buffer *newest = NULL;
     struct pw_buffer *buffer;
     if (c->stream != NULL && c->state != CPW_STATE_ENDED) {
@@ -306,5 +315,6 @@ void cpw_capture_close(cpw_capture *c) {
     }
     if (c->context != NULL) pw_context_destroy(c->context);
     if (c->loop != NULL) pw_loop_destroy(c->loop);
+    close(c->notify_fd);
     free(c);
 }

@@ -45,8 +45,10 @@ cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t erro
 /// Returns what pw_loop_iterate returns (a negative errno on failure).
 int cpw_capture_iterate(cpw_capture *capture, int timeout_ms);
 
-/// The capture loop's descriptor: readable when PipeWire has sent something (a new buffer, a
-/// format change, the end of the stream) that `cpw_capture_iterate` would dispatch.
+/// An eventfd that becomes readable when a buffer arrives (the stream's process callback, on
+/// whichever PipeWire thread runs it) and is read again by `cpw_capture_newest`. Not the
+/// loop's own descriptor: buffers reach the stream on PipeWire's data thread, which does not
+/// wake the capture's loop.
 int cpw_capture_fd(const cpw_capture *capture);
 
 /// Where the stream is now.

@@ -29,7 +29,7 @@ final class PipeWireCapture {
         capture = nil
     }
 
-    /// Readable when PipeWire has sent something `iterate` would dispatch (-1 once closed).
+    /// Readable when a buffer arrived since `newest()` last looked (-1 once closed).
     var descriptor: Int32 { capture.map { cpw_capture_fd($0) } ?? -1 }
 
     /// Dispatches what PipeWire sent, waiting at most `timeoutMilliseconds` for it, and throws

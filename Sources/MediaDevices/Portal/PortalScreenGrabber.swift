@@ -77,7 +77,7 @@ final class PortalScreenGrabber: ScreenGrabbing {
         grant.close()
     }
 
-    /// The PipeWire loop's descriptor: readable when the compositor sent something.
+    /// Readable when the compositor sent a picture (an eventfd the stream's process callback signals).
     var changeDescriptor: Int32? { capture.descriptor }
 
     func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {

@@ -79,6 +79,12 @@ final class WaylandSession {
         try Self.runScript(["bg", directory.path, "picture"])
     }
 
+    /// Plays a moving picture full screen at `fps` until the session stops (ffplay's test
+    /// source: `scripts/wayland-session animate`): a screen that changes all the time.
+    func animate(fps: Int = 30) throws {
+        try Self.runScript(["animate", directory.path, "\(fps)"])
+    }
+
     /// Stops every process of the session, removes its runtime and temporary directories.
     func stop() throws {
         guard running else { return }
