@@ -124,7 +124,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
         print("screen \(figures.screen): \(figures.width)x\(figures.height), CPU per delivered frame (user + system, all threads), \(frames) frames")
         for row in figures.rows {
             let what = row.what.padding(toLength: 20, withPad: " ", startingAt: 0)
-            let ours = String(format: "%@ ours %8.3f ms (%d frames, %d grabs found no new picture)", what, row.oursMilliseconds,
+            let ours = String(format: "%@ ours %8.3f ms (%d frames; %d deadlines without a new picture)", what, row.oursMilliseconds,
                               row.oursFrames, row.oursUnchangedGrabs)
             if let theirs = row.gstreamerMilliseconds, let ratio = row.ratioToGStreamer {
                 print(ours + String(format: "   gst-launch-1.0 pipewiresrc %8.3f ms   ours = %.2f x gst", theirs, ratio))

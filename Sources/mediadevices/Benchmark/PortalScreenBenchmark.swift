@@ -9,8 +9,8 @@ import Synchronization
 /// format. Both sides are PipeWire consumers of
 /// the compositor's stream (memfd buffers), so only the clients are compared. Ours is the
 /// process's CPU over a window of capture at 60 fps pacing (above the picture's rate, so every
-/// new picture is taken; the grabs between pictures that find none are paid for too) divided
-/// by the frames delivered, the least of `repeats`; GStreamer's
+/// new picture is taken; the capture thread wakes when the compositor sends one) divided by the
+/// frames delivered, the least of `repeats`; GStreamer's
 /// is its CPU for `frames` + 10 buffers less its CPU for 10 (start-up cancels), the least of
 /// `repeats`, each run on its own portal session (`PortalScreenCast`, the remote handed to
 /// `pipewiresrc fd=0`).
@@ -27,7 +27,8 @@ struct PortalScreenBenchmark {
         var what: String
         var oursMilliseconds: Double
         var oursFrames: Int
-        /// Paced grabs in our window that found no new picture (their wake-ups are in our CPU).
+        /// Deadlines in our window that passed with no new picture (counted, not grabbed: the
+        /// capture thread sleeps until the compositor sends one).
         var oursUnchangedGrabs: Int
         var gstreamerMilliseconds: Double?
         var ratioToGStreamer: Double?
@@ -42,14 +43,17 @@ struct PortalScreenBenchmark {
         var rows: [Row]
     }
 
-    /// Counts frames and converts each when given a converter (on the capture thread).
+    /// Counts frames and converts each when given a converter (on the capture thread); signals
+    /// `reached` at the `target`-th (the main thread sleeps on it: no polling in the figure).
     private final class Consumer: VideoFrameConsumer, @unchecked Sendable {
         let converter: FrameConverter?
         let delivered = Atomic<Int>(0)
+        let target = Atomic<Int>(.max)
+        let reached = DispatchSemaphore(value: 0)
         init(converter: FrameConverter?) { self.converter = converter }
         func consumeFrame(_ frame: VideoFrame) {
             if let converter { try? converter.convert(frame) { _ in } }
-            delivered.add(1, ordering: .relaxed)
+            if delivered.add(1, ordering: .relaxed).newValue == target.load(ordering: .relaxed) { reached.signal() }
         }
     }
 
@@ -82,10 +86,9 @@ struct PortalScreenBenchmark {
             usleep(1_000_000)
             let (cpu, count, unchanged) = (ProcessCPU.cpuNanoseconds(of: getpid()) ?? 0, consumer.delivered.load(ordering: .relaxed),
                                            source.statistics.unchangedFrames)
-            let deadline = Date().addingTimeInterval(60)
-            while consumer.delivered.load(ordering: .relaxed) - count < frames {
-                guard Date() < deadline else { throw BenchmarkError("fewer than \(frames) new pictures in 60 s: is the screen changing (scripts/wayland-session animate)?") }
-                usleep(20_000)
+            consumer.target.store(count + frames, ordering: .relaxed)
+            if consumer.delivered.load(ordering: .relaxed) < count + frames, consumer.reached.wait(timeout: .now() + 60) == .timedOut {
+                throw BenchmarkError("fewer than \(frames) new pictures in 60 s: is the screen changing (scripts/wayland-session animate)?")
             }
             let (cpuAfter, countAfter, unchangedAfter) = (ProcessCPU.cpuNanoseconds(of: getpid()) ?? 0,
                                                           consumer.delivered.load(ordering: .relaxed), source.statistics.unchangedFrames)
