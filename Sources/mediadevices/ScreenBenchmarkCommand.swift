@@ -112,7 +112,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
                 print(String(format: "%@ ours %8.3f ms   ffmpeg -f x11grab: %@", what, row.oursMilliseconds, row.ffmpegError ?? "failed"))
             }
         }
-        print(String(format: "still screen at 60 fps: %d grabs skipped by DAMAGE, %.1f µs CPU each (the paced thread's wake-up and a non-blocking read; no frame, no round trip)",
+        print(String(format: "still screen at 60 fps: %d deadlines skipped (no DAMAGE), %.1f µs CPU each (the capture thread sleeps on the X connection, waking once a second; no frame, no round trip)",
                      figures.skippedGrabs, figures.cpuPerSkippedGrabMicroseconds))
     }
 

@@ -23,13 +23,20 @@ protocol ScreenGrabbing: AnyObject {
     func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome
 
     /// A descriptor that becomes readable when the screen may have changed, for a backend that
-    /// is told of changes (the portal's PipeWire stream): after an `.unchanged` grab the
-    /// capture thread sleeps on it instead of waking at every deadline. `nil` (KMS, X11): grab
-    /// at every deadline.
+    /// is told of changes (the portal's PipeWire stream, X11 DAMAGE events): after a frame or
+    /// an unchanged grab the capture thread sleeps on it instead of waking at every deadline.
+    /// `nil` (KMS; X11 with the cursor, whose moves send no event): grab at every deadline.
     var changeDescriptor: Int32? { get }
+
+    /// Whether a change was already received that `changeDescriptor` will not announce (X11:
+    /// events libxcb read along with a reply). Checked before sleeping on it.
+    func hasQueuedChange() throws -> Bool
 }
 
 extension ScreenGrabbing {
     /// Default: no change notification; grabs are paced.
     var changeDescriptor: Int32? { nil }
+
+    /// Default: nothing is held back.
+    func hasQueuedChange() throws -> Bool { false }
 }

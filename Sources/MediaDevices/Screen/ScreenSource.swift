@@ -280,14 +280,18 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
             } catch {
                 return MediaDevicesError(.io, device: grabber.screen.uniqueID, operation: "grab", detail: "\(error)")
             }
-            // A backend that says when the screen may have changed (the portal): after a frame
+            // A backend that says when the screen may have changed (the portal, X11): after a frame
             // or an unchanged grab, sleep until it says so (or a second passed, a safety net for
             // a notice that never comes), so a still screen costs one wake-up a second, not one
             // per deadline. The deadlines that pass meanwhile are unchanged frames (no sequence
             // gap), and the next grab waits for no deadline already past. With nothing to show
             // (a format change under way) grabs stay paced.
             if skipsUnchanged, hasDelivered, lastOutcome != .nothingToShow, let changes = grabber.changeDescriptor {
-                guard pacer.waitForChange(on: changes, timeoutMilliseconds: 1000) else { return nil }
+                let queued: Bool
+                do { queued = try grabber.hasQueuedChange() } catch let error as MediaDevicesError { return error } catch { queued = true }
+                if !queued {
+                    guard pacer.waitForChange(on: changes, timeoutMilliseconds: 1000) else { return nil }
+                }
                 let before = pacer.sequence
                 pacer.frameDone()
                 let still = pacer.sequence - before - 1

@@ -128,7 +128,21 @@ final class X11Connection {
     /// to `body`, without waiting and without allocating when there is none. An error for a
     /// request sent without waiting for it throws, naming `operation`; so does a lost connection.
     func drainEvents(operation: String, _ body: (UInt8) -> Void) throws {
-        while let event = xcb_poll_for_event(connection) {
+        try drain(operation: operation, read: xcb_poll_for_event, body)
+    }
+
+    /// Like `drainEvents`, but only the events libxcb has already read (along with replies), not
+    /// the socket: what sleeping on `descriptor` would not be woken for.
+    func drainQueuedEvents(operation: String, _ body: (UInt8) -> Void) throws {
+        try drain(operation: operation, read: xcb_poll_for_queued_event, body)
+    }
+
+    /// The connection's socket: readable when the server has sent events (or replies).
+    var descriptor: Int32 { xcb_get_file_descriptor(connection) }
+
+    private func drain(operation: String, read: (OpaquePointer?) -> UnsafeMutablePointer<xcb_generic_event_t>?,
+                       _ body: (UInt8) -> Void) throws {
+        while let event = read(connection) {
             let type = event.pointee.response_type & 0x7F
             // Type 0 is an error, and the event is the error (freed by `failure`).
             if type == 0 { throw failure(operation, UnsafeMutableRawPointer(event).assumingMemoryBound(to: xcb_generic_error_t.self)) }

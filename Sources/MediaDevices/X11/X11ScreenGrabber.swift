@@ -110,13 +110,35 @@ final class X11ScreenGrabber: ScreenGrabbing {
         placement = next
     }
 
-    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
-        var (damaged, screenChanged) = (false, false)
+    /// The connection's socket, when DAMAGE and RandR events say all there is to know: not with
+    /// the cursor (its moves send no event).
+    var changeDescriptor: Int32? { cursor == nil ? x.descriptor : nil }
+
+    /// Takes the events libxcb already read (with the last reply) into `queued`; whether one
+    /// says the screen changed.
+    func hasQueuedChange() throws -> Bool {
+        try note(x.drainQueuedEvents)
+        return queued.damaged || queued.screenChanged
+    }
+
+    /// Events taken but not yet acted on (by `hasQueuedChange`).
+    private var queued = (damaged: false, screenChanged: false)
+
+    /// Notes the DAMAGE and RandR events `drain` hands over in `queued`.
+    private func note(_ drain: (String, (UInt8) -> Void) throws -> Void) throws {
         let (damageEvent, changeEvent) = (damage.notifyEvent, screenChangeEvent)
-        try x.drainEvents(operation: "DamageSubtract") { type in
-            if type == damageEvent { damaged = true }
-            if type == changeEvent || type == UInt8(XCB_CONFIGURE_NOTIFY) { screenChanged = true }
+        var seen = queued
+        try drain("DamageSubtract") { type in
+            if type == damageEvent { seen.damaged = true }
+            if type == changeEvent || type == UInt8(XCB_CONFIGURE_NOTIFY) { seen.screenChanged = true }
         }
+        queued = seen
+    }
+
+    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
+        try note(x.drainEvents)
+        let (damaged, screenChanged) = queued
+        queued = (false, false)
         if screenChanged { try follow() }
         guard let placement else { return .nothingToShow }
         let changed = try damage.takeChanges(in: placement.area, notified: damaged)

@@ -33,9 +33,8 @@ struct X11ScreenBenchmark {
         var height: Int
         var frames: Int
         var rows: [Row]
-        /// Paced grabs of a still screen that DAMAGE skipped, and our process's CPU per skipped
-        /// grab (the capture thread waking twice per deadline, reading the X connection without
-        /// blocking, finding no damage).
+        /// Deadlines of a still screen that passed with no DAMAGE, and our process's CPU per such
+        /// deadline (the capture thread sleeps on the X connection, with a wake-up a second).
         var skippedGrabs: Int
         var cpuPerSkippedGrabMicroseconds: Double
     }
@@ -102,7 +101,7 @@ struct X11ScreenBenchmark {
         return max(try least(frames + 10) - base, 0) / 1e6 / Double(frames)
     }
 
-    /// Captures the still screen at 60 fps for a second: our CPU over the grabs DAMAGE skipped.
+    /// Captures the still screen at 60 fps for a second: our CPU over the deadlines skipped.
     private func skippedGrabCost() throws -> (count: Int, microseconds: Double) {
         let source = ScreenSource(screen: screen, frameRate: FrameRate(60))
         defer { source.release() }

@@ -88,9 +88,9 @@ final class PortalScreenTests: XCTestCase {
         XCTAssertEqual(source.statistics.deliveredFrames, 1, "a still screen gives its first frame only")
         // A still screen costs the capture thread about one wake-up a second (it sleeps on the
         // PipeWire loop), not one per deadline (60 in these 2 s at 30 fps).
-        let wakeUpsBefore = try XCTUnwrap(Self.captureThreadWakeUps(), "the md-screen thread's wake-ups")
+        let wakeUpsBefore = try XCTUnwrap(CaptureThreadFigures.screenWakeUps(), "the md-screen thread's wake-ups")
         usleep(2_000_000)
-        let stillWakeUps = try XCTUnwrap(Self.captureThreadWakeUps()) - wakeUpsBefore
+        let stillWakeUps = try XCTUnwrap(CaptureThreadFigures.screenWakeUps()) - wakeUpsBefore
         XCTAssertLessThanOrEqual(stillWakeUps, 6, "capture-thread wake-ups in 2 s of a still screen at 30 fps")
         try session.setBackground(color: "#00ff00")
         try wait("the change delivered (\(source.statistics), centre colours \(frames.colours.withLock { $0 }))") {
@@ -243,22 +243,6 @@ final class PortalScreenTests: XCTestCase {
     }
 
     /// Polls `condition` for up to 20 s (a busy machine); fails naming `what`.
-    /// Voluntary context switches (sleeps ended by a wake-up) of this process's `md-screen`
-    /// threads, from /proc; `nil` when there is none.
-    private static func captureThreadWakeUps() -> Int? {
-        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
-        var total: Int?
-        for task in tasks {
-            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
-                  name.trimmingCharacters(in: .whitespacesAndNewlines) == "md-screen",
-                  let status = try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8),
-                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
-                  let count = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) else { continue }
-            total = (total ?? 0) + count
-        }
-        return total
-    }
-
     private func wait(_ what: String, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(20)
         while !condition() {
