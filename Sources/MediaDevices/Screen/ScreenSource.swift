@@ -27,6 +27,10 @@ import Synchronization
 /// NV12. A mode change while capturing is followed: frames go on at the new size.
 /// `exportsDMABuf` (KMS) makes frames carry the framebuffer's PRIME export as `dmaBuf`.
 ///
+/// KMS grabs at every deadline. X11 (without the cursor) and the portal are told of changes:
+/// between them the capture thread sleeps until one comes (waking once a second as a safety
+/// net), so a still screen costs about no CPU; the rate still caps delivery.
+///
 /// Reading another program's framebuffer (KMS) needs `CAP_SYS_ADMIN` or being the DRM master;
 /// without either, `initialize()` throws `.permissionDenied` saying how to grant it. X11 needs
 /// only a connection to the server.
