@@ -17,4 +17,17 @@ enum CaptureThreadFigures {
         }
         return total
     }
+
+    /// The `md-screen` threads' wake-ups over the next `seconds` (the caller sleeps meanwhile).
+    static func screenWakeUps(during seconds: Double) throws -> Int {
+        guard let before = screenWakeUps() else { throw CaptureThreadFiguresError() }
+        usleep(UInt32(seconds * 1_000_000))
+        guard let after = screenWakeUps() else { throw CaptureThreadFiguresError() }
+        return after - before
+    }
+}
+
+/// No `md-screen` thread in this process: the source is not capturing.
+struct CaptureThreadFiguresError: Error, CustomStringConvertible {
+    var description: String { "no md-screen capture thread in this process" }
 }
