@@ -149,6 +149,9 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "A writable directory (GStreamer's registry, the tools' log).")
         var workDirectory = "/tmp/mediadevices-benchmark"
 
+        @Option(help: "Measure only the rows whose name contains one of these, comma-separated (e.g. \"callback only,executor only,gst\"); ratios need their reference rows.")
+        var only: String?
+
         func run() throws {
             try common.checkOptimized()
             let frameSize = try stream.frameSize()
@@ -173,7 +176,8 @@ struct BenchmarkCommand: ParsableCommand {
             }
             let benchmark = CaptureCPUBenchmark(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps,
                                                 frames: frames, pixelFormat: pixelFormat, output: output, method: method,
-                                                repeats: repeats, workDirectory: workDirectory)
+                                                repeats: repeats, workDirectory: workDirectory,
+                                                only: only?.split(separator: ",").map(String.init) ?? [])
             let rows = try benchmark.run(progress: common.progress)
             common.report(benchmark.title, rows, table: benchmark.table(rows))
         }

@@ -27,11 +27,14 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: "Driver buffers to request (at least 3).")
     var buffers: Int = 4
 
-    @Option(help: "Frames that may wait for the disk before the oldest is dropped (and counted).")
+    @Option(help: "With --off-thread (and for screens and the test pattern): frames that may wait for the disk before the oldest is dropped (and counted).")
     var queue: Int = 16
 
-    @Flag(help: "Write each frame on the capture thread, zero-copy, as v4l2-ctl does (least CPU; a slow disk then holds the driver's buffers and shows as driver drops). Default: copy into a bounded queue written off the capture thread.")
+    @Flag(help: "Write each frame from the capturer's consumer callback on the capture thread, zero-copy, as v4l2-ctl does. The default reads the leased `frames` sequence, for a camera on its capture thread too (about the same CPU).")
     var direct = false
+
+    @Flag(help: "Cameras: write from a task of its own through the bounded --queue (a slow disk then costs copies and queue drops, not driver drops), at a second thread wake-up per frame.")
+    var offThread = false
 
     @Option(help: "Give up after this many seconds without all frames (default: 10 s plus twice the expected duration).")
     var timeout: Double?
@@ -90,10 +93,12 @@ struct CaptureCommand: ParsableCommand {
             let fileFormat = output?.format(for: settings.format, orientation: capturer.orientation) ?? settings.format
             let writer = try FrameFileWriter(path: self.output, format: fileFormat, frameRate: settings.frameRate,
                                              container: container, standardOutput: videoOut)
-            // Frames are written from the bounded `frames` sequence, off the capture thread: a
-            // camera's frames come on lease (the driver's buffer, no copy), and a slow disk shows
-            // up as copies and counted queue drops instead of starving the driver of buffers.
-            // With --direct, the capture thread writes each lent frame itself.
+            // Frames are written from the bounded `frames` sequence. A camera's frames come on
+            // lease (the driver's buffer, no copy), read on its capture thread (one wake-up per
+            // frame, as GStreamer's streaming thread; a slow disk holds the driver's buffers and
+            // shows as driver drops), or with --off-thread from a task of its own (a slow disk
+            // shows as copies and counted queue drops). With --direct, the capturer's consumer
+            // callback writes each lent frame.
             let sink = FileSink(writer: writer, limit: self.frames)
             if direct {
                 capturer.consumer = try output.map { try ConvertingConsumer(output: $0, consumer: sink) } ?? sink
@@ -101,7 +106,7 @@ struct CaptureCommand: ParsableCommand {
             } else {
                 let frames = try output.map { try capturer.frames(bufferSize: queue, output: $0) } ?? capturer.frames(bufferSize: queue)
                 try capturer.start()
-                sink.drain(frames)
+                sink.drain(frames, executor: offThread ? nil : opened.captureExecutor)
             }
             let expected = Double(self.frames) / (settings.frameRate?.framesPerSecond.doubleValue ?? 30)
             let limit = timeout ?? (10 + 2 * expected)
@@ -163,8 +168,9 @@ struct CaptureCommand: ParsableCommand {
     }
 }
 
-/// Writes the first `limit` frames to a file: from a `frames` sequence on a task of its own
-/// (`drain`), or, as the capturer's consumer, on the capture thread (`--direct`).
+/// Writes the first `limit` frames to a file: from a `frames` sequence on a task of its own,
+/// on the camera's capture executor unless `--off-thread` (`drain`), or, as the capturer's
+/// consumer, on the capture thread (`--direct`).
 /// Signals `done` when it has them all or capture ended, and `finished` when writing is over.
 final class FileSink: VideoFrameConsumer, @unchecked Sendable {
     let writer: FrameFileWriter
@@ -198,13 +204,15 @@ final class FileSink: VideoFrameConsumer, @unchecked Sendable {
         finished.signal()
     }
 
-    /// Starts writing from `frames`.
-    func drain(_ frames: VideoFrames) {
+    /// Starts writing from `frames`, on `executor` when given (a camera's capture executor).
+    func drain(_ frames: VideoFrames, executor: CaptureExecutor?) {
         Task.detached { [self] in
             do {
-                for try await buffer in frames where writer.framesWritten < limit {
-                    try buffer.withFrame { try writer.write($0) }
-                    if writer.framesWritten == limit { done.signal() }
+                try await withTaskExecutorPreference(executor) {
+                    for try await buffer in frames where writer.framesWritten < limit {
+                        try buffer.withFrame { try writer.write($0) }
+                        if writer.framesWritten == limit { done.signal() }
+                    }
                 }
             } catch {
                 failure = error as? MediaDevicesError

@@ -107,6 +107,10 @@ struct OpenedCapturer {
     /// The camera, when it captures from one (for its controls).
     var camera: CaptureDevice?
 
+    /// The camera source's capture executor: a `frames` reader preferring it runs on the
+    /// capture thread (one wake-up per frame).
+    var captureExecutor: CaptureExecutor?
+
     /// Whether it captures a screen (framebuffer formats: converted for Y4M files).
     var isScreen = false
 
@@ -120,6 +124,7 @@ struct OpenedCapturer {
             let source = CameraSource(device: camera, request: request, bufferCount: buffers)
             (capturer, adjustments, name) = (source, { source.negotiation?.adjustments ?? [] }, camera.path)
             self.camera = camera
+            captureExecutor = source.captureExecutor
         case .testPattern(let pattern):
             let source = TestPatternSource(pattern: pattern, request: request)
             (capturer, adjustments, name) = (source, { source.negotiation?.adjustments ?? [] }, "testpattern")

@@ -50,6 +50,20 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(probed.trimmingCharacters(in: .whitespacesAndNewlines), "320,180,yuyv422,12", "ffprobe with the printed options")
     }
 
+    /// `--off-thread` writes from a task of its own through the bounded queue (the default reads
+    /// on the capture thread): the same frames, as many, with the queue's drops reported.
+    func testOffThreadCaptureWritesTheSameFrames() throws {
+        try Rig.loadVivid("n_devs=1")
+        let output = "\(Rig.scratch)/vivid-off-thread.yuyv"
+        let printed = try Rig.run("\(Rig.tool) capture /dev/video0 --format YUYV --size 320x180 --fps 25 --off-thread --queue 4 --frames 12 --output \(output)")
+        XCTAssertTrue(printed.contains("wrote 12 frames of YUYV 320x180"), printed)
+        XCTAssertTrue(printed.contains("(queue)"), "reports queue drops: \(printed)")
+        let size = try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int
+        XCTAssertEqual(size, 12 * 320 * 180 * 2)
+        let probed = try Rig.run("ffprobe -v error -count_frames -f rawvideo -pixel_format yuyv422 -video_size 320x180 -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 \(output)")
+        XCTAssertEqual(probed.trimmingCharacters(in: .whitespacesAndNewlines), "12")
+    }
+
     func testUnknownDeviceAndUnofferedFormatAreClearErrors() throws {
         try Rig.loadVivid("n_devs=1")
         let missing = Rig.shell("\(Rig.tool) formats 7 --json")

@@ -1,5 +1,5 @@
 import Foundation
-import MediaDevices
+@testable import MediaDevices
 import TestSupport
 import XCTest
 
@@ -46,6 +46,10 @@ final class SteadyStateTests: XCTestCase {
         }
         print("figure: heap allocations on the capture thread over 50 leased YUYV frames: \(probe.allocations) (leased \(frames.leasedFrames), copied \(frames.copiedFrames); \(onCaptureThread) of \(read) read on the capture thread)")
         XCTAssertGreaterThan(onCaptureThread, read / 2, "the reader ran on the capture thread")
+        // It stepped the capture loop itself rather than suspend: no job (task switch) per frame.
+        let jobs = source.captureExecutor.jobsRunOnCaptureThread
+        print("figure: jobs run on the capture thread for \(read) leased frames read there: \(jobs)")
+        XCTAssertLessThan(jobs, max(read / 4, 3), "the reader suspended and was resumed per frame")
         XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 50 frames")
         XCTAssertGreaterThan(frames.leasedFrames, 25, "most frames leased")
     }

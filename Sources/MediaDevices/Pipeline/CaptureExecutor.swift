@@ -17,7 +17,31 @@ import Synchronization
 /// only asks, as from a callback; `setFormat` and the like throw `.invalidState`). While the
 /// source is not capturing, the executor passes its jobs to Swift's global executor, so
 /// waiting tasks still hear of the end of a run.
+///
+/// A reader running here that finds its sequence empty does not suspend: it runs the capture
+/// loop's next step itself (poll, dequeue, deliver) until a frame for it is queued, as
+/// GStreamer's streaming thread pulls from `v4l2src`. A frame then costs what a consumer
+/// callback costs: no continuation, no job, no task switch. It suspends as usual when other
+/// jobs are waiting for the thread, when the source stops or fails, and on the first read.
+/// Cancelling such a reader takes effect at its next frame (or within the loop's half-second
+/// poll timeout), not at once.
 public final class CaptureExecutor: TaskExecutor, @unchecked Sendable {
+    /// A capture loop that can be run a step at a time (`CameraPump`). A class, not a closure:
+    /// a closure handed out through `Mutex.withLock`'s generic result is reabstracted, which
+    /// allocates on every call.
+    protocol Loop: AnyObject, Sendable {
+        /// Waits for the device (or a wake-up) and delivers what is ready.
+        func step() -> Step
+    }
+
+    /// What one step of the capture loop did.
+    enum Step {
+        /// It polled and delivered what was ready (maybe nothing): step again.
+        case stepped
+        /// The loop must end (asked to stop, or the device failed): readers suspend.
+        case leave
+    }
+
     private struct State {
         /// Jobs waiting for the capture thread, a ring that grows only when full.
         var jobs: [UnownedJob?] = Array(repeating: nil, count: 16)
@@ -26,6 +50,8 @@ public final class CaptureExecutor: TaskExecutor, @unchecked Sendable {
         /// The capture thread running the jobs, while attached, and the event that wakes it.
         var runner: pthread_t?
         var wake: WakeUpEvent?
+        /// The attached capture loop, for readers on the capture thread to step.
+        var loop: (any Loop)?
 
         mutating func append(_ job: UnownedJob) {
             if count == jobs.count {
@@ -49,8 +75,12 @@ public final class CaptureExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private let state = Mutex(State())
+    private let jobsRun = Atomic<Int>(0)
 
     init() {}
+
+    /// Jobs run on capture threads so far: a reader that steps the loop itself adds none per frame.
+    var jobsRunOnCaptureThread: Int { jobsRun.load(ordering: .relaxed) }
 
     /// Queues `job` for the capture thread, or passes it to the global executor while none is
     /// attached.
@@ -70,12 +100,26 @@ public final class CaptureExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// Makes the calling thread (a capture thread) the one that runs the jobs; `wake` is the
-    /// event its poll loop watches, signalled for jobs enqueued from other threads.
-    func attach(wake: WakeUpEvent) {
+    /// event its poll loop watches, signalled for jobs enqueued from other threads; `loop` is
+    /// stepped by readers that would otherwise suspend (`stepForReader`).
+    func attach(wake: WakeUpEvent, loop: (any Loop)? = nil) {
         state.withLock {
             $0.runner = pthread_self()
             $0.wake = wake
+            $0.loop = loop
         }
+    }
+
+    /// Runs one step of the capture loop for a reader that found its sequence empty, when the
+    /// caller is on the attached capture thread and no other job waits for it. Returns `false`
+    /// when the reader must suspend instead (elsewhere, jobs waiting, or the loop ending).
+    func stepForReader() -> Bool {
+        let loop = state.withLock { state -> (any Loop)? in
+            guard state.count == 0, let runner = state.runner, pthread_equal(runner, pthread_self()) != 0 else { return nil }
+            return state.loop
+        }
+        guard let loop else { return false }
+        return loop.step() == .stepped
     }
 
     /// Runs the queued jobs, and those they queue in turn (a reader that yields), up to a budget
@@ -84,6 +128,7 @@ public final class CaptureExecutor: TaskExecutor, @unchecked Sendable {
     func runPending() {
         var budget = 64
         while budget > 0, let job = state.withLock({ $0.popFirst() }) {
+            jobsRun.add(1, ordering: .relaxed)
             job.runSynchronously(on: asUnownedTaskExecutor())
             budget -= 1
         }
@@ -96,6 +141,7 @@ public final class CaptureExecutor: TaskExecutor, @unchecked Sendable {
         let leftover = state.withLock { state -> [UnownedJob] in
             state.runner = nil
             state.wake = nil
+            state.loop = nil
             var jobs: [UnownedJob] = []
             while let job = state.popFirst() { jobs.append(job) }
             return jobs

@@ -47,7 +47,8 @@ struct StatisticsAccumulator {
         if statistics.deliveredFrames == 0 { firstTimestamp = timestamp }
         lastTimestamp = timestamp
         statistics.deliveredFrames += 1
-        let delay = Double(captureDelay.components.seconds) * 1e6 + Double(captureDelay.components.attoseconds) / 1e12
+        let (seconds, attoseconds) = captureDelay.components  // one Int128 split, not two
+        let delay = Double(seconds) * 1e6 + Double(attoseconds) / 1e12
         delaySum += delay
         statistics.meanCaptureDelayMicroseconds = delaySum / Double(statistics.deliveredFrames)
         statistics.maxCaptureDelayMicroseconds = max(statistics.maxCaptureDelayMicroseconds, delay)

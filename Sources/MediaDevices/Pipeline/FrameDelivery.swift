@@ -36,7 +36,7 @@ final class FrameDelivery: Sendable {
     /// A new asynchronous sequence fed by this delivery, converting each frame with `converter`
     /// (on the capture thread, into the sequence's pooled buffers) when there is one.
     func makeFrames(bufferSize: Int, converter: FrameConverter? = nil) -> VideoFrames {
-        let queue = FrameQueue(capacity: max(1, bufferSize))
+        let queue = FrameQueue(capacity: max(1, bufferSize), executor: executor)
         state.withLock { state in
             state.queues.removeAll { $0.queue == nil }
             state.queues.append(WeakQueue(queue: queue, converter: converter))

@@ -85,10 +85,14 @@ final class FrameQueue: Sendable {
     private let capacity: Int
     /// Whether frames from a lending source are leased rather than copied.
     private let leases: Bool
+    /// The executor of the capture thread feeding this queue, when it can step its loop for a
+    /// reader there.
+    private let executor: CaptureExecutor?
 
-    init(capacity: Int, leases: Bool = true) {
+    init(capacity: Int, leases: Bool = true, executor: CaptureExecutor? = nil) {
         self.capacity = capacity
         self.leases = leases
+        self.executor = executor
         state = Mutex(State(ring: Array(repeating: nil, count: capacity)))
     }
 
@@ -171,37 +175,54 @@ final class FrameQueue: Sendable {
         waiter?.resume(returning: buffer)
     }
 
-    /// The next frame, waiting if none is queued; `nil` once finished and drained.
+    /// What `next()` found under the lock.
+    private enum Outcome { case frame(VideoFrameBuffer), end, failure(MediaDevicesError), wait }
+
+    /// Under the lock: gives back the frame the caller had before (the last loop body's), then
+    /// takes the next queued frame, or the end, or else parks `continuation` (when given).
+    private func take(_ state: inout State, parking continuation: UnsafeContinuation<VideoFrameBuffer?, any Error>?) -> Outcome {
+        state.sweep()
+        if state.count > 0 {
+            let buffer = state.ring[state.head]!
+            state.ring[state.head] = nil
+            state.head = (state.head + 1) % capacity
+            state.count -= 1
+            return .frame(buffer)
+        }
+        if state.finished {
+            if let error = state.error {
+                state.error = nil
+                return .failure(error)
+            }
+            return .end
+        }
+        if Task.isCancelled { return .end }
+        guard let continuation else { return .wait }
+        if state.waiter != nil {
+            return .failure(MediaDevicesError(.invalidState, device: nil, operation: "VideoFrames.next()",
+                                              detail: "Another task is already waiting on this sequence; iterate it from one task, or make one sequence per reader with frames(bufferSize:)"))
+        }
+        state.waiter = continuation
+        return .wait
+    }
+
+    /// The next frame, waiting if none is queued; `nil` once finished and drained. On the
+    /// capture thread (a reader preferring the source's `CaptureExecutor`) it steps the capture
+    /// loop instead of suspending, while it may (see `CaptureExecutor.stepForReader`).
     func next() async throws -> VideoFrameBuffer? {
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<VideoFrameBuffer?, any Error>) in
-                enum Outcome { case frame(VideoFrameBuffer), end, failure(MediaDevicesError), wait }
-                let outcome: Outcome = state.withLock { state in
-                    // The frame the caller had before (the last loop body's) goes back now.
-                    state.sweep()
-                    if state.count > 0 {
-                        let buffer = state.ring[state.head]!
-                        state.ring[state.head] = nil
-                        state.head = (state.head + 1) % capacity
-                        state.count -= 1
-                        return .frame(buffer)
-                    }
-                    if state.finished {
-                        if let error = state.error {
-                            state.error = nil
-                            return .failure(error)
-                        }
-                        return .end
-                    }
-                    if Task.isCancelled { return .end }
-                    if state.waiter != nil {
-                        return .failure(MediaDevicesError(.invalidState, device: nil, operation: "VideoFrames.next()",
-                                                          detail: "Another task is already waiting on this sequence; iterate it from one task, or make one sequence per reader with frames(bufferSize:)"))
-                    }
-                    state.waiter = continuation
-                    return .wait
+        if let executor {
+            repeat {
+                switch state.withLock({ take(&$0, parking: nil) }) {
+                case .frame(let buffer): return buffer
+                case .end: return nil
+                case .failure(let error): throw error
+                case .wait: break
                 }
-                switch outcome {
+            } while executor.stepForReader()
+        }
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<VideoFrameBuffer?, any Error>) in
+                switch state.withLock({ take(&$0, parking: continuation) }) {
                 case .frame(let buffer): continuation.resume(returning: buffer)
                 case .end: continuation.resume(returning: nil)
                 case .failure(let error): continuation.resume(throwing: error)

@@ -45,64 +45,15 @@ enum CameraStream {
         }
     }
 
-    /// Polls and delivers until woken or asked to stop (returns nil) or until the device fails
-    /// (returns the error).
-    private static func loop(buffers: V4L2Buffers, wake: WakeUpEvent, shouldStop: () -> Bool,
+    /// Polls and delivers until asked to stop (returns nil) or until the device fails (returns
+    /// the error), running the executor's jobs (readers that prefer it) after each step.
+    private static func loop(buffers: V4L2Buffers, wake: WakeUpEvent, shouldStop: @escaping @Sendable () -> Bool,
                              orientation: FrameOrientation, delivery: FrameDelivery) -> MediaDevicesError? {
-        // Readers that prefer the delivery's executor run here, after each frame.
+        let pump = CameraPump(buffers: buffers, wake: wake, shouldStop: shouldStop, orientation: orientation, delivery: delivery)
         let executor = delivery.executor
-        executor.attach(wake: wake)
+        executor.attach(wake: wake, loop: pump)
         defer { executor.detach() }
-        return streamLoop(buffers: buffers, wake: wake, shouldStop: shouldStop, orientation: orientation,
-                    delivery: delivery, executor: executor)
-    }
-
-    private static func streamLoop(buffers: V4L2Buffers, wake: WakeUpEvent, shouldStop: () -> Bool, orientation: FrameOrientation,
-                             delivery: FrameDelivery, executor: CaptureExecutor) -> MediaDevicesError? {
-        let file = buffers.device.file
-        var fds = [pollfd(fd: file.rawValue, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
-        let deliver: (VideoFrame) -> Void = { delivery.deliver($0) }
-        while !shouldStop() {
-            fds[0].revents = 0
-            fds[1].revents = 0
-            let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, 2, 500) }
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return MediaDevicesError.fromErrno(errno, device: file.path, operation: "poll")
-            }
-            if fds[1].revents != 0 {
-                // Asked to stop, or woken for a job of the executor.
-                wake.reset()
-                if shouldStop() { return nil }
-                executor.runPending()
-                if ready == 1 { continue }
-            }
-            if ready == 0 {
-                // No frame for a while: make sure the device is still there.
-                if let gone = DisconnectProbe.now(file, after: "poll") { return gone }
-                continue
-            }
-            do {
-                while !shouldStop(), try buffers.withNextFrame(orientation: orientation.current, deliver) {
-                    executor.runPending()
-                }
-            } catch let error as MediaDevicesError {
-                // After an unplug, DQBUF fails with ENODEV, or with EINVAL/EIO when it races
-                // the driver's teardown (seen with uvcvideo): ask the node.
-                return DisconnectProbe.classify(error, file: file)
-            } catch {
-                return MediaDevicesError(.io, device: file.path, operation: "VIDIOC_DQBUF",
-                                         detail: "Unexpected failure while dequeuing (\(error)); restart capture")
-            }
-            if fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
-                // The queue is in error and DQBUF had nothing: the driver stopped streaming.
-                return DisconnectProbe.classify(MediaDevicesError(
-                    .io, device: file.path, operation: "poll",
-                    detail: "The driver put the capture queue in an error state (a fatal streaming error); restart capture, and see `dmesg`"),
-                    file: file)
-            }
-        }
-        return nil
+        while pump.step() == .stepped { executor.runPending() }
+        return pump.failure
     }
 }

@@ -69,6 +69,8 @@ struct CaptureCPUBenchmark {
     var method: Method
     var repeats: Int
     var workDirectory: String
+    /// Only the rows whose name contains one of these (all rows when empty).
+    var only: [String] = []
 
     /// Whether the stream is compressed: every row then decodes it (but v4l2-ctl's).
     var decodes: Bool { pixelFormat.isCompressed }
@@ -81,8 +83,16 @@ struct CaptureCPUBenchmark {
     /// The leased frames' goals (issue 15), for the sequence rows and `capture`: against the
     /// callback path and GStreamer.
     static let leaseGoals: [(reference: String, limit: Double)] = [(callbackRow, 1.1), ("gst-launch-1.0", 0.7)]
-    /// The row the lease goals compare with.
+    /// The row the lease goals compare the library's rows with.
     static let callbackRow = "MediaDevices callback only"
+    /// The row the lease goals compare the CLI's rows with: its own callback path, doing the
+    /// same writes.
+    static let cliCallbackRow = "mediadevices capture --direct"
+
+    /// The callback path `tool`'s row is compared with (÷ callback): the CLI's for the CLI.
+    static func callbackReference(for tool: String) -> String {
+        tool.hasPrefix("mediadevices capture") ? cliCallbackRow : callbackRow
+    }
     /// The rows the lease goals apply to.
     static func hasLeaseGoals(_ tool: String) -> Bool {
         tool == "mediadevices capture" || tool == "MediaDevices sequence only" || tool == "MediaDevices executor only"
@@ -100,7 +110,8 @@ struct CaptureCPUBenchmark {
         }
         var list: [(String, (Int) -> [String])] = []
         if !decodes {
-            list += [("mediadevices capture", capture([])), ("mediadevices capture --direct", capture(["--direct"]))]
+            list += [("mediadevices capture", capture([])), ("mediadevices capture --off-thread", capture(["--off-thread"])),
+                     ("mediadevices capture --direct", capture(["--direct"]))]
         }
         if includeConversion || decodes {
             list.append(("mediadevices capture → \(outputName)", capture(["--output-format", outputName])))
@@ -143,7 +154,8 @@ struct CaptureCPUBenchmark {
         setenv("GST_REGISTRY", workDirectory + "/gst-registry.bin", 1)
         if access(getenv("HOME").map { String(cString: $0) } ?? "/nonexistent", W_OK) != 0 { setenv("HOME", workDirectory, 1) }
         let log = workDirectory + "/tools.log"
-        let list = tools(includeConversion: Self.captureConverts())
+        let list = tools(includeConversion: Self.captureConverts()).filter { tool in only.isEmpty || only.contains { tool.name.contains($0) } }
+        guard !list.isEmpty else { throw BenchmarkError("--only \(only.joined(separator: ",")) matches no row") }
         // Warm-up: libraries into the page cache, GStreamer's registry, the device's first open.
         for tool in list {
             progress("warming up \(tool.name)")
@@ -203,9 +215,8 @@ struct CaptureCPUBenchmark {
         }
         func perFrame(_ tool: String) -> Double? { rows.first { $0.tool == tool }?.cpuPerFrameNanoseconds }
         let (v4l2, ffmpeg, gst) = (perFrame("v4l2-ctl"), perFrame("ffmpeg"), perFrame("gst-launch-1.0"))
-        let callback = perFrame(Self.callbackRow)
         for index in rows.indices {
-            rows[index].overCallback = callback.map { rows[index].cpuPerFrameNanoseconds / $0 }
+            rows[index].overCallback = perFrame(Self.callbackReference(for: rows[index].tool)).map { rows[index].cpuPerFrameNanoseconds / $0 }
             rows[index].overV4L2Ctl = v4l2.map { rows[index].cpuPerFrameNanoseconds / $0 }
             rows[index].overFFmpeg = ffmpeg.map { rows[index].cpuPerFrameNanoseconds / $0 }
             rows[index].overGStreamer = gst.map { rows[index].cpuPerFrameNanoseconds / $0 }
@@ -238,6 +249,9 @@ struct CaptureCPUBenchmark {
 
     func table(_ rows: [Row]) -> String {
         func short(_ reference: String) -> String { reference == "gst-launch-1.0" ? "gst" : reference == Self.callbackRow ? "callback" : reference }
+        func callbackMark(_ tool: String, _ limit: Double, _ ratio: Double?) -> String {
+            "\(Self.callbackReference(for: tool) == Self.callbackRow ? "callback" : "--direct") " + goalMark(ratio ?? .infinity, limit)
+        }
         func describe(_ goals: [(reference: String, limit: Double)]) -> String {
             goals.map { String(format: "≤%g× %@", $0.limit, short($0.reference)) }.joined(separator: ", ")
         }
@@ -246,13 +260,15 @@ struct CaptureCPUBenchmark {
         }
         let leaseGoalText = decodes ? "" : "; leased (sequence, executor, capture): \(describe(Self.leaseGoals))"
         var table = BenchmarkTable("tool", "CPU/frame", "with start-up", "fps", "wake-ups/frame", "÷ v4l2-ctl", "÷ ffmpeg", "÷ gst",
-                                   "÷ callback", "goals (\(describe(goals))\(leaseGoalText))")
+                                   "÷ callback (CLI: ÷ --direct)", "goals (\(describe(goals))\(leaseGoalText))")
         for row in rows {
             let ratios = ["v4l2-ctl": row.overV4L2Ctl, "ffmpeg": row.overFFmpeg, "gst-launch-1.0": row.overGStreamer,
                           Self.callbackRow: row.overCallback]
             let ours = row.tool.hasPrefix("mediadevices capture") || (decodes && row.tool.hasPrefix("MediaDevices"))
             var marks = ours ? goals.map { mark($0, ratios) } : []
-            if !decodes, Self.hasLeaseGoals(row.tool) { marks += Self.leaseGoals.map { mark($0, ratios) } }
+            if !decodes, Self.hasLeaseGoals(row.tool) {
+                marks += Self.leaseGoals.map { $0.reference == Self.callbackRow ? callbackMark(row.tool, $0.limit, row.overCallback) : mark($0, ratios) }
+            }
             table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds), formatDuration(row.cpuPerFrameWithStartupNanoseconds),
                       String(format: "%.1f", row.measuredFrameRate), row.wakeUpsPerFrame.map { String(format: "%.2f", $0) } ?? "–",
                       formatRatio(row.overV4L2Ctl ?? .nan), formatRatio(row.overFFmpeg ?? .nan), formatRatio(row.overGStreamer ?? .nan),

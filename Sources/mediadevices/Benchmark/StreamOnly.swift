@@ -38,9 +38,9 @@ struct StreamOnly {
         let reader = SequenceRecorder(capacity: frames)
         switch path {
         case .callback: source.consumer = counter
-        case .sequence: reader.drain(source.frames(bufferSize: 16))
-        case .executor: reader.drain(source.frames(bufferSize: 16), executor: source.captureExecutor)
-        case .converted: reader.drain(try source.frames(bufferSize: 16, output: OutputFormat(output)))
+        case .sequence: reader.drain(source.frames(bufferSize: 16), timing: false)
+        case .executor: reader.drain(source.frames(bufferSize: 16), executor: source.captureExecutor, timing: false)
+        case .converted: reader.drain(try source.frames(bufferSize: 16, output: OutputFormat(output)), timing: false)
         }
         try source.start()
         let limit = DispatchTime.now() + 10 + 2 * Double(frames) / Double(fps)
