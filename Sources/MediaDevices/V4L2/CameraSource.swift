@@ -167,9 +167,10 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         set { delivery.consumer = newValue }
     }
 
-    /// Runs the tasks that prefer it on this source's capture thread, right after each frame:
-    /// `withTaskExecutorPreference(camera.captureExecutor) { for try await frame in camera.frames() { … } }`
-    /// reads frames with one wake-up per frame and no allocation (see `CaptureExecutor`).
+    /// Runs the tasks that prefer it on this source's capture thread:
+    /// `Task(executorPreference: camera.captureExecutor) { for try await frame in camera.frames() { … } }`
+    /// reads frames with one wake-up per frame, no allocation and no task switch (the reader
+    /// steps the capture loop itself while its sequence is empty; see `CaptureExecutor`).
     public var captureExecutor: CaptureExecutor { delivery.executor }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
