@@ -205,14 +205,15 @@ final class FileSink: VideoFrameConsumer, @unchecked Sendable {
     }
 
     /// Starts writing from `frames`, on `executor` when given (a camera's capture executor).
+    /// Made with the preference rather than hopping to it, so that after `start()` the task's
+    /// first job goes straight to the capture thread and no global-executor worker is spawned
+    /// (one that would then wake about once a second).
     func drain(_ frames: VideoFrames, executor: CaptureExecutor?) {
-        Task.detached { [self] in
+        Task.detached(executorPreference: executor) { [self] in
             do {
-                try await withTaskExecutorPreference(executor) {
-                    for try await buffer in frames where writer.framesWritten < limit {
-                        try buffer.withFrame { try writer.write($0) }
-                        if writer.framesWritten == limit { done.signal() }
-                    }
+                for try await buffer in frames where writer.framesWritten < limit {
+                    try buffer.withFrame { try writer.write($0) }
+                    if writer.framesWritten == limit { done.signal() }
                 }
             } catch {
                 failure = error as? MediaDevicesError
