@@ -100,6 +100,7 @@ struct CaptureCommand: ParsableCommand {
             // shows as copies and counted queue drops). With --direct, the capturer's consumer
             // callback writes each lent frame.
             let sink = FileSink(writer: writer, limit: self.frames)
+            var sequence: VideoFrames?
             if direct {
                 capturer.consumer = try output.map { try ConvertingConsumer(output: $0, consumer: sink) } ?? sink
                 try capturer.start()
@@ -107,6 +108,7 @@ struct CaptureCommand: ParsableCommand {
                 let frames = try output.map { try capturer.frames(bufferSize: queue, output: $0) } ?? capturer.frames(bufferSize: queue)
                 try capturer.start()
                 sink.drain(frames, executor: offThread ? nil : opened.captureExecutor)
+                sequence = frames
             }
             let expected = Double(self.frames) / (settings.frameRate?.framesPerSecond.doubleValue ?? 30)
             let limit = timeout ?? (10 + 2 * expected)
@@ -120,12 +122,19 @@ struct CaptureCommand: ParsableCommand {
                                         detail: "Only \(writer.framesWritten) of \(self.frames) frames arrived in \(limit) s; check the device, or raise --timeout")
             }
             report(device: deviceName, settings: settings, output: output.map { _ in fileFormat }, adjustments: adjustments(),
-                   writer: writer, statistics: capturer.statistics)
+                   writer: writer, statistics: capturer.statistics, sequence: sequence.map(SequenceFigures.init))
         }
     }
 
+    /// How the sequence handed frames over: on lease, or copied (a lease would have starved the driver).
+    struct SequenceFigures: Encodable {
+        let leasedFrames: Int
+        let copiedFrames: Int
+        init(_ frames: VideoFrames) { (leasedFrames, copiedFrames) = (frames.leasedFrames, frames.copiedFrames) }
+    }
+
     private func report(device: String, settings: CaptureSettings, output: VideoFormat?, adjustments: [FormatAdjustment],
-                        writer: FrameFileWriter, statistics: CaptureStatistics) {
+                        writer: FrameFileWriter, statistics: CaptureStatistics, sequence: SequenceFigures?) {
         if json {
             struct Output: Encodable {
                 let device: String
@@ -137,11 +146,13 @@ struct CaptureCommand: ParsableCommand {
                 let container: String
                 let framesWritten: Int
                 let statistics: CaptureStatistics
+                let sequence: SequenceFigures?
             }
             printJSON(Output(device: device, format: VideoFormatJSON(settings.format), outputFormat: output.map(VideoFormatJSON.init),
                              frameRate: settings.frameRate.map { FractionJSON($0.framesPerSecond) },
                              adjustments: adjustments.map(AdjustmentJSON.init), output: writer.path,
-                             container: writer.container.rawValue, framesWritten: writer.framesWritten, statistics: statistics))
+                             container: writer.container.rawValue, framesWritten: writer.framesWritten, statistics: statistics,
+                             sequence: sequence))
             return
         }
         for adjustment in adjustments { print("adjusted \(adjustment)") }
@@ -152,6 +163,9 @@ struct CaptureCommand: ParsableCommand {
                      statistics.deliveredFrames, statistics.droppedFrames, statistics.queueDroppedFrames, statistics.corruptFrames,
                      statistics.measuredFrameRate, statistics.meanCaptureDelayMicroseconds, statistics.maxCaptureDelayMicroseconds))
         if let reason = statistics.lastCorruptFrameReason { print("last corrupt frame: \(reason)") }
+        if let sequence {
+            print("sequence: \(sequence.leasedFrames) frames on lease, \(sequence.copiedFrames) copied (a lease would have left the driver too few buffers)")
+        }
         if writer.container == .raw, let name = ffmpegName(written.pixelFormat) {
             print("play: ffplay -f rawvideo -pixel_format \(name) -video_size \(written.width)x\(written.height) \(writer.path)")
         }

@@ -42,8 +42,8 @@ struct LatencyBenchmark {
             source.consumer = callback
             let sequence = converted ? try source.frames(bufferSize: 8, output: OutputFormat(.nv12)) : source.frames(bufferSize: 8)
             let reader = SequenceRecorder(capacity: total)
-            reader.drain(sequence, executor: kind == .executor ? source.captureExecutor : nil)
             try source.start()
+            reader.drain(sequence, executor: kind == .executor ? source.captureExecutor : nil)
             let deadline = Date().addingTimeInterval(10 + 3 * Double(total) / Double(fps))
             while (callback.count < total || reader.count < total) && Date() < deadline { usleep(20_000) }
             source.stop()
@@ -132,21 +132,22 @@ final class SequenceRecorder: @unchecked Sendable {
     var count: Int { recorded.load(ordering: .acquiring) }
     var latencies: [Int64] { Array(UnsafeBufferPointer(start: store, count: count)) }
 
-    /// Records from `frames` on a task of its own, preferring `executor` when given. Without
-    /// `timing` it only counts (a clock read costs tens of µs under emulation, where the
-    /// clocksource is the HPET: the CPU benchmark's readers must not pay what its callback does not).
+    /// Records from `frames` on a task of its own, made with `executor` as its preference when
+    /// given. Call it after the source's `start()`: the task's first job then goes straight to
+    /// the capture thread, and no global-executor worker is spawned (one that would go on waking
+    /// about once a second, and be counted as the reader's CPU). Without `timing` it only
+    /// counts (a clock read costs tens of µs under emulation, where the clocksource is the HPET:
+    /// the CPU benchmark's readers must not pay what its callback does not).
     func drain(_ frames: VideoFrames, executor: (any TaskExecutor)? = nil, timing: Bool = true) {
-        Task.detached { [self] in
+        Task.detached(executorPreference: executor) { [self] in
             do {
-                try await withTaskExecutorPreference(executor) {
-                    for try await buffer in frames {
-                        let now = timing ? BenchmarkClock.nanoseconds() : buffer.timestamp
-                        let index = recorded.load(ordering: .relaxed)
-                        if index < capacity {
-                            store[index] = Int64(bitPattern: now) - Int64(bitPattern: buffer.timestamp)
-                            recorded.store(index + 1, ordering: .releasing)
-                            if index + 1 == capacity { full.signal() }
-                        }
+                for try await buffer in frames {
+                    let now = timing ? BenchmarkClock.nanoseconds() : buffer.timestamp
+                    let index = recorded.load(ordering: .relaxed)
+                    if index < capacity {
+                        store[index] = Int64(bitPattern: now) - Int64(bitPattern: buffer.timestamp)
+                        recorded.store(index + 1, ordering: .releasing)
+                        if index + 1 == capacity { full.signal() }
                     }
                 }
             } catch {}

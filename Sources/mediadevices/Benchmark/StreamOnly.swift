@@ -36,13 +36,14 @@ struct StreamOnly {
         // counted as the library's CPU).
         let counter = CountingConsumer(target: frames)
         let reader = SequenceRecorder(capacity: frames)
+        let sequence: VideoFrames?
         switch path {
-        case .callback: source.consumer = counter
-        case .sequence: reader.drain(source.frames(bufferSize: 16), timing: false)
-        case .executor: reader.drain(source.frames(bufferSize: 16), executor: source.captureExecutor, timing: false)
-        case .converted: reader.drain(try source.frames(bufferSize: 16, output: OutputFormat(output)), timing: false)
+        case .callback: source.consumer = counter; sequence = nil
+        case .sequence, .executor: sequence = source.frames(bufferSize: 16)
+        case .converted: sequence = try source.frames(bufferSize: 16, output: OutputFormat(output))
         }
         try source.start()
+        if let sequence { reader.drain(sequence, executor: path == .executor ? source.captureExecutor : nil, timing: false) }
         let limit = DispatchTime.now() + 10 + 2 * Double(frames) / Double(fps)
         _ = path == .callback ? counter.done.wait(timeout: limit) : reader.full.wait(timeout: limit)
         func received() -> Int { path == .callback ? counter.count : reader.count }
@@ -51,6 +52,8 @@ struct StreamOnly {
         guard received() >= frames else {
             throw BenchmarkError("only \(received()) of \(frames) frames arrived from \(camera.path)")
         }
+        // For the benchmark's tools.log: whether the readers' frames were leased or copied.
+        print("\(path.rawValue): \(received()) frames read" + (sequence.map { ", \($0.leasedFrames) on lease, \($0.copiedFrames) copied" } ?? ""))
     }
 }
 
