@@ -27,18 +27,23 @@ enum CaptureRuns {
     /// iterates a `frames(bufferSize: 2)` sequence, whose frames come on lease and go back to the
     /// driver as it moves on; waking the reader costs no hand-off. Once the measured frames have
     /// passed (at most 60 s) the source stops, and this returns with what `read` returned.
+    ///
+    /// `readerAfterStart`: the reader is made after `start()` with the executor as its task's
+    /// preference, as the README's quick start does; otherwise it is made before, and takes the
+    /// preference inside (`withTaskExecutorPreference`).
     static func allocationsWithALeasedReader<Value: Sendable>(
-        _ source: CameraSource, file: StaticString = #filePath, line: UInt = #line,
+        _ source: CameraSource, readerAfterStart: Bool = false, file: StaticString = #filePath, line: UInt = #line,
         _ read: @escaping @Sendable (_ frames: VideoFrames, _ probe: AllocationProbe) async throws -> Value
     ) async throws -> (probe: AllocationProbe, frames: VideoFrames, read: Value) {
         let probe = AllocationProbe(warmUp: 10, measured: 50)
         source.consumer = probe
         let frames = source.frames(bufferSize: 2)
         let executor = source.captureExecutor
-        let reader = Task {
+        let early = readerAfterStart ? nil : Task {
             try await withTaskExecutorPreference(executor) { try await read(frames, probe) }
         }
         try source.start()
+        let reader = early ?? Task(executorPreference: executor) { try await read(frames, probe) }
         XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success, "60 frames arrived", file: file, line: line)
         source.stop()
         return (probe, frames, try await reader.value)

@@ -29,13 +29,45 @@ final class SteadyStateTests: XCTestCase {
     }
 
     func testLeasedSequenceAllocatesNothingPerFrameOnTheCaptureThread() async throws {
+        try await assertALeasedReaderStepsTheLoop(readerAfterStart: false)
+    }
+
+    /// The same with the reader made as the README's quick start makes it: after `start()`, with
+    /// the capture executor as its task's preference.
+    func testAReaderMadeAfterStartStepsTheLoopToo() async throws {
+        try await assertALeasedReaderStepsTheLoop(readerAfterStart: true)
+    }
+
+    /// Once `start()` has returned, the executor's jobs go to the capture thread: a task made
+    /// right then starts there, not on Swift's global executor (whose first use would start
+    /// libdispatch's manager thread, waking every second for as long as the process lives).
+    func testATaskMadeRightAfterStartRunsOnTheCaptureThread() async throws {
+        let node = try Rig.loadVivid("n_devs=1")[0]
+        for attempt in 1...5 {
+            let source = CameraSource(device: try CaptureDevice(path: node),
+                                      request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
+            defer { source.release() }
+            try source.initialize()
+            let executor = source.captureExecutor
+            let before = executor.jobsRunOnCaptureThread
+            try source.start()
+            let thread = await Task(executorPreference: executor) { () -> String in
+                ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+            }.value
+            XCTAssertEqual(thread, "md-capture", "attempt \(attempt): the task's first job ran on \(thread)")
+            XCTAssertEqual(executor.jobsRunOnCaptureThread, before + 1, "attempt \(attempt)")
+            source.stop()
+        }
+    }
+
+    private func assertALeasedReaderStepsTheLoop(readerAfterStart: Bool) async throws {
         try Rig.requireAllocationCounting()
         let node = try Rig.loadVivid("n_devs=1 node_types=1")[0]
         let source = CameraSource(device: try CaptureDevice(path: node),
                                   request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         defer { source.release() }
         // A reader that keeps up, on the capture thread: it counts the frames it reads there.
-        let (probe, frames, (read, onCaptureThread)) = try await CaptureRuns.allocationsWithALeasedReader(source) { frames, probe in
+        let (probe, frames, (read, onCaptureThread)) = try await CaptureRuns.allocationsWithALeasedReader(source, readerAfterStart: readerAfterStart) { frames, probe in
             var read = 0
             var onCaptureThread = 0
             for try await buffer in frames {

@@ -38,7 +38,7 @@ final class USBCameraTests: XCTestCase {
 
         // Unplugged while our fd is open, the node number stays taken, so the camera comes back on
         // another node: the uniqueID is the same.
-        let held = try CameraSource(device: device, request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 160, height: 120)))
+        let held = CameraSource(device: device, request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 160, height: 120)))
         try held.initialize()
         camera.unplug()
         for _ in 0..<100 where CaptureDevice.devices.contains(where: { $0.uniqueID == device.uniqueID }) { usleep(50_000) }

@@ -14,9 +14,10 @@ import Synchronization
 ///
 /// The loop body then runs on the capture thread, as a consumer callback does: keep it short
 /// (the next frame waits for it), and don't call the source's control methods from it (`stop()`
-/// only asks, as from a callback; `setFormat` and the like throw `.invalidState`). While the
-/// source is not capturing, the executor passes its jobs to Swift's global executor, so
-/// waiting tasks still hear of the end of a run.
+/// only asks, as from a callback; `setFormat` and the like throw `.invalidState`). From the
+/// moment the source's `start()` returns until its run ends, jobs run on the capture thread, so
+/// make the reader after `start()`. While the source is not capturing, the executor passes its
+/// jobs to Swift's global executor, so waiting tasks still hear of the end of a run.
 ///
 /// A reader running here that finds its sequence empty does not suspend: it runs the capture
 /// loop's next step itself (poll, dequeue, deliver) until a frame for it is queued, as

@@ -170,7 +170,9 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     /// Runs the tasks that prefer it on this source's capture thread:
     /// `Task(executorPreference: camera.captureExecutor) { for try await frame in camera.frames() { … } }`
     /// reads frames with one wake-up per frame, no allocation and no task switch (the reader
-    /// steps the capture loop itself while its sequence is empty; see `CaptureExecutor`).
+    /// steps the capture loop itself while its sequence is empty; see `CaptureExecutor`). Make
+    /// the task after `start()`: from then on its jobs run on the capture thread; before, they
+    /// go to Swift's global executor.
     public var captureExecutor: CaptureExecutor { delivery.executor }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).

@@ -1,4 +1,5 @@
 import CV4L2
+import Dispatch
 import Glibc
 
 /// Starts one capture run on an open camera: maps the buffers, starts streaming, and runs the
@@ -33,12 +34,20 @@ enum CameraStream {
         let orientation = FrameOrientation(mount: session.orientation, tracker: tracker, facesUser: session.info.position == .front)
         do {
             try buffers.streamOn()
-            return try CaptureRun(name: "md-capture", delivery: delivery, loop: { wake, shouldStop in
-                loop(buffers: buffers, wake: wake, shouldStop: shouldStop, orientation: orientation, delivery: delivery)
+            // `start()` returns once the thread runs the executor's jobs: a task made then with
+            // `captureExecutor` as its preference starts on the capture thread, not on Swift's
+            // global executor (whose first use starts libdispatch's manager thread, which then
+            // wakes every second to watch its worker pool).
+            let attached = DispatchSemaphore(value: 0)
+            let run = try CaptureRun(name: "md-capture", delivery: delivery, loop: { wake, shouldStop in
+                loop(buffers: buffers, wake: wake, shouldStop: shouldStop, orientation: orientation, delivery: delivery,
+                     attached: { attached.signal() })
             }, cleanup: { failure in
                 buffers.release()
                 if failure != nil { device.file.close() }
             })
+            attached.wait()
+            return run
         } catch {
             buffers.release()
             throw error
@@ -47,11 +56,13 @@ enum CameraStream {
 
     /// Polls and delivers until asked to stop (returns nil) or until the device fails (returns
     /// the error), running the executor's jobs (readers that prefer it) after each step.
+    /// `attached` is called once the executor's jobs come to this thread.
     private static func loop(buffers: V4L2Buffers, wake: WakeUpEvent, shouldStop: @escaping @Sendable () -> Bool,
-                             orientation: FrameOrientation, delivery: FrameDelivery) -> MediaDevicesError? {
+                             orientation: FrameOrientation, delivery: FrameDelivery, attached: () -> Void) -> MediaDevicesError? {
         let pump = CameraPump(buffers: buffers, wake: wake, shouldStop: shouldStop, orientation: orientation, delivery: delivery)
         let executor = delivery.executor
         executor.attach(wake: wake, loop: pump)
+        attached()
         defer { executor.detach() }
         while pump.step() == .stepped { executor.runPending() }
         return pump.failure
