@@ -163,7 +163,9 @@ struct CaptureCommand: ParsableCommand {
                      statistics.deliveredFrames, statistics.droppedFrames, statistics.queueDroppedFrames, statistics.corruptFrames,
                      statistics.measuredFrameRate, statistics.meanCaptureDelayMicroseconds, statistics.maxCaptureDelayMicroseconds))
         if let reason = statistics.lastCorruptFrameReason { print("last corrupt frame: \(reason)") }
-        if let sequence {
+        // Only frames a source lends count (screens, the test pattern and converted sequences
+        // hand over copies of their own).
+        if let sequence, sequence.leasedFrames + sequence.copiedFrames > 0 {
             print("sequence: \(sequence.leasedFrames) frames on lease, \(sequence.copiedFrames) copied (a lease would have left the driver too few buffers)")
         }
         if writer.container == .raw, let name = ffmpegName(written.pixelFormat) {

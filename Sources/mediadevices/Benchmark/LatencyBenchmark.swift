@@ -134,8 +134,9 @@ final class SequenceRecorder: @unchecked Sendable {
 
     /// Records from `frames` on a task of its own, made with `executor` as its preference when
     /// given. Call it after the source's `start()`: the task's first job then goes straight to
-    /// the capture thread, and no global-executor worker is spawned (one that would go on waking
-    /// about once a second, and be counted as the reader's CPU). Without `timing` it only
+    /// the capture thread, and Swift's global executor is never used (its first use starts
+    /// libdispatch's manager thread, which wakes every second and would be counted as the
+    /// reader's CPU). Without `timing` it only
     /// counts (a clock read costs tens of µs under emulation, where the clocksource is the HPET:
     /// the CPU benchmark's readers must not pay what its callback does not).
     func drain(_ frames: VideoFrames, executor: (any TaskExecutor)? = nil, timing: Bool = true) {
