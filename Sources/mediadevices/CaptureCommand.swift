@@ -221,9 +221,9 @@ final class FileSink: VideoFrameConsumer, @unchecked Sendable {
     }
 
     /// Starts writing from `frames`, on `executor` when given (a camera's capture executor).
-    /// Made with the preference rather than hopping to it, so that after `start()` the task's
-    /// first job goes straight to the capture thread and no global-executor worker is spawned
-    /// (one that would then wake about once a second).
+    /// Made with the preference rather than hopping to it, and after `start()`, so that the
+    /// task's first job goes straight to the capture thread and Swift's global executor is never
+    /// used (its first use starts libdispatch's manager thread, which wakes every second).
     func drain(_ frames: VideoFrames, executor: CaptureExecutor?) {
         Task.detached(executorPreference: executor) { [self] in
             do {
