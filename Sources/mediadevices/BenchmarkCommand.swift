@@ -249,15 +249,15 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "Frames to receive.")
         var frames = 100
 
-        @Option(help: "callback (zero-copy consumer), sequence (leased frames, global executor), executor (leased frames read on the capture thread) or converted (a --output-format sequence).")
+        @Option(help: "callback (zero-copy consumer), sequence (leased frames, global executor), executor (leased frames read on the capture thread), converted (a --output-format sequence, read on the capture thread) or callback-converted (a ConvertingConsumer to --output-format).")
         var path = "callback"
 
-        @Option(help: "What the converted path converts to (NV12, I420, ARGB).")
+        @Option(help: "What the converted and callback-converted paths convert to (NV12, I420, ARGB).")
         var outputFormat = "NV12"
 
         func run() throws {
             let frameSize = try stream.frameSize()
-            guard let streamPath = StreamOnly.Path(rawValue: path) else { throw ValidationError("--path is callback, sequence, executor or converted") }
+            guard let streamPath = StreamOnly.Path(rawValue: path) else { throw ValidationError("--path is callback, sequence, executor, converted or callback-converted") }
             guard let output = OutputFormat.pixelFormat(parsing: outputFormat) else { throw ValidationError("--output-format takes NV12, I420 or ARGB") }
             try StreamOnly(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps, frames: frames,
                            path: streamPath, pixelFormat: try stream.pixelFormat(), output: output).run()

@@ -42,7 +42,7 @@ struct CaptureCPUBenchmark {
         /// Threads woken per frame in the window (voluntary context switches, all threads; the
         /// `.window` method only), from the run with the least CPU.
         var wakeUpsPerFrame: Double?
-        /// CPU per frame over the library's callback path ("MediaDevices callback only").
+        /// CPU per frame over the callback path it is compared with (`callbackReference(for:)`).
         var overCallback: Double?
         var overV4L2Ctl: Double?
         var overFFmpeg: Double?
@@ -88,14 +88,20 @@ struct CaptureCPUBenchmark {
     /// The row the lease goals compare the CLI's rows with: its own callback path, doing the
     /// same writes.
     static let cliCallbackRow = "mediadevices capture --direct"
+    /// What the rows converting to `output` add to their names.
+    static func converting(_ output: String) -> String { " → \(output)" }
 
-    /// The callback path `tool`'s row is compared with (÷ callback): the CLI's for the CLI.
+    /// The callback path `tool`'s row is compared with (÷ callback): the CLI's for the CLI, and
+    /// for a converting row the callback path converting to the same output.
     static func callbackReference(for tool: String) -> String {
-        tool.hasPrefix("mediadevices capture") ? cliCallbackRow : callbackRow
+        let conversion = tool.range(of: " → ").map { String(tool[$0.lowerBound...]) } ?? ""
+        return (tool.hasPrefix("mediadevices capture") ? cliCallbackRow : callbackRow) + conversion
     }
-    /// The rows the lease goals apply to.
-    static func hasLeaseGoals(_ tool: String) -> Bool {
-        tool == "mediadevices capture" || tool == "MediaDevices sequence only" || tool == "MediaDevices executor only"
+    /// The rows the lease goals apply to: the leased sequences and the default `capture`, or,
+    /// when every row decodes (`decodes`), the converted sequence and `capture` converting.
+    static func hasLeaseGoals(_ tool: String, decodes: Bool) -> Bool {
+        if decodes { return tool.hasPrefix("MediaDevices converted only") || (tool.hasPrefix("mediadevices capture → ")) }
+        return tool == "mediadevices capture" || tool == "MediaDevices sequence only" || tool == "MediaDevices executor only"
     }
 
     /// The tools, as argument lists for a stream of `frames` frames.
@@ -114,13 +120,14 @@ struct CaptureCPUBenchmark {
                      ("mediadevices capture --direct", capture(["--direct"]))]
         }
         if includeConversion || decodes {
-            list.append(("mediadevices capture → \(outputName)", capture(["--output-format", outputName])))
+            list.append(("mediadevices capture" + Self.converting(outputName), capture(["--output-format", outputName])))
         }
         if decodes {
-            list.append(("mediadevices capture --direct → \(outputName)", capture(["--direct", "--output-format", outputName])))
+            list.append((Self.cliCallbackRow + Self.converting(outputName), capture(["--direct", "--output-format", outputName])))
         }
-        for path in decodes ? [.converted] : StreamOnly.Path.allCases {
-            let name = "MediaDevices \(path.rawValue) only" + (path == .converted ? " → \(outputName)" : "")
+        for path in decodes ? [.callbackConverted, .converted] : StreamOnly.Path.allCases {
+            let name = path == .callbackConverted ? Self.callbackRow + Self.converting(outputName)
+                : "MediaDevices \(path.rawValue) only" + (path == .converted ? Self.converting(outputName) : "")
             list.append((name, { [me, "benchmark", "stream", "--device", device] + stream
                                  + ["--output-format", outputName, "--frames", "\($0)", "--path", path.rawValue] }))
         }
@@ -248,9 +255,9 @@ struct CaptureCPUBenchmark {
     }
 
     func table(_ rows: [Row]) -> String {
-        func short(_ reference: String) -> String { reference == "gst-launch-1.0" ? "gst" : reference == Self.callbackRow ? "callback" : reference }
+        func short(_ reference: String) -> String { reference == "gst-launch-1.0" ? "gst" : reference.hasPrefix(Self.callbackRow) ? "callback" : reference }
         func callbackMark(_ tool: String, _ limit: Double, _ ratio: Double?) -> String {
-            "\(Self.callbackReference(for: tool) == Self.callbackRow ? "callback" : "--direct") " + goalMark(ratio ?? .infinity, limit)
+            "\(Self.callbackReference(for: tool).hasPrefix(Self.callbackRow) ? "callback" : "--direct") " + goalMark(ratio ?? .infinity, limit)
         }
         func describe(_ goals: [(reference: String, limit: Double)]) -> String {
             goals.map { String(format: "≤%g× %@", $0.limit, short($0.reference)) }.joined(separator: ", ")
@@ -258,7 +265,7 @@ struct CaptureCPUBenchmark {
         func mark(_ goal: (reference: String, limit: Double), _ ratios: [String: Double?]) -> String {
             "\(short(goal.reference)) " + goalMark(ratios[goal.reference].flatMap { $0 } ?? .infinity, goal.limit)
         }
-        let leaseGoalText = decodes ? "" : "; leased (sequence, executor, capture): \(describe(Self.leaseGoals))"
+        let leaseGoalText = "; \(decodes ? "converted sequence, capture" : "leased (sequence, executor, capture)"): \(describe(Self.leaseGoals))"
         var table = BenchmarkTable("tool", "CPU/frame", "with start-up", "fps", "wake-ups/frame", "÷ v4l2-ctl", "÷ ffmpeg", "÷ gst",
                                    "÷ callback (CLI: ÷ --direct)", "goals (\(describe(goals))\(leaseGoalText))")
         for row in rows {
@@ -266,7 +273,7 @@ struct CaptureCPUBenchmark {
                           Self.callbackRow: row.overCallback]
             let ours = row.tool.hasPrefix("mediadevices capture") || (decodes && row.tool.hasPrefix("MediaDevices"))
             var marks = ours ? goals.map { mark($0, ratios) } : []
-            if !decodes, Self.hasLeaseGoals(row.tool) {
+            if Self.hasLeaseGoals(row.tool, decodes: decodes) {
                 marks += Self.leaseGoals.map { $0.reference == Self.callbackRow ? callbackMark(row.tool, $0.limit, row.overCallback) : mark($0, ratios) }
             }
             table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds), formatDuration(row.cpuPerFrameWithStartupNanoseconds),

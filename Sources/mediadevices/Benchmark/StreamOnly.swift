@@ -9,9 +9,18 @@ import Synchronization
 /// `sequence`: a task reads leased frames from `frames(bufferSize:)` on Swift's global executor;
 /// `executor`: the same task with the source's `captureExecutor` as its preference, so it runs
 /// on the capture thread; `converted`: a `frames(bufferSize:output:)` sequence converting on the
-/// capture thread (for an MJPEG stream, the library's decoded frames).
+/// capture thread (for an MJPEG stream, the library's decoded frames), read there too (on the
+/// `captureExecutor`, as the README's quick start reads); `callback-converted`: a
+/// `ConvertingConsumer` converting to the same output in the callback, the reference the
+/// converted sequence is compared with.
 struct StreamOnly {
-    enum Path: String, CaseIterable { case callback, sequence, executor, converted }
+    enum Path: String, CaseIterable {
+        case callback, sequence, executor, converted
+        case callbackConverted = "callback-converted"
+
+        /// Whether the frames reach the benchmark through a consumer callback (else a sequence).
+        var isCallback: Bool { self == .callback || self == .callbackConverted }
+    }
 
     var device: String
     var width: Int
@@ -39,16 +48,17 @@ struct StreamOnly {
         let sequence: VideoFrames?
         switch path {
         case .callback: source.consumer = counter; sequence = nil
+        case .callbackConverted: source.consumer = try ConvertingConsumer(output: OutputFormat(output), consumer: counter); sequence = nil
         case .sequence, .executor: sequence = source.frames(bufferSize: 16)
         case .converted: sequence = try source.frames(bufferSize: 16, output: OutputFormat(output))
         }
         try source.start()
-        if let sequence { reader.drain(sequence, executor: path == .executor ? source.captureExecutor : nil, timing: false) }
+        if let sequence { reader.drain(sequence, executor: path == .sequence ? nil : source.captureExecutor, timing: false) }
         let limit = DispatchTime.now() + 10 + 2 * Double(frames) / Double(fps)
-        _ = path == .callback ? counter.done.wait(timeout: limit) : reader.full.wait(timeout: limit)
-        func received() -> Int { path == .callback ? counter.count : reader.count }
+        _ = path.isCallback ? counter.done.wait(timeout: limit) : reader.full.wait(timeout: limit)
+        func received() -> Int { path.isCallback ? counter.count : reader.count }
         source.stop()
-        if path != .callback { reader.finished.wait() }
+        if !path.isCallback { reader.finished.wait() }
         guard received() >= frames else {
             throw BenchmarkError("only \(received()) of \(frames) frames arrived from \(camera.path)")
         }
