@@ -149,7 +149,7 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "A writable directory (GStreamer's registry, the tools' log).")
         var workDirectory = "/tmp/mediadevices-benchmark"
 
-        @Option(help: "Measure only the rows whose name contains one of these, comma-separated (e.g. \"callback only,executor only,gst\"); ratios need their reference rows.")
+        @Option(help: "Measure only the rows whose name contains one of these, comma-separated (e.g. \"callback only,executor only,gst\"; a row's whole name selects that row alone); ratios need their reference rows.")
         var only: String?
 
         func run() throws {

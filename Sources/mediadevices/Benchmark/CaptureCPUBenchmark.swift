@@ -37,6 +37,9 @@ struct CaptureCPUBenchmark {
         var cpuPerFrameNanoseconds: Double
         /// The whole run's CPU over its frames, start-up included (the least over the repeats).
         var cpuPerFrameWithStartupNanoseconds: Double
+        /// Each repeat's CPU per frame in its window, in the order run (the `.window` method
+        /// only): how far the host's load moved the row.
+        var cpuPerFrameOfEachRunNanoseconds: [Double]?
         /// Frames over the whole run's wall time: the tool kept up (start-up makes it lower).
         var measuredFrameRate: Double
         /// Threads woken per frame in the window (voluntary context switches, all threads; the
@@ -69,7 +72,7 @@ struct CaptureCPUBenchmark {
     var method: Method
     var repeats: Int
     var workDirectory: String
-    /// Only the rows whose name contains one of these (all rows when empty).
+    /// Only the rows whose name contains one of these, or is one of them (all rows when empty).
     var only: [String] = []
 
     /// Whether the stream is compressed: every row then decodes it (but v4l2-ctl's).
@@ -161,7 +164,13 @@ struct CaptureCPUBenchmark {
         setenv("GST_REGISTRY", workDirectory + "/gst-registry.bin", 1)
         if access(getenv("HOME").map { String(cString: $0) } ?? "/nonexistent", W_OK) != 0 { setenv("HOME", workDirectory, 1) }
         let log = workDirectory + "/tools.log"
-        let list = tools(includeConversion: Self.captureConverts()).filter { tool in only.isEmpty || only.contains { tool.name.contains($0) } }
+        let all = tools(includeConversion: Self.captureConverts())
+        // A whole row name selects that row alone ("mediadevices capture" is also the start of
+        // the other capture rows); anything else selects every row containing it.
+        let names = Set(all.map(\.name))
+        let list = all.filter { tool in
+            only.isEmpty || only.contains { $0 == tool.name || (!names.contains($0) && tool.name.contains($0)) }
+        }
         guard !list.isEmpty else { throw BenchmarkError("--only \(only.joined(separator: ",")) matches no row") }
         // Warm-up: libraries into the page cache, GStreamer's registry, the device's first open.
         for tool in list {
@@ -212,6 +221,7 @@ struct CaptureCPUBenchmark {
                 let perFrame = toolRuns.compactMap(\.window).map { (cpu: $0.cpu / ($0.wall / 1e9 * Double(fps)), wakeUps: $0.wakeUps / ($0.wall / 1e9 * Double(fps))) }
                 let least = perFrame.min { $0.cpu < $1.cpu }!
                 row.cpuPerFrameNanoseconds = least.cpu
+                row.cpuPerFrameOfEachRunNanoseconds = perFrame.map(\.cpu)
                 row.wakeUpsPerFrame = least.wakeUps
             case .difference(let baselineFrames):
                 row.baselineFrames = baselineFrames
@@ -266,7 +276,7 @@ struct CaptureCPUBenchmark {
             "\(short(goal.reference)) " + goalMark(ratios[goal.reference].flatMap { $0 } ?? .infinity, goal.limit)
         }
         let leaseGoalText = "; \(decodes ? "converted sequence, capture" : "leased (sequence, executor, capture)"): \(describe(Self.leaseGoals))"
-        var table = BenchmarkTable("tool", "CPU/frame", "with start-up", "fps", "wake-ups/frame", "÷ v4l2-ctl", "÷ ffmpeg", "÷ gst",
+        var table = BenchmarkTable("tool", "CPU/frame", "each run", "with start-up", "fps", "wake-ups/frame", "÷ v4l2-ctl", "÷ ffmpeg", "÷ gst",
                                    "÷ callback (CLI: ÷ --direct)", "goals (\(describe(goals))\(leaseGoalText))")
         for row in rows {
             let ratios = ["v4l2-ctl": row.overV4L2Ctl, "ffmpeg": row.overFFmpeg, "gst-launch-1.0": row.overGStreamer,
@@ -276,7 +286,9 @@ struct CaptureCPUBenchmark {
             if Self.hasLeaseGoals(row.tool, decodes: decodes) {
                 marks += Self.leaseGoals.map { $0.reference == Self.callbackRow ? callbackMark(row.tool, $0.limit, row.overCallback) : mark($0, ratios) }
             }
-            table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds), formatDuration(row.cpuPerFrameWithStartupNanoseconds),
+            table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds),
+                      row.cpuPerFrameOfEachRunNanoseconds.map { $0.map(formatDuration).joined(separator: " / ") } ?? "–",
+                      formatDuration(row.cpuPerFrameWithStartupNanoseconds),
                       String(format: "%.1f", row.measuredFrameRate), row.wakeUpsPerFrame.map { String(format: "%.2f", $0) } ?? "–",
                       formatRatio(row.overV4L2Ctl ?? .nan), formatRatio(row.overFFmpeg ?? .nan), formatRatio(row.overGStreamer ?? .nan),
                       formatRatio(row.overCallback ?? .nan), marks.joined(separator: ", "))
