@@ -39,7 +39,7 @@ final class CaptureExecutorTests: XCTestCase {
         runner.start()
         try await Task.sleep(for: .milliseconds(50))
         let started = Date()
-        let threads = try await withTaskExecutorPreference(runner.executor) {
+        let threads = await withTaskExecutorPreference(runner.executor) {
             var seen: [pthread_t] = []
             for _ in 0..<5 {
                 seen.append(pthread_self())

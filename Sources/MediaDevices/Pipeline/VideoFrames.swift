@@ -54,12 +54,23 @@ final class FrameQueue: Sendable {
         var error: MediaDevicesError?
         var figures = Figures()
 
+        /// Per pooled buffer: queued on lease, and the pool has not ended that lease yet.
+        var lent: [Bool] = []
+        /// How many of `lent` are set: with none, a sweep has nothing to do.
+        var lentCount = 0
+
         /// Gives back the leases of pooled buffers nobody else holds any more (the application
-        /// let go of them), so the driver gets its buffers back.
+        /// let go of them), so the driver gets its buffers back. Looks only at buffers queued on
+        /// lease (a lease the application ended with `release()` is cleared here too).
         mutating func sweep() {
+            guard lentCount > 0 else { return }
             var index = 0
             while index < pool.count {
-                if isKnownUniquelyReferenced(&pool[index]), pool[index].holdsLease { pool[index].endLease() }
+                if lent[index], isKnownUniquelyReferenced(&pool[index]) {
+                    pool[index].endLease()
+                    lent[index] = false
+                    lentCount -= 1
+                }
                 index += 1
             }
         }
@@ -106,7 +117,7 @@ final class FrameQueue: Sendable {
     /// thread; allocates nothing once the pool is full-grown.
     func push(_ frame: VideoFrame) -> Int {
         var dropped = 0
-        guard let buffer = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
+        guard let (buffer, slot) = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
         var leased = false
         if leases, let lendable = frame.lendable {
             leased = lendable.lease()
@@ -114,7 +125,7 @@ final class FrameQueue: Sendable {
         } else {
             buffer.fill(from: frame)
         }
-        enqueue(buffer, leased: leased, copied: !leased && leases && frame.lendable != nil, dropped: &dropped)
+        enqueue(buffer, slot: slot, leased: leased, copied: !leased && leases && frame.lendable != nil, dropped: &dropped)
         return dropped
     }
 
@@ -123,15 +134,16 @@ final class FrameQueue: Sendable {
     /// were dropped; throws the converter's error (the frame is then not queued).
     func push(_ frame: VideoFrame, converter: FrameConverter) throws -> Int {
         var dropped = 0
-        guard let buffer = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
+        guard let (buffer, slot) = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
         try converter.convert(frame, into: buffer.image) { buffer.adopt($0) }
-        enqueue(buffer, leased: false, copied: false, dropped: &dropped)
+        enqueue(buffer, slot: slot, leased: false, copied: false, dropped: &dropped)
         return dropped
     }
 
-    /// A pooled buffer nobody holds, after dropping the oldest queued frame if the queue is full
-    /// and nobody waits; `nil` when the sequence ended or the application holds every buffer.
-    private func freeBuffer(for frame: VideoFrame, dropped: inout Int) -> VideoFrameBuffer? {
+    /// A pooled buffer nobody holds and its place in the pool, after dropping the oldest queued
+    /// frame if the queue is full and nobody waits; `nil` when the sequence ended or the
+    /// application holds every buffer.
+    private func freeBuffer(for frame: VideoFrame, dropped: inout Int) -> (VideoFrameBuffer, Int)? {
         state.withLock { state in
             if state.finished { return nil }
             if state.waiter == nil && state.count == capacity {
@@ -141,14 +153,15 @@ final class FrameQueue: Sendable {
             }
             state.sweep()
             for index in state.pool.indices where isKnownUniquelyReferenced(&state.pool[index]) {
-                return state.pool[index]
+                return (state.pool[index], index)
             }
             // The pool holds one buffer per queue slot plus two (one being filled, one held by
             // the application); anything beyond means the application keeps frames: drop.
             if state.pool.count < capacity + 2 {
                 let buffer = VideoFrameBuffer(format: frame.format)
                 state.pool.append(buffer)
-                return buffer
+                state.lent.append(false)
+                return (buffer, state.pool.count - 1)
             }
             state.figures.dropped += 1
             dropped += 1
@@ -156,10 +169,19 @@ final class FrameQueue: Sendable {
         }
     }
 
-    /// Hands `buffer` to a waiting reader, or queues it (dropping the oldest if full).
-    private func enqueue(_ buffer: VideoFrameBuffer, leased: Bool, copied: Bool, dropped: inout Int) {
+    /// Hands `buffer` (the pool's `slot`) to a waiting reader, or queues it (dropping the oldest
+    /// if full).
+    private func enqueue(_ buffer: VideoFrameBuffer, slot: Int, leased: Bool, copied: Bool, dropped: inout Int) {
         let waiter: UnsafeContinuation<VideoFrameBuffer?, any Error>? = state.withLock { state in
-            if leased { state.figures.leased += 1 } else if copied { state.figures.copied += 1 }
+            if leased {
+                state.figures.leased += 1
+                if !state.lent[slot] {
+                    state.lent[slot] = true
+                    state.lentCount += 1
+                }
+            } else if copied {
+                state.figures.copied += 1
+            }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return waiter

@@ -12,7 +12,9 @@ import MediaDevices
 /// opening the device, FFmpeg's probing, GStreamer's plugin scan) and teardown are outside the
 /// window; the whole run's CPU over its frames is printed beside it. The least of the repeats
 /// is reported: noise (other work on the machine, an emulated CPU descheduled by its host) only
-/// adds. Rows "MediaDevices … only" stream through the library to nothing (`benchmark stream`),
+/// adds. The ratios between rows are taken within each round of repeats (every row once, back
+/// to back) and the median over the rounds is printed: under emulation the host's load moves a
+/// row by up to 3x over minutes, and the rows of one round share most of it. Rows "MediaDevices … only" stream through the library to nothing (`benchmark stream`),
 /// to show what the library costs apart from `capture`'s queue copy and file writing.
 ///
 /// An MJPEG stream (`pixelFormat` compressed) is measured decoded: our rows convert to `output`
@@ -46,6 +48,8 @@ struct CaptureCPUBenchmark {
         /// `.window` method only), from the run with the least CPU.
         var wakeUpsPerFrame: Double?
         /// CPU per frame over the callback path it is compared with (`callbackReference(for:)`).
+        /// Every ratio is, with the window method, the median over the rounds of the ratio within
+        /// each round (see `run`); with the difference method, the least over the least.
         var overCallback: Double?
         var overV4L2Ctl: Double?
         var overFFmpeg: Double?
@@ -230,13 +234,24 @@ struct CaptureCPUBenchmark {
             }
             return row
         }
-        func perFrame(_ tool: String) -> Double? { rows.first { $0.tool == tool }?.cpuPerFrameNanoseconds }
-        let (v4l2, ffmpeg, gst) = (perFrame("v4l2-ctl"), perFrame("ffmpeg"), perFrame("gst-launch-1.0"))
+        // A row over its reference: with each run's figure (the window method), the median over
+        // the rounds of the two rows' ratio within a round (the rows of a round run back to back,
+        // so the host's load, which drifts over minutes, mostly cancels); else the least over the
+        // least.
+        func ratio(_ row: Row, _ reference: String) -> Double? {
+            guard let other = rows.first(where: { $0.tool == reference }) else { return nil }
+            if let mine = row.cpuPerFrameOfEachRunNanoseconds, let theirs = other.cpuPerFrameOfEachRunNanoseconds,
+               mine.count == theirs.count, !mine.isEmpty {
+                return median(zip(mine, theirs).map { $0 / $1 }.sorted())
+            }
+            return row.cpuPerFrameNanoseconds / other.cpuPerFrameNanoseconds
+        }
         for index in rows.indices {
-            rows[index].overCallback = perFrame(Self.callbackReference(for: rows[index].tool)).map { rows[index].cpuPerFrameNanoseconds / $0 }
-            rows[index].overV4L2Ctl = v4l2.map { rows[index].cpuPerFrameNanoseconds / $0 }
-            rows[index].overFFmpeg = ffmpeg.map { rows[index].cpuPerFrameNanoseconds / $0 }
-            rows[index].overGStreamer = gst.map { rows[index].cpuPerFrameNanoseconds / $0 }
+            let row = rows[index]
+            rows[index].overCallback = ratio(row, Self.callbackReference(for: row.tool))
+            rows[index].overV4L2Ctl = ratio(row, "v4l2-ctl")
+            rows[index].overFFmpeg = ratio(row, "ffmpeg")
+            rows[index].overGStreamer = ratio(row, "gst-launch-1.0")
         }
         return rows
     }
@@ -251,7 +266,7 @@ struct CaptureCPUBenchmark {
         let how: String
         switch method {
         case .window(let from, let to):
-            how = "user+system, \(from)–\(to) s into each run, least of \(repeats)"
+            how = "user+system, \(from)–\(to) s into each run, least of \(repeats); ratios: median over the rounds of each round's ratio"
         case .difference(let baselineFrames):
             how = "user+system of a \(frames)-frame run less a \(baselineFrames)-frame run, over the \(frames - baselineFrames) frames between, least of \(repeats) each"
         }
@@ -260,6 +275,9 @@ struct CaptureCPUBenchmark {
             title += "\nDecoded to \(output == .yu12 ? "I420" : output.name): ours through the library's converted `frames(bufferSize:output:)` sequence"
                 + " (`converted only`) and `mediadevices capture --output-format`; gst-launch-1.0 through jpegdec, ffmpeg through its"
                 + " mjpeg decoder (both to the JPEG's own subsampling); v4l2-ctl streams the JPEGs undecoded"
+            if let simd = getenv("JSIMD_FORCESSE2").map({ String(cString: $0) }), simd == "1" {
+                title += "\nlibjpeg-turbo held to SSE2 (JSIMD_FORCESSE2=1) in ours and in jpegdec alike"
+            }
         }
         return title
     }
