@@ -19,11 +19,12 @@ import Synchronization
 ///
 /// Buffers belong to one sequence's pool and go back to it when the application lets go of
 /// them, so steady-state capture allocates nothing.
-// The stored properties skip the runtime's exclusivity checks (`@exclusivity(unchecked)`): only
-// the pool writes them, while it holds the only reference, and each checked access cost a
-// thread-local lookup and an access-set insert per property per frame (6 a frame in a leased
-// sequence, 470 of its 3,700 instructions, counted with callgrind).
 public final class VideoFrameBuffer: @unchecked Sendable {
+    // The stored properties skip the runtime's exclusivity checks (`@exclusivity(unchecked)`):
+    // only the pool writes them, while it holds the only reference, and each checked access cost
+    // a thread-local lookup and an access-set insert per property per frame (6 a frame in a
+    // leased sequence, 470 of its 3,700 instructions, counted with callgrind).
+
     /// The frame's format; `bytesPerRow` gives the strides of the planes.
     @exclusivity(unchecked) public private(set) var format: VideoFormat
     /// Driver timestamp in nanoseconds of `CLOCK_MONOTONIC`.

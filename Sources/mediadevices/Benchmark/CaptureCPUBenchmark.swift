@@ -14,8 +14,9 @@ import MediaDevices
 /// is reported: noise (other work on the machine, an emulated CPU descheduled by its host) only
 /// adds. The ratios between rows are taken within each round of repeats (every row once, back
 /// to back) and the median over the rounds is printed: under emulation the host's load moves a
-/// row by up to 3x over minutes, and the rows of one round share most of it. Rows "MediaDevices … only" stream through the library to nothing (`benchmark stream`),
-/// to show what the library costs apart from `capture`'s queue copy and file writing.
+/// row by up to 3x over minutes, and the rows of one round share most of it. Rows
+/// "MediaDevices … only" stream through the library to nothing (`benchmark stream`), to show
+/// what the library costs apart from `capture`'s queue copy and file writing.
 ///
 /// An MJPEG stream (`pixelFormat` compressed) is measured decoded: our rows convert to `output`
 /// (I420) — the library's converted `frames` sequence and `capture --output-format` — against
@@ -107,7 +108,7 @@ struct CaptureCPUBenchmark {
     /// The rows the lease goals apply to: the leased sequences and the default `capture`, or,
     /// when every row decodes (`decodes`), the converted sequence and `capture` converting.
     static func hasLeaseGoals(_ tool: String, decodes: Bool) -> Bool {
-        if decodes { return tool.hasPrefix("MediaDevices converted only") || (tool.hasPrefix("mediadevices capture → ")) }
+        if decodes { return tool.hasPrefix("MediaDevices converted only") || tool.hasPrefix("mediadevices capture → ") }
         return tool == "mediadevices capture" || tool == "MediaDevices sequence only" || tool == "MediaDevices executor only"
     }
 
