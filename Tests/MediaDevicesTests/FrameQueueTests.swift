@@ -152,9 +152,11 @@ final class FrameQueueTests: XCTestCase {
     func testASecondConcurrentWaiterIsRefusedNotLost() async throws {
         let queue = FrameQueue(capacity: 2)
         let first = Task { try await queue.next() }
-        // Wait until the first task is parked in next().
-        for _ in 0..<1000 where !queue.hasWaiter { await Task.yield() }
-        XCTAssertTrue(queue.hasWaiter)
+        // Wait until the first task is parked in next() (else the second would park instead).
+        guard await parked(queue) else {
+            queue.finish(error: nil)
+            return XCTFail("the first task never parked in next()")
+        }
         do {
             _ = try await queue.next()
             XCTFail("a second waiter must be refused")
@@ -169,11 +171,21 @@ final class FrameQueueTests: XCTestCase {
     func testCancellingAWaiterEndsItsIteration() async throws {
         let queue = FrameQueue(capacity: 2)
         let waiter = Task { try await queue.next() }
-        for _ in 0..<1000 where !queue.hasWaiter { await Task.yield() }
-        XCTAssertTrue(queue.hasWaiter)
+        guard await parked(queue) else {
+            queue.finish(error: nil)
+            return XCTFail("the task never parked in next()")
+        }
         waiter.cancel()
         let result = try await waiter.value
         XCTAssertNil(result)
         XCTAssertFalse(queue.hasWaiter)
+    }
+
+    /// Waits (up to 5 s, not a number of yields: a busy machine may take longer to start a task)
+    /// until a task is parked in `queue`'s `next()`.
+    private func parked(_ queue: FrameQueue) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !queue.hasWaiter && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+        return queue.hasWaiter
     }
 }

@@ -5,11 +5,17 @@ import Synchronization
 /// changes, device switches), so consumers never re-subscribe.
 final class FrameDelivery: Sendable {
     /// A sequence the delivery feeds, held weakly: a sequence the application dropped (or whose
-    /// task was cancelled) stops costing a copy per frame.
-    private struct WeakQueue {
-        weak var queue: FrameQueue?
+    /// task was cancelled) stops costing a copy per frame. A class, so that the per-frame loop
+    /// reads the weak reference in place rather than copying it out of the array.
+    private final class WeakQueue: Sendable {
+        weak let queue: FrameQueue?
         /// Converts frames to the output the sequence asked for; `nil` delivers them as they come.
-        var converter: FrameConverter?
+        let converter: FrameConverter?
+
+        init(queue: FrameQueue, converter: FrameConverter?) {
+            self.queue = queue
+            self.converter = converter
+        }
     }
 
     private struct State {
@@ -78,8 +84,9 @@ final class FrameDelivery: Sendable {
         // iterator, whose coroutine frame is heap-allocated per call.
         var index = 0
         while index < queues.count {
-            if let queue = queues[index].queue {
-                if let converter = queues[index].converter {
+            let entry = queues[index]
+            if let queue = entry.queue {
+                if let converter = entry.converter {
                     do {
                         drops += try queue.push(frame, converter: converter)
                     } catch let error as MediaDevicesError where error.code == .corruptFrame {

@@ -34,8 +34,21 @@ public struct VideoFrames: AsyncSequence, Sendable {
     /// The iterator.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let queue: FrameQueue
+
+        /// The next frame, `nil` at the end; throws the source's failure. This is what
+        /// `for try await` calls: it runs on the caller's isolation, with no hop to another
+        /// executor unless it has to wait, so a reader on the `captureExecutor` that finds a frame
+        /// (or steps the capture loop to one) costs no executor switch.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> VideoFrameBuffer? {
+            switch try queue.nextWithoutWaiting() {
+            case .frame(let buffer): return buffer
+            case .end: return nil
+            case .wait: return try await queue.waitForNext()
+            }
+        }
+
         /// The next frame, `nil` at the end; throws the source's failure.
-        public mutating func next() async throws -> VideoFrameBuffer? { try await queue.next() }
+        public mutating func next() async throws -> VideoFrameBuffer? { try await next(isolation: nil) }
     }
 
     /// Makes the iterator.
@@ -63,13 +76,16 @@ final class FrameQueue: Sendable {
         /// let go of them), so the driver gets its buffers back. Looks only at buffers queued on
         /// lease (a lease the application ended with `release()` is cleared here too).
         mutating func sweep() {
-            guard lentCount > 0 else { return }
+            var unseen = lentCount
             var index = 0
-            while index < pool.count {
-                if lent[index], isKnownUniquelyReferenced(&pool[index]) {
-                    pool[index].endLease()
-                    lent[index] = false
-                    lentCount -= 1
+            while unseen > 0 && index < pool.count {
+                if lent[index] {
+                    unseen -= 1
+                    if isKnownUniquelyReferenced(&pool[index]) {
+                        pool[index].endLease()
+                        lent[index] = false
+                        lentCount -= 1
+                    }
                 }
                 index += 1
             }
@@ -228,21 +244,35 @@ final class FrameQueue: Sendable {
         return .wait
     }
 
-    /// The next frame, waiting if none is queued; `nil` once finished and drained. On the
+    /// What `nextWithoutWaiting()` found.
+    enum Ready {
+        /// A frame.
+        case frame(VideoFrameBuffer)
+        /// The sequence ended and is drained.
+        case end
+        /// Nothing yet: `waitForNext()`.
+        case wait
+    }
+
+    /// The next frame or the end, if there is one now; throws the source's failure. On the
     /// capture thread (a reader preferring the source's `CaptureExecutor`) it steps the capture
-    /// loop instead of suspending, while it may (see `CaptureExecutor.stepForReader`).
-    func next() async throws -> VideoFrameBuffer? {
-        if let executor {
-            repeat {
-                switch state.withLock({ take(&$0, parking: nil) }) {
-                case .frame(let buffer): return buffer
-                case .end: return nil
-                case .failure(let error): throw error
-                case .wait: break
-                }
-            } while executor.stepForReader()
-        }
-        return try await withTaskCancellationHandler {
+    /// loop while it may (see `CaptureExecutor.stepForReader`) rather than answer `.wait`.
+    /// Synchronous, so that the caller's `next` costs no executor hop when a frame is there.
+    func nextWithoutWaiting() throws -> Ready {
+        repeat {
+            switch state.withLock({ take(&$0, parking: nil) }) {
+            case .frame(let buffer): return .frame(buffer)
+            case .end: return .end
+            case .failure(let error): throw error
+            case .wait: break
+            }
+        } while executor?.stepForReader() == true
+        return .wait
+    }
+
+    /// The next frame, waiting if none is queued; `nil` once finished and drained.
+    func waitForNext() async throws -> VideoFrameBuffer? {
+        try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<VideoFrameBuffer?, any Error>) in
                 switch state.withLock({ take(&$0, parking: continuation) }) {
                 case .frame(let buffer): continuation.resume(returning: buffer)
