@@ -168,6 +168,23 @@ final class FrameQueueTests: XCTestCase {
         XCTAssertNil(end, "the first waiter still gets the end")
     }
 
+    func testAnActorReadsOnItsOwnIsolationAndWaits() async throws {
+        // `for try await` on an actor calls `next(isolation:)` with that actor: the frames
+        // already queued come without suspending, and an empty queue parks the actor's task
+        // until the next push.
+        let queue = FrameQueue(capacity: 4)
+        for sequence: UInt32 in 1...2 { _ = push(queue, sequence) }
+        let reader = SequenceReader()
+        let task = Task { try await reader.read(VideoFrames(queue: queue), count: 3) }
+        guard await parked(queue) else {
+            queue.finish(error: nil)
+            return XCTFail("the actor's task never waited for the third frame")
+        }
+        _ = push(queue, 3)
+        let read = try await task.value
+        XCTAssertEqual(read, [1, 2, 3])
+    }
+
     func testCancellingAWaiterEndsItsIteration() async throws {
         let queue = FrameQueue(capacity: 2)
         let waiter = Task { try await queue.next() }
@@ -187,5 +204,17 @@ final class FrameQueueTests: XCTestCase {
         let deadline = ContinuousClock.now + .seconds(5)
         while !queue.hasWaiter && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
         return queue.hasWaiter
+    }
+}
+
+/// Reads frames on its own isolation (what `for try await` passes to `next(isolation:)`).
+private actor SequenceReader {
+    func read(_ frames: VideoFrames, count: Int) async throws -> [UInt32] {
+        var sequences: [UInt32] = []
+        for try await frame in frames {
+            sequences.append(frame.sequence)
+            if sequences.count == count { break }
+        }
+        return sequences
     }
 }
