@@ -63,7 +63,7 @@ public final class WAVWriter {
         guard let file else { return }
         defer { fclose(file); self.file = nil }
         let dataBytes = framesWritten * format.bytesPerFrame
-        if dataBytes % 2 == 1 { try write(UnsafeRawBufferPointer(start: [UInt8(0)], count: 1)) }
+        if dataBytes % 2 == 1 { try withUnsafeBytes(of: UInt8(0)) { try write($0) } }
         guard fseek(file, 0, SEEK_SET) == 0 else { throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "fseek") }
         try writeHeader(dataBytes: dataBytes)
         guard fflush(file) == 0 else { throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "fflush") }
