@@ -94,6 +94,32 @@ final class FrameLeaseTests: XCTestCase {
         XCTAssertEqual(queue.figures.copied, 0)
     }
 
+    func testALentFrameKeepsTheBuffersFormatWhenTheLendersFormatIDIsTheSame() {
+        let lender = FakeLender(count: 1, size: 64, minimumQueued: 0)
+        let buffer = VideoFrameBuffer(format: VideoFormat(pixelFormat: .grey, width: 1, height: 1))
+        let line = VideoFormat(pixelFormat: .grey, width: 64, height: 1), square = VideoFormat(pixelFormat: .grey, width: 8, height: 8)
+        let first = LendableBuffer.newFormatID(), second = LendableBuffer.newFormatID()
+        XCTAssertNotEqual(first, second)
+        func lend(_ format: VideoFormat, id: UInt64) -> VideoFormat {
+            let lendable = LendableBuffer(lender: lender, index: 0, formatID: id)
+            let frame = VideoFrame(format: format, timestamp: 0, sequence: 0, orientation: .up, captureDelay: .zero, planeCount: 1,
+                                   bytesUsed: 64, plane0: FramePlane(bytes: UnsafeRawBufferPointer(lender.memory[0]), bytesPerRow: 64),
+                                   plane1: .empty, plane2: .empty, dmaBuf: nil, lendable: lendable)
+            XCTAssertTrue(lendable.lease())
+            buffer.lend(frame, from: lendable)
+            return buffer.format
+        }
+        XCTAssertEqual(lend(line, id: first), line)
+        XCTAssertEqual(lend(line, id: first), line)
+        XCTAssertEqual(lend(square, id: first), line, "the same ID is the lender's promise of the same format: not copied again")
+        XCTAssertEqual(lend(square, id: second), square, "another ID (another run): its format")
+        XCTAssertEqual(lend(line, id: 0), line, "no ID: always copied")
+        XCTAssertEqual(lend(square, id: 0), square)
+        XCTAssertEqual(lend(line, id: second), line, "after an unnamed format, a named one is copied")
+        buffer.release()
+        XCTAssertEqual(lender.leased, 0)
+    }
+
     func testALeaseThatWouldStarveTheDriverIsACopy() async throws {
         let lender = FakeLender(count: 4, size: 16, minimumQueued: 2)
         let queue = FrameQueue(capacity: 4)

@@ -4,11 +4,10 @@ import Synchronization
 /// sequences, and keeps the statistics. One per source; it outlives stream restarts (format
 /// changes, device switches), so consumers never re-subscribe.
 final class FrameDelivery: Sendable {
-    /// A sequence the delivery feeds, held weakly: a sequence the application dropped (or whose
-    /// task was cancelled) stops costing a copy per frame. A class, so that the per-frame loop
-    /// reads the weak reference in place rather than copying it out of the array.
-    private final class WeakQueue: Sendable {
-        weak let queue: FrameQueue?
+    /// A sequence the delivery feeds. A class, so that the per-frame loop reads it in place
+    /// rather than copying it out of the array.
+    private final class Feed: Sendable {
+        let queue: FrameQueue
         /// Converts frames to the output the sequence asked for; `nil` delivers them as they come.
         let converter: FrameConverter?
 
@@ -18,9 +17,25 @@ final class FrameDelivery: Sendable {
         }
     }
 
+    /// Keeps a sequence fed while the application holds it (or an iterator of it): when the last
+    /// one goes (dropped, or its task cancelled), the delivery stops feeding its queue. This,
+    /// rather than a weak reference to the queue, because a weakly referenced object pays the
+    /// runtime's slow reference counting on every retain and release, several times a frame.
+    final class Subscription: Sendable {
+        private let delivery: FrameDelivery
+        private let queue: FrameQueue
+
+        fileprivate init(delivery: FrameDelivery, queue: FrameQueue) {
+            self.delivery = delivery
+            self.queue = queue
+        }
+
+        deinit { delivery.stopFeeding(queue) }
+    }
+
     private struct State {
         var consumer: (any VideoFrameConsumer)?
-        var queues: [WeakQueue] = []
+        var queues: [Feed] = []
         var accumulator = StatisticsAccumulator()
         /// Between `beginRun()` and the `finish` that ends it: the consumer hears of the end once.
         var runActive = false
@@ -43,11 +58,13 @@ final class FrameDelivery: Sendable {
     /// (on the capture thread, into the sequence's pooled buffers) when there is one.
     func makeFrames(bufferSize: Int, converter: FrameConverter? = nil) -> VideoFrames {
         let queue = FrameQueue(capacity: max(1, bufferSize), executor: executor)
-        state.withLock { state in
-            state.queues.removeAll { $0.queue == nil }
-            state.queues.append(WeakQueue(queue: queue, converter: converter))
-        }
-        return VideoFrames(queue: queue)
+        state.withLock { $0.queues.append(Feed(queue: queue, converter: converter)) }
+        return VideoFrames(queue: queue, subscription: Subscription(delivery: self, queue: queue))
+    }
+
+    /// The application let go of `queue`'s sequence: it gets no more frames.
+    private func stopFeeding(_ queue: FrameQueue) {
+        state.withLock { $0.queues.removeAll { $0.queue === queue } }
     }
 
     /// A run starts: statistics begin at zero, and its end will be reported to the consumer.
@@ -85,19 +102,17 @@ final class FrameDelivery: Sendable {
         var index = 0
         while index < queues.count {
             let entry = queues[index]
-            if let queue = entry.queue {
-                if let converter = entry.converter {
-                    do {
-                        drops += try queue.push(frame, converter: converter)
-                    } catch let error as MediaDevicesError where error.code == .corruptFrame {
-                        corrupt = error
-                    } catch {
-                        // The sequence cannot be served at all (a format it cannot read): end it.
-                        queue.finish(error: error as? MediaDevicesError)
-                    }
-                } else {
-                    drops += queue.push(frame)
+            if let converter = entry.converter {
+                do {
+                    drops += try entry.queue.push(frame, converter: converter)
+                } catch let error as MediaDevicesError where error.code == .corruptFrame {
+                    corrupt = error
+                } catch {
+                    // The sequence cannot be served at all (a format it cannot read): end it.
+                    entry.queue.finish(error: error as? MediaDevicesError)
                 }
+            } else {
+                drops += entry.queue.push(frame)
             }
             index += 1
         }
@@ -123,7 +138,7 @@ final class FrameDelivery: Sendable {
             state.runActive = false
             return (consumer, queues)
         }
-        for entry in queues { entry.queue?.finish(error: error) }
+        for entry in queues { entry.queue.finish(error: error) }
         consumer?.captureDidStop(error: error)
     }
 }

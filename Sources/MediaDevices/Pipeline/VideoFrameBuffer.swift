@@ -27,6 +27,8 @@ public final class VideoFrameBuffer: @unchecked Sendable {
 
     /// The frame's format; `bytesPerRow` gives the strides of the planes.
     @exclusivity(unchecked) public private(set) var format: VideoFormat
+    /// The lender's name for `format` (`LendableBuffer.formatID`); `0` when it has none.
+    @exclusivity(unchecked) private var formatID: UInt64 = 0
     /// Driver timestamp in nanoseconds of `CLOCK_MONOTONIC`.
     @exclusivity(unchecked) public private(set) var timestamp: UInt64 = 0
     /// Driver sequence number.
@@ -186,7 +188,7 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     /// buffer. The pool calls it with the only reference.
     func lend(_ frame: VideoFrame, from buffer: LendableBuffer) {
         endLease()
-        setMetadata(from: frame)
+        setMetadata(from: frame, formatID: buffer.formatID)
         export = frame.dmaBuf
         planeCount = min(frame.planeCount, 3)
         planes = (frame.plane(0), planeCount > 1 ? frame.plane(1) : .empty, planeCount > 2 ? frame.plane(2) : .empty)
@@ -225,8 +227,11 @@ public final class VideoFrameBuffer: @unchecked Sendable {
         access.withLock { $0 = Access() }
     }
 
-    private func setMetadata(from frame: VideoFrame) {
-        format = frame.format
+    /// Takes the frame's metadata; its format only when `formatID` (the lender's name for it)
+    /// is unknown (`0`) or not the one this buffer holds.
+    private func setMetadata(from frame: VideoFrame, formatID: UInt64 = 0) {
+        if formatID == 0 || formatID != self.formatID { format = frame.format }
+        self.formatID = formatID
         timestamp = frame.timestamp
         sequence = frame.sequence
         orientation = frame.orientation

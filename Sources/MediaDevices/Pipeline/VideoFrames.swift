@@ -22,6 +22,14 @@ public struct VideoFrames: AsyncSequence, Sendable {
     /// Each element is one frame: the driver's buffer on lease or a pooled copy.
     public typealias Element = VideoFrameBuffer
     let queue: FrameQueue
+    /// Keeps the source feeding `queue` while this sequence or an iterator of it lives (`nil` for
+    /// a queue fed directly).
+    private let subscription: FrameDelivery.Subscription?
+
+    init(queue: FrameQueue, subscription: FrameDelivery.Subscription? = nil) {
+        self.queue = queue
+        self.subscription = subscription
+    }
 
     /// Frames this sequence dropped because its buffer was full.
     public var droppedFrames: Int { queue.figures.dropped }
@@ -33,12 +41,24 @@ public struct VideoFrames: AsyncSequence, Sendable {
 
     /// The iterator.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let queue: FrameQueue
+        @usableFromInline let queue: FrameQueue
+        /// Keeps the sequence fed while the iterator lives.
+        let subscription: FrameDelivery.Subscription?
+
+        init(queue: FrameQueue, subscription: FrameDelivery.Subscription? = nil) {
+            self.queue = queue
+            self.subscription = subscription
+        }
 
         /// The next frame, `nil` at the end; throws the source's failure. This is what
         /// `for try await` calls: it runs on the caller's isolation, with no hop to another
         /// executor unless it has to wait, so a reader on the `captureExecutor` that finds a frame
         /// (or steps the capture loop to one) costs no executor switch.
+        ///
+        /// Inlinable, so that it is compiled into the caller: called across modules, a function
+        /// with an isolated parameter switches to that isolation's executor on entry (for `nil`,
+        /// the generic one), which under a task-executor preference takes the task's
+        /// status-record lock on every frame.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> VideoFrameBuffer? {
             switch try queue.nextWithoutWaiting() {
             case .frame(let buffer): return buffer
@@ -52,13 +72,21 @@ public struct VideoFrames: AsyncSequence, Sendable {
     }
 
     /// Makes the iterator.
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue) }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue, subscription: subscription) }
 }
 
 /// The bounded drop-oldest queue behind `VideoFrames`, with its own buffer pool.
+@usableFromInline
 final class FrameQueue: Sendable {
+    /// A queued frame: its buffer, the buffer's place in the pool, and whether it is on lease.
+    private struct Entry {
+        let buffer: VideoFrameBuffer
+        let slot: Int
+        let leased: Bool
+    }
+
     private struct State {
-        var ring: [VideoFrameBuffer?]
+        var ring: [Entry?]
         var head = 0
         var count = 0
         var pool: [VideoFrameBuffer] = []
@@ -67,34 +95,64 @@ final class FrameQueue: Sendable {
         var error: MediaDevicesError?
         var figures = Figures()
 
-        /// Per pooled buffer: queued on lease, and the pool has not ended that lease yet.
+        /// Per pooled buffer: handed to the reader on lease, and the pool has not ended that lease
+        /// yet. (A queued frame is not marked: nobody else holds it, and dropping it ends its
+        /// lease.)
         var lent: [Bool] = []
         /// How many of `lent` are set: with none, a sweep has nothing to do.
         var lentCount = 0
 
         /// Gives back the leases of pooled buffers nobody else holds any more (the application
-        /// let go of them), so the driver gets its buffers back. Looks only at buffers queued on
-        /// lease (a lease the application ended with `release()` is cleared here too).
+        /// let go of them), so the driver gets its buffers back. Looks only at buffers handed out
+        /// on lease (a lease the application ended with `release()` is cleared here too).
         mutating func sweep() {
+            guard lentCount > 0 else { return }
             var unseen = lentCount
-            var index = 0
-            while unseen > 0 && index < pool.count {
-                if lent[index] {
-                    unseen -= 1
-                    if isKnownUniquelyReferenced(&pool[index]) {
-                        pool[index].endLease()
-                        lent[index] = false
-                        lentCount -= 1
+            var ended = 0
+            // Through a buffer pointer: `&pool[index]` would check the array's uniqueness too.
+            pool.withUnsafeMutableBufferPointer { pool in
+                lent.withUnsafeMutableBufferPointer { lent in
+                    var index = 0
+                    while unseen > 0 && index < pool.count {
+                        if lent[index] {
+                            unseen -= 1
+                            if isKnownUniquelyReferenced(&pool[index]) {
+                                pool[index].endLease()
+                                lent[index] = false
+                                ended += 1
+                            }
+                        }
+                        index += 1
                     }
                 }
-                index += 1
             }
+            lentCount -= ended
+        }
+
+        /// The place in the pool of a buffer nobody holds, if there is one.
+        mutating func unheldSlot() -> Int? {
+            pool.withUnsafeMutableBufferPointer { pool in
+                var index = 0
+                while index < pool.count {
+                    if isKnownUniquelyReferenced(&pool[index]) { return index }
+                    index += 1
+                }
+                return nil
+            }
+        }
+
+        /// Hands `entry` to the reader: from now on the sweep watches for the reader letting go.
+        mutating func handOut(_ entry: Entry) -> VideoFrameBuffer {
+            if entry.leased && !lent[entry.slot] {
+                lent[entry.slot] = true
+                lentCount += 1
+            }
+            return entry.buffer
         }
 
         /// Drops the oldest queued frame (nobody else has seen it: its lease ends now).
         mutating func dropOldest() {
-            ring[head]?.endLease()
-            ring[head] = nil
+            ring[head].take()?.buffer.endLease()
             head = (head + 1) % ring.count
             count -= 1
             figures.dropped += 1
@@ -168,9 +226,7 @@ final class FrameQueue: Sendable {
                 dropped += 1
             }
             state.sweep()
-            for index in state.pool.indices where isKnownUniquelyReferenced(&state.pool[index]) {
-                return (state.pool[index], index)
-            }
+            if let index = state.unheldSlot() { return (state.pool[index], index) }
             // The pool holds one buffer per queue slot plus two (one being filled, one held by
             // the application); anything beyond means the application keeps frames: drop.
             if state.pool.count < capacity + 2 {
@@ -188,25 +244,23 @@ final class FrameQueue: Sendable {
     /// Hands `buffer` (the pool's `slot`) to a waiting reader, or queues it (dropping the oldest
     /// if full).
     private func enqueue(_ buffer: VideoFrameBuffer, slot: Int, leased: Bool, copied: Bool, dropped: inout Int) {
+        let entry = Entry(buffer: buffer, slot: slot, leased: leased)
         let waiter: UnsafeContinuation<VideoFrameBuffer?, any Error>? = state.withLock { state in
             if leased {
                 state.figures.leased += 1
-                if !state.lent[slot] {
-                    state.lent[slot] = true
-                    state.lentCount += 1
-                }
             } else if copied {
                 state.figures.copied += 1
             }
             if let waiter = state.waiter {
                 state.waiter = nil
+                _ = state.handOut(entry)
                 return waiter
             }
             if state.count == capacity {
                 state.dropOldest()
                 dropped += 1
             }
-            state.ring[(state.head + state.count) % capacity] = buffer
+            state.ring[(state.head + state.count) % capacity] = entry
             state.count += 1
             return nil
         }
@@ -221,11 +275,10 @@ final class FrameQueue: Sendable {
     private func take(_ state: inout State, parking continuation: UnsafeContinuation<VideoFrameBuffer?, any Error>?) -> Outcome {
         state.sweep()
         if state.count > 0 {
-            let buffer = state.ring[state.head]!
-            state.ring[state.head] = nil
+            let entry = state.ring[state.head].take()!
             state.head = (state.head + 1) % capacity
             state.count -= 1
-            return .frame(buffer)
+            return .frame(state.handOut(entry))
         }
         if state.finished {
             if let error = state.error {
@@ -245,6 +298,7 @@ final class FrameQueue: Sendable {
     }
 
     /// What `nextWithoutWaiting()` found.
+    @usableFromInline
     enum Ready {
         /// A frame.
         case frame(VideoFrameBuffer)
@@ -258,6 +312,7 @@ final class FrameQueue: Sendable {
     /// capture thread (a reader preferring the source's `CaptureExecutor`) it steps the capture
     /// loop while it may (see `CaptureExecutor.stepForReader`) rather than answer `.wait`.
     /// Synchronous, so that the caller's `next` costs no executor hop when a frame is there.
+    @usableFromInline
     func nextWithoutWaiting() throws -> Ready {
         repeat {
             switch state.withLock({ take(&$0, parking: nil) }) {
@@ -271,6 +326,7 @@ final class FrameQueue: Sendable {
     }
 
     /// The next frame, waiting if none is queued; `nil` once finished and drained.
+    @usableFromInline
     func waitForNext() async throws -> VideoFrameBuffer? {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<VideoFrameBuffer?, any Error>) in

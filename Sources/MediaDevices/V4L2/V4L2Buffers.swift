@@ -41,6 +41,8 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
 
     let device: V4L2Device
     let format: VideoFormat
+    /// Names `format` in the frames this run lends (`LendableBuffer.formatID`).
+    private let formatID = LendableBuffer.newFormatID()
     /// Buffers kept queued to the driver however many frames are leased.
     let minimumQueued: Int
     /// Whether frames may be leased (the driver can orphan mapped buffers).
@@ -302,7 +304,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
             body(VideoFrame(format: format, timestamp: timestamp, sequence: buffer.sequence, orientation: orientation,
                             captureDelay: delay, planeCount: planeCount, bytesUsed: bytesUsed,
                             plane0: plane(0), plane1: plane(1), plane2: plane(2),
-                            dmaBuf: exports[index], lendable: LendableBuffer(lender: self, index: index)))
+                            dmaBuf: exports[index], lendable: LendableBuffer(lender: self, index: index, formatID: formatID)))
         }
         // Requeue now unless a sequence leased the frame (its last give-back requeues it).
         let requeue = state.withLock { state -> Bool in
