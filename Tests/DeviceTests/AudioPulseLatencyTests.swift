@@ -42,7 +42,7 @@ final class AudioPulseLatencyTests: XCTestCase {
             var least = (ours: Double.infinity, tools: Double.infinity, alsa: Double.infinity)
             for attempt in 1...3 {
                 let label = "\(milliseconds) ms periods, attempt \(attempt)"
-                let ours = try ourRoundTrip(format: format, periodFrames: periodFrames, periods: periods, label: label, last: attempt == 3)
+                let ours = try daemon.reporting { try ourRoundTrip(format: format, periodFrames: periodFrames, periods: periods, label: label, last: attempt == 3) }
                 let reference = try XCTUnwrap(PulseToolsRoundTrip(sink: "mdsink").measure(
                     playbackLatencyMilliseconds: periods * milliseconds, recordLatencyMilliseconds: milliseconds, periodFrames: periodFrames, lead: Self.settle),
                     "\(label): the tone came back through pacat and parec")
@@ -77,7 +77,7 @@ final class AudioPulseLatencyTests: XCTestCase {
     /// A driver rendering into `render` and capturing from `capture` with the same format and periods.
     private static func pair(render: AudioDevice, capture: AudioDevice, format: AudioFormat, periodFrames: Int, periods: Int) throws -> AudioDriver {
         let driver = AudioDriver()
-        let options = AudioStreamOptions(periodFrames: periodFrames, periods: periods)
+        let options = AudioStreamOptions.rig(periodFrames: periodFrames, periods: periods)
         try driver.initializeRendering(device: render, format: format, options: options)
         try driver.initializeCapture(device: capture, format: format, options: options)
         return driver

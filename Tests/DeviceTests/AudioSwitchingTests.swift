@@ -10,7 +10,7 @@ final class AudioSwitchingTests: XCTestCase {
 
     static let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
     /// 21 ms periods, 8 of them, as the other tone tests under emulation.
-    static let options = AudioStreamOptions(periodFrames: 1024, periods: 8)
+    static let options = AudioStreamOptions.rig(periodFrames: 1024, periods: 8)
     static let aloopOut = AudioDevice.alsa("hw:Loopback,0,0", direction: .output)
     static let aloopIn = AudioDevice.alsa("hw:Loopback,1,0", direction: .input)
     static let pulseOut = AudioDevice.pulse("mdsink", direction: .output)

@@ -29,5 +29,7 @@ final class PipeWireDaemon: SoundServer {
     /// SIGKILL to the whole session, pipewire-pulse first (a crashed desktop audio stack).
     func kill() { server.kill() }
 
+    var report: String { server.report }
+
     deinit { kill() }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MediaDevices
 import XCTest
 
 /// A sound server the Pulse backend talks to (PulseAudio itself, or PipeWire's pipewire-pulse),
@@ -20,6 +21,21 @@ protocol SoundServer: AnyObject {
     func resume()
     /// SIGKILL: the server is gone at once, as in a crash.
     func kill()
+    /// Which of its processes still run, and their logs' last lines.
+    var report: String { get }
+}
+
+extension SoundServer {
+    /// Runs `body`; when it throws, prints the server's `report` first (a stream that never
+    /// became ready says nothing of why), then throws the error on.
+    func reporting<T>(_ body: () throws -> T) rethrows -> T {
+        do {
+            return try body()
+        } catch {
+            print("\(product) when the test failed (\(error)):\n\(report)")
+            throw error
+        }
+    }
 }
 
 /// A real PulseAudio daemon started for the test (by `scripts/sound-server`), with a null sink
@@ -47,5 +63,18 @@ final class PulseDaemon: SoundServer {
     /// SIGKILL: the server is gone at once, as in a crash.
     func kill() { server.kill() }
 
+    var report: String { server.report }
+
     deinit { kill() }
+}
+
+extension AudioStreamOptions {
+    /// Options for a stream on the rig's sound server (or on snd-aloop beside it, which ignores
+    /// the timeout): `periodFrames` × `periods` as given, and a 30 s `serverTimeout`. Under
+    /// emulation with the host's two cores busy, pipewire-pulse has taken more than the library's
+    /// 5 s default to accept a stream (a loaded CI run); these tests check what a connected
+    /// stream does, not how fast an emulated server answers.
+    static func rig(periodFrames: Int, periods: Int) -> AudioStreamOptions {
+        AudioStreamOptions(periodFrames: periodFrames, periods: periods, serverTimeout: 30)
+    }
 }

@@ -101,7 +101,7 @@ final class SoakStormTests: XCTestCase {
         var daemon: PulseDaemon? = try PulseDaemon(name: "soak")
         defer { daemon?.kill() }
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
-        let options = AudioStreamOptions(periodFrames: 480, periods: 4)
+        let options = AudioStreamOptions.rig(periodFrames: 480, periods: 4)
         let driver = AudioDriver()
         let stops = StopCounter(driver)
         func initialize() throws {

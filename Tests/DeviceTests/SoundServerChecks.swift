@@ -13,9 +13,11 @@ enum SoundServerChecks {
             let driver = AudioDriver()
             // Generous buffering (170 ms): the emulated guest stalls, and a server-side underrun
             // would put gaps in the tone.
-            let options = AudioStreamOptions(periodFrames: 1024, periods: 8)
-            try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format, options: options)
-            try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
+            let options = AudioStreamOptions.rig(periodFrames: 1024, periods: 8)
+            try daemon.reporting {
+                try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format, options: options)
+                try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
+            }
             // Silence first while the idle null sink's 2 s block plays out (AudioPulseLatencyTests.settle):
             // the round trip is then the streams', not the sink's one-off wait.
             let result = try AudioToneRun(driver: driver, format: format).run(lead: AudioPulseLatencyTests.settle, seconds: 0.8)
@@ -51,7 +53,7 @@ enum SoundServerChecks {
 
     static func killingTheServerMidStreamDisconnects(_ daemon: SoundServer) throws {
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
-        let (driver, endings) = try startNullSinkLoop(format: format)
+        let (driver, endings) = try startNullSinkLoop(daemon, format: format)
         usleep(500_000)
         XCTAssertTrue(driver.isCapturing && driver.isRendering)
         XCTAssertGreaterThan(driver.render.statistics.frames, 0, "the stream ran before the kill")
@@ -79,7 +81,7 @@ enum SoundServerChecks {
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
         let before = ProcessFigures.settled()
         do {
-            let (driver, endings) = try startNullSinkLoop(format: format)
+            let (driver, endings) = try startNullSinkLoop(daemon, format: format)
             // Both sides moving (after the idle null sink's first block: up to 2 s).
             let running = Date()
             while driver.capture.statistics.frames == 0 && Date().timeIntervalSince(running) < 5 { usleep(20_000) }
@@ -110,12 +112,15 @@ enum SoundServerChecks {
         XCTAssertEqual(after.named, before.named, "the library's and libpulse's threads are gone")
     }
 
-    /// A driver rendering into the null sink and capturing its monitor, both started, with its
-    /// run endings recorded.
-    private static func startNullSinkLoop(format: AudioFormat) throws -> (AudioDriver, RunEndings) {
+    /// A driver rendering into `daemon`'s null sink and capturing its monitor, both started,
+    /// with its run endings recorded.
+    private static func startNullSinkLoop(_ daemon: SoundServer, format: AudioFormat) throws -> (AudioDriver, RunEndings) {
         let driver = AudioDriver()
-        try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format)
-        try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format)
+        let options = AudioStreamOptions.rig(periodFrames: 512, periods: 4)
+        try daemon.reporting {
+            try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format, options: options)
+            try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
+        }
         let endings = RunEndings(driver)
         try driver.startCapture()
         try driver.startRendering()

@@ -11,6 +11,8 @@ struct SoundServerScript {
     let processes: [(name: String, pid: pid_t)]
     /// Seconds from the first process started until pactl answered.
     let seconds: Double
+    /// The server's HOME and XDG_RUNTIME_DIR, with its processes' logs.
+    let directory: String
 
     /// Starts `kind` (`pulseaudio` or `pipewire`) in `directory` and points this process's
     /// PULSE_SERVER at it; fails the test with the script's report when it does not come up.
@@ -33,11 +35,19 @@ struct SoundServerScript {
         self.server = server
         self.processes = processes
         self.seconds = seconds
+        self.directory = directory
         setenv("PULSE_SERVER", server, 1)
     }
 
     /// `pactl` against this server.
     func pactl(_ arguments: String) throws -> String { try Rig.run("PULSE_SERVER=\(server) pactl \(arguments)") }
+
+    /// Which of the processes still run, and the last lines of their logs: what a test prints
+    /// when a stream on this server failed.
+    var report: String {
+        let alive = processes.map { "\($0.name) \($0.pid) \(Glibc.kill($0.pid, 0) == 0 ? "running" : "gone")" }.joined(separator: ", ")
+        return "\(alive)\n" + Rig.shell("tail -n 12 \(directory)/*.log").output
+    }
 
     /// SIGKILL to every process, the last started first, waiting until each is gone.
     func kill() {

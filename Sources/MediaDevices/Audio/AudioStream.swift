@@ -16,16 +16,22 @@ public struct AudioStreamOptions: Sendable, Hashable {
     /// The library that converts rates when `convertsFormat` needs it (default speexdsp, for
     /// its 1 ms delay; see `AudioResamplerLibrary` for the comparison).
     public var resampler: AudioResamplerLibrary
+    /// Sound-server streams (PulseAudio, and PipeWire through pipewire-pulse): seconds
+    /// `initialize` waits for the server to accept the client and then the stream before it
+    /// fails with `.timeout` (default 5). ALSA devices ignore it. Raise it where the server may
+    /// be slow to answer: a heavily loaded or emulated machine, or a server still starting.
+    public var serverTimeout: Double
 
     /// Creates options; the defaults are 512-frame periods, 4 of them, filling with silence,
-    /// converting to the asked format with speexdsp.
+    /// converting to the asked format with speexdsp, and a 5 s sound-server timeout.
     public init(periodFrames: Int = 512, periods: Int = 4, fillsSilenceOnUnderrun: Bool = true,
-                convertsFormat: Bool = true, resampler: AudioResamplerLibrary = .speexDSP) {
+                convertsFormat: Bool = true, resampler: AudioResamplerLibrary = .speexDSP, serverTimeout: Double = 5) {
         self.periodFrames = periodFrames
         self.periods = periods
         self.fillsSilenceOnUnderrun = fillsSilenceOnUnderrun
         self.convertsFormat = convertsFormat
         self.resampler = resampler
+        self.serverTimeout = serverTimeout
     }
 }
 

@@ -27,8 +27,6 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
     /// ALSA sink) renders its 2 s maximum latency ahead, and a stream that connects then waits
     /// until that block has played before the server asks it for data.
     let stallTimeout: Double
-    /// Seconds `init` waits for the server to accept the client and then the stream.
-    static let connectTimeout = 5.0
     /// The connection (nil once closed). Touched only by `init`, the audio thread and `close()`,
     /// which `AudioDriverSide` never runs at the same time.
     private var connection: PulseConnection?
@@ -58,9 +56,9 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
         format = requested
         let plan = PulseBufferPlan(direction: device.direction, periodFrames: max(16, options.periodFrames),
                                    periods: options.periods, bytesPerFrame: requested.bytesPerFrame)
-        let connection = try PulseConnection(device: name, timeout: Self.connectTimeout)
+        let connection = try PulseConnection(device: name, timeout: options.serverTimeout)
         let spec = pa_sample_spec(format: requested.sampleFormat.pulse, rate: UInt32(requested.sampleRate), channels: UInt8(requested.channels))
-        let stream = try Self.open(device: device, spec: spec, plan: plan, on: connection, operation: operation)
+        let stream = try Self.open(device: device, spec: spec, plan: plan, on: connection, timeout: options.serverTimeout, operation: operation)
         // What the server chose (it may round the request to its own granularity).
         let chosen = connection.withLock { pa_stream_get_buffer_attr(stream)?.pointee } ?? plan.attributes
         periodFrames = max(1, PulseBufferPlan.periodBytes(of: chosen, direction: device.direction) / requested.bytesPerFrame)
@@ -79,10 +77,10 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
         self.connection = nil  // its deinit disconnects the context and stops the main loop
     }
 
-    /// Creates the stream on `connection`, connects it corked and waits until it is ready;
-    /// releases it on every failure.
+    /// Creates the stream on `connection`, connects it corked and waits (up to `timeout` seconds)
+    /// until it is ready; releases it on every failure.
     private static func open(device: AudioDevice, spec: pa_sample_spec, plan: PulseBufferPlan,
-                             on connection: PulseConnection, operation: String) throws -> OpaquePointer {
+                             on connection: PulseConnection, timeout: Double, operation: String) throws -> OpaquePointer {
         var spec = spec, attributes = plan.attributes
         let stream: OpaquePointer = try connection.withLock {
             guard let stream = pa_stream_new(connection.context, device.direction == .input ? "capture" : "render", &spec, nil) else {
@@ -109,7 +107,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
             return stream
         }
         do {
-            try connection.wait(timeout: connectTimeout, operation: operation) {
+            try connection.wait(timeout: timeout, operation: operation) {
                 switch pa_stream_get_state(stream) {
                 case PA_STREAM_READY: return true
                 case PA_STREAM_FAILED, PA_STREAM_TERMINATED: throw connection.failure(operation: operation)
