@@ -59,6 +59,7 @@ public struct VideoFrames: AsyncSequence, Sendable {
         /// with an isolated parameter switches to that isolation's executor on entry (for `nil`,
         /// the generic one), which under a task-executor preference takes the task's
         /// status-record lock on every frame.
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> VideoFrameBuffer? {
             switch try queue.nextWithoutWaiting() {
             case .frame(let buffer): return buffer
