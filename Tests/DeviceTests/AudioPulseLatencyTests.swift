@@ -17,6 +17,11 @@ final class AudioPulseLatencyTests: XCTestCase {
         try Self.roundTrips(PulseDaemon(name: "latency"))
     }
 
+    /// Tries of each round trip. Five, not three: with the host's two cores busy, three tries in
+    /// a row have all been stalled (ours 111–280 ms against pacat's 53–62 ms in one loaded CI run,
+    /// the test's feeding thread starved: a render bus shortfall).
+    static let attempts = 5
+
     /// The round trips at 10 and 20 ms periods through `daemon`'s null sink, ours against
     /// pacat | parec and against the ALSA loopback's with the same periods (also run by
     /// `AudioPipeWireTests` against PipeWire). Issue 14's bounds: ours at most twice pacat | parec
@@ -35,14 +40,14 @@ final class AudioPulseLatencyTests: XCTestCase {
         for milliseconds in [10, 20] {
             let periodFrames = format.sampleRate * milliseconds / 1000
             let period = Double(milliseconds) / 1000
-            // Up to three attempts; the bounds hold for the least of each kind so far. A latency
+            // Up to five attempts; the bounds hold for the least of each kind so far. A latency
             // is structural: a stall of the emulated guest (or a host busier than the guest's
             // periods, which starves the test's feeding thread) only adds to one measurement,
             // never takes away, so the least is the figure. A broken tone is tried again too.
             var least = (ours: Double.infinity, tools: Double.infinity, alsa: Double.infinity)
-            for attempt in 1...3 {
+            for attempt in 1...Self.attempts {
                 let label = "\(milliseconds) ms periods, attempt \(attempt)"
-                let ours = try daemon.reporting { try ourRoundTrip(format: format, periodFrames: periodFrames, periods: periods, label: label, last: attempt == 3) }
+                let ours = try daemon.reporting { try ourRoundTrip(format: format, periodFrames: periodFrames, periods: periods, label: label, last: attempt == Self.attempts) }
                 let reference = try XCTUnwrap(PulseToolsRoundTrip(sink: "mdsink").measure(
                     playbackLatencyMilliseconds: periods * milliseconds, recordLatencyMilliseconds: milliseconds, periodFrames: periodFrames, lead: Self.settle),
                     "\(label): the tone came back through pacat and parec")
@@ -61,9 +66,9 @@ final class AudioPulseLatencyTests: XCTestCase {
                     break
                 }
                 if !ours.wholeTone {
-                    print("figure: \(label): the tone came back broken (render bus shortfall \(ours.render.busShortfallSamples) samples, xruns \(ours.render.xruns))\(attempt < 3 ? "; trying again" : "")")
+                    print("figure: \(label): the tone came back broken (render bus shortfall \(ours.render.busShortfallSamples) samples, xruns \(ours.render.xruns))\(attempt < Self.attempts ? "; trying again" : "")")
                 }
-                guard attempt == 3 else { continue }
+                guard attempt == Self.attempts else { continue }
                 if !withinTools {
                     XCTFail(String(format: "%@: ours %.1f ms at best, more than twice pacat|parec's %.1f ms plus a period", label, least.ours * 1000, least.tools * 1000))
                 }

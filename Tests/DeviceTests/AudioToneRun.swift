@@ -93,7 +93,8 @@ struct AudioToneRun {
     /// Checks frequency (within 1 Hz, per channel) and level (within 1 dB) of the captured tone
     /// from `skip` seconds after the onset on.
     /// Whether `captured` holds the tone whole (what `assertTone` checks), without failing.
-    static func isWholeTone(_ captured: [Float], format: AudioFormat, skip: Double = 0.1) -> Bool {
+    /// `gainDecibels` as in `assertTone`.
+    static func isWholeTone(_ captured: [Float], format: AudioFormat, skip: Double = 0.1, gainDecibels: Double = 0) -> Bool {
         let frames = captured.count / format.channels
         let first = Int(skip * Double(format.sampleRate))
         guard frames > first + format.sampleRate / 4 else { return false }
@@ -101,7 +102,7 @@ struct AudioToneRun {
             let samples = Array(ToneAnalysis.channel(channel, of: captured, channels: format.channels)[first...].dropLast(format.sampleRate / 20))
             guard let measured = ToneAnalysis.medianFrequency(of: samples, sampleRate: format.sampleRate, window: 0.05) else { return false }
             let level = ToneAnalysis.medianRMSDecibels(of: samples, sampleRate: format.sampleRate)
-            return abs(measured - frequency) <= 1 && abs(level - ToneAnalysis.sineDecibels(amplitude: amplitude)) <= 1
+            return abs(measured - frequency) <= 1 && abs(level - ToneAnalysis.sineDecibels(amplitude: amplitude) - gainDecibels) <= 1
         }
     }
 
