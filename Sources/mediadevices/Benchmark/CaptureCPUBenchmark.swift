@@ -120,7 +120,8 @@ struct CaptureCPUBenchmark {
         let outputName = output == .yu12 ? "I420" : output.name
         let stream = ["--format", fourCC, "--size", size, "--fps", "\(fps)"]
         func capture(_ options: [String]) -> (Int) -> [String] {
-            { [me, "capture", device] + stream + options + ["--frames", "\($0)", "--output", "/dev/null"] }
+            { [me, "capture", device] + stream + options
+                + ["--frames", "\($0)", "--timeout", "\(StreamOnly.timeLimit(frames: $0, fps: fps))", "--output", "/dev/null"] }
         }
         var list: [(String, (Int) -> [String])] = []
         if !decodes {
@@ -240,7 +241,10 @@ struct CaptureCPUBenchmark {
         // so the host's load, which drifts over minutes, mostly cancels); else the least over the
         // least.
         func ratio(_ row: Row, _ reference: String) -> Double? {
-            guard let other = rows.first(where: { $0.tool == reference }) else { return nil }
+            // A difference figure at or below zero is smaller than the runs' start-up noise
+            // (v4l2-ctl's undecoded MJPEG stream): no ratio with it means anything.
+            guard let other = rows.first(where: { $0.tool == reference }),
+                  row.cpuPerFrameNanoseconds > 0, other.cpuPerFrameNanoseconds > 0 else { return nil }
             if let mine = row.cpuPerFrameOfEachRunNanoseconds, let theirs = other.cpuPerFrameOfEachRunNanoseconds,
                mine.count == theirs.count, !mine.isEmpty {
                 return median(zip(mine, theirs).map { $0 / $1 }.sorted())
@@ -305,7 +309,7 @@ struct CaptureCPUBenchmark {
             if Self.hasLeaseGoals(row.tool, decodes: decodes) {
                 marks += Self.leaseGoals.map { $0.reference == Self.callbackRow ? callbackMark(row.tool, $0.limit, row.overCallback) : mark($0, ratios) }
             }
-            table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds),
+            table.add(row.tool, row.cpuPerFrameNanoseconds > 0 ? formatDuration(row.cpuPerFrameNanoseconds) : "< noise",
                       row.cpuPerFrameOfEachRunNanoseconds.map { $0.map(formatDuration).joined(separator: " / ") } ?? "–",
                       formatDuration(row.cpuPerFrameWithStartupNanoseconds),
                       String(format: "%.1f", row.measuredFrameRate), row.wakeUpsPerFrame.map { String(format: "%.2f", $0) } ?? "–",
