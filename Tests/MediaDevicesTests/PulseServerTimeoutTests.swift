@@ -36,6 +36,7 @@ final class PulseServerTimeoutTests: XCTestCase {
             let error = error as? MediaDevicesError
             XCTAssertEqual(error?.code, .timeout, "\(String(describing: error))")
             XCTAssertTrue(error?.description.contains("0.4 s") == true, "the error names the asked timeout: \(String(describing: error))")
+            XCTAssertTrue(error?.description.contains("serverTimeout") == true, "the error names the option that gives more time: \(String(describing: error))")
         }
         let seconds = Date().timeIntervalSince(start)
         XCTAssertGreaterThanOrEqual(seconds, 0.4, "not before the asked time")

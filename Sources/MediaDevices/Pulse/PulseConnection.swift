@@ -101,7 +101,7 @@ final class PulseConnection: @unchecked Sendable {
             let now = MonotonicClock.now()
             guard now < deadline else {
                 throw MediaDevicesError(.timeout, device: device, operation: operation,
-                                        detail: "The PulseAudio server did not answer within \(timeout) s; check it (`pactl info`)")
+                                        detail: "The PulseAudio server did not answer within \(timeout) s; check it (`pactl info`), or give a slow server longer (`AudioStreamOptions.serverTimeout`)")
             }
             var descriptor = pollfd(fd: events.descriptor, events: Int16(POLLIN), revents: 0)
             _ = poll(&descriptor, 1, Int32(min(1000, (deadline - now) / 1_000_000 + 1)))
