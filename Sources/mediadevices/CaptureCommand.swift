@@ -81,9 +81,9 @@ struct CaptureCommand: ParsableCommand {
             // file even when the screen changes mode.
             if container == .y4m, output == nil {
                 if opened.isScreen {
-                    output = OutputFormat(.yu12, size: settings.format.size)
+                    output = OutputFormat(.yu12, size: settings.format.size, jpegDecoding: outputOptions.decoding)
                 } else if let intermediate = FrameFileWriter.y4mIntermediate(for: settings.format.pixelFormat) {
-                    output = OutputFormat(intermediate)
+                    output = OutputFormat(intermediate, jpegDecoding: outputOptions.decoding)
                 }
             }
             if container == .mjpeg, output != nil {

@@ -51,6 +51,10 @@ struct OutputOptions: ParsableArguments {
     @Option(help: "Use only this region of the frame, WxH+X+Y, before anything else.")
     var crop: String?
 
+    @Option(name: .customLong("jpeg-decoding"),
+            help: "Decode MJPEG/JPEG with libjpeg's fast IDCT (the default, as GStreamer's jpegdec and WebRTC's libyuv) or its accurate one.")
+    var decoding: JPEGDecoding = .fast
+
     func validate() throws {
         if let outputFormat, OutputFormat.pixelFormat(parsing: outputFormat) == nil {
             throw ValidationError("--output-format takes NV12, I420 or ARGB")
@@ -67,7 +71,7 @@ struct OutputOptions: ParsableArguments {
     func output(fallback: PixelFormat) -> OutputFormat {
         OutputFormat(outputFormat.flatMap(OutputFormat.pixelFormat(parsing:)) ?? fallback,
                      size: outputSize.flatMap(Size.init(parsing:)), rotation: FrameRotation(degrees: rotate) ?? .none,
-                     mirrored: mirror, crop: crop.flatMap(Rect.init(parsing:)))
+                     mirrored: mirror, crop: crop.flatMap(Rect.init(parsing:)), jpegDecoding: decoding)
     }
 }
 
@@ -136,3 +140,6 @@ struct OpenedCapturer {
         }
     }
 }
+
+/// `--jpeg-decoding fast|accurate` on `capture` and `snapshot`.
+extension JPEGDecoding: ExpressibleByArgument {}

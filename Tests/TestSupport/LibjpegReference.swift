@@ -12,8 +12,10 @@ public enum LibjpegReference {
         public var y: [UInt8], u: [UInt8], v: [UInt8]
     }
 
-    /// `tjDecompressToYUVPlanes` of a 4:2:0 or 4:2:2 JPEG; nil when libjpeg-turbo refuses it.
-    public static func planes(_ jpeg: [UInt8]) -> Planes? {
+    /// `tjDecompressToYUVPlanes` of a 4:2:0 or 4:2:2 JPEG, with libjpeg's fast IDCT when
+    /// `fastDCT` (`TJFLAG_FASTDCT`, the pipeline's default) or its accurate one; nil when
+    /// libjpeg-turbo refuses it.
+    public static func planes(_ jpeg: [UInt8], fastDCT: Bool) -> Planes? {
         guard let handle = tjInitDecompress() else { return nil }
         defer { tjDestroy(handle) }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
@@ -29,7 +31,8 @@ public enum LibjpegReference {
             result.u.withUnsafeMutableBufferPointer { up in
                 result.v.withUnsafeMutableBufferPointer { vp in
                     var planes: [UnsafeMutablePointer<UInt8>?] = [yp.baseAddress, up.baseAddress, vp.baseAddress]
-                    return tjDecompressToYUVPlanes(handle, jpeg, UInt(jpeg.count), &planes, width, &strides, height, 0)
+                    return tjDecompressToYUVPlanes(handle, jpeg, UInt(jpeg.count), &planes, width, &strides, height,
+                                                   fastDCT ? TJFLAG_FASTDCT : 0)
                 }
             }
         }
@@ -37,15 +40,16 @@ public enum LibjpegReference {
     }
 
     /// `tjDecompress2` of a JPEG into B, G, R, A bytes (libyuv's ARGB order), with libjpeg's
-    /// nearest-neighbour chroma upsampling when `fastUpsample`; nil on failure.
-    public static func bgra(_ jpeg: [UInt8], fastUpsample: Bool = false) -> (width: Int, height: Int, bytes: [UInt8])? {
+    /// nearest-neighbour chroma upsampling when `fastUpsample` and its fast IDCT when `fastDCT`;
+    /// nil on failure.
+    public static func bgra(_ jpeg: [UInt8], fastUpsample: Bool = false, fastDCT: Bool = false) -> (width: Int, height: Int, bytes: [UInt8])? {
         guard let handle = tjInitDecompress() else { return nil }
         defer { tjDestroy(handle) }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
         guard tjDecompressHeader3(handle, jpeg, UInt(jpeg.count), &width, &height, &subsampling, &colorspace) == 0 else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(width) * Int(height) * 4)
         let status = tjDecompress2(handle, jpeg, UInt(jpeg.count), &bytes, width, 0, height, Int32(TJPF_BGRA.rawValue),
-                                   fastUpsample ? TJFLAG_FASTUPSAMPLE : 0)
+                                   (fastUpsample ? TJFLAG_FASTUPSAMPLE : 0) | (fastDCT ? TJFLAG_FASTDCT : 0))
         return status == 0 ? (Int(width), Int(height), bytes) : nil
     }
 }

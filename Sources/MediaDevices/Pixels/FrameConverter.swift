@@ -206,15 +206,15 @@ public final class FrameConverter: @unchecked Sendable {
             && (output.size == nil || output.size == size) && (!output.upright || frame.orientation == .up)
         if header.layout == .yu12 && straight {
             out.prepare(.yu12, size, colorimetry: .jpeg)
-            try decoder.decode(data, header: header, into: out, device: device)
+            try decoder.decode(data, header: header, into: out, decoding: output.jpegDecoding, device: device)
             return true
         }
         if header.layout == .yu12 || header.layout == .grey {
             decoded.prepare(header.layout, size, colorimetry: .jpeg)
-            try decoder.decode(data, header: header, into: decoded, device: device)
+            try decoder.decode(data, header: header, into: decoded, decoding: output.jpegDecoding, device: device)
         } else {
             decodedNative.prepare(header.layout, size, colorimetry: .jpeg)
-            try decoder.decode(data, header: header, into: decodedNative, device: device)
+            try decoder.decode(data, header: header, into: decodedNative, decoding: output.jpegDecoding, device: device)
             let destination = straight ? out : decoded
             destination.prepare(.yu12, size, colorimetry: .jpeg)
             try check(GeometrySteps.subsampleToI420(decodedNative.view, into: destination), "JPEG chroma to 4:2:0")

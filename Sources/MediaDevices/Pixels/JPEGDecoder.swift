@@ -60,14 +60,16 @@ final class JPEGDecoder {
         return Header(width: Int(width), height: Int(height), layout: layout)
     }
 
-    /// Decodes `data` into `destination`, prepared by the caller for `header`.
-    func decode(_ data: UnsafeRawBufferPointer, header: Header, into destination: ImageBuffer, device: String?) throws {
+    /// Decodes `data` into `destination`, prepared by the caller for `header`, with the IDCT
+    /// `decoding` names.
+    func decode(_ data: UnsafeRawBufferPointer, header: Header, into destination: ImageBuffer, decoding: JPEGDecoding,
+                device: String?) throws {
         let count = header.layout == .grey ? 1 : 3
         for index in 0..<3 {
             planes[index] = index < count ? destination.plane(index) : nil
             strides[index] = index < count ? destination.stride(index) : 0
         }
-        let flags = TJFLAG_STOPONWARNING
+        let flags = TJFLAG_STOPONWARNING | (decoding == .fast ? TJFLAG_FASTDCT : 0)
         guard tjDecompressToYUVPlanes(handle, data.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt(data.count),
                                       planes, Int32(header.width), strides, Int32(header.height), flags) == 0 else {
             throw corrupt(device, "corrupt JPEG data: \(reason())")

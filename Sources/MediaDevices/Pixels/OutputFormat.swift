@@ -14,19 +14,23 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
     public var mirrored: Bool
     /// A region of the source to use, before everything else; `nil` is the whole frame.
     public var crop: Rect?
+    /// How MJPEG/JPEG frames are decoded (`.fast` unless asked; see `JPEGDecoding`). Raw
+    /// sources ignore it.
+    public var jpegDecoding: JPEGDecoding
 
     /// The formats the pipeline produces.
     public static let producibleFormats: [PixelFormat] = [.nv12, .yu12, .argb]
 
     /// An output request. `pixelFormat` must be one of `producibleFormats`.
     public init(_ pixelFormat: PixelFormat = .nv12, size: Size? = nil, rotation: FrameRotation = .none,
-                upright: Bool = false, mirrored: Bool = false, crop: Rect? = nil) {
+                upright: Bool = false, mirrored: Bool = false, crop: Rect? = nil, jpegDecoding: JPEGDecoding = .fast) {
         self.pixelFormat = pixelFormat
         self.size = size
         self.rotation = rotation
         self.upright = upright
         self.mirrored = mirrored
         self.crop = crop
+        self.jpegDecoding = jpegDecoding
     }
 
     /// Parses an output pixel format: `NV12`, `I420`/`YU12`, `ARGB` (libyuv's: bytes B, G, R, A).
@@ -49,7 +53,7 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
                            colorimetry: ConversionPlan.colorimetry(of: pixelFormat, from: source))
     }
 
-    /// `"NV12 480x480 rot90 mirrored crop 320x240+0+0"`.
+    /// `"NV12 480x480 rot90 mirrored crop 320x240+0+0"` (`" accurate IDCT"` when asked).
     public var description: String {
         var text = "\(pixelFormat.fourCC)"
         if let size { text += " \(size)" }
@@ -57,6 +61,7 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
         if upright { text += " upright" }
         if mirrored { text += " mirrored" }
         if let crop { text += " crop \(crop)" }
+        if jpegDecoding == .accurate { text += " accurate IDCT" }
         return text
     }
 }

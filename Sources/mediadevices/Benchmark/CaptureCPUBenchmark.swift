@@ -20,8 +20,8 @@ import MediaDevices
 ///
 /// An MJPEG stream (`pixelFormat` compressed) is measured decoded: our rows convert to `output`
 /// (I420) — the library's converted `frames` sequence and `capture --output-format` — against
-/// `gst-launch-1.0 … ! jpegdec ! fakesink` and `ffmpeg -input_format mjpeg … -f null -` (both
-/// decode); v4l2-ctl streams the JPEGs undecoded, for scale. Where the tools cannot keep up
+/// `gst-launch-1.0 … ! jpegdec idct-method=ifast ! fakesink` (libjpeg's fast IDCT, jpegdec's
+/// default and ours) and `ffmpeg -input_format mjpeg … -f null -` (both decode); v4l2-ctl streams the JPEGs undecoded, for scale. Where the tools cannot keep up
 /// with the stream (decoding under emulation), frames delivered are not wall time × rate: the
 /// `.difference` method then takes each tool's CPU for `frames` frames less its CPU for
 /// `baselineFrames` frames (the least of the repeats each), over the frames between: start-up
@@ -140,7 +140,8 @@ struct CaptureCPUBenchmark {
             list.append((name, { [me, "benchmark", "stream", "--device", device] + stream
                                  + ["--output-format", outputName, "--frames", "\($0)", "--path", path.rawValue] }))
         }
-        let gstCaps = decodes ? ["image/jpeg,width=\(width),height=\(height),framerate=\(fps)/1", "!", "jpegdec"]
+        // jpegdec's IDCT named (its default, ifast): the one our rows use (`JPEGDecoding.fast`).
+        let gstCaps = decodes ? ["image/jpeg,width=\(width),height=\(height),framerate=\(fps)/1", "!", "jpegdec", "idct-method=ifast"]
                               : ["video/x-raw,format=YUY2,width=\(width),height=\(height),framerate=\(fps)/1"]
         list += [
             ("v4l2-ctl", { ["v4l2-ctl", "-d", device, "--set-fmt-video=width=\(width),height=\(height),pixelformat=\(fourCC)",
@@ -280,6 +281,7 @@ struct CaptureCPUBenchmark {
             title += "\nDecoded to \(output == .yu12 ? "I420" : output.name): ours through the library's converted `frames(bufferSize:output:)` sequence"
                 + " (`converted only`) and `mediadevices capture --output-format`; gst-launch-1.0 through jpegdec, ffmpeg through its"
                 + " mjpeg decoder (both to the JPEG's own subsampling); v4l2-ctl streams the JPEGs undecoded"
+                + "\nIDCT: libjpeg's fast integer one in ours (`JPEGDecoding.fast`, the default) and in jpegdec (`idct-method=ifast`, its default)"
             if let simd = getenv("JSIMD_FORCESSE2").map({ String(cString: $0) }), simd == "1" {
                 title += "\nlibjpeg-turbo held to SSE2 (JSIMD_FORCESSE2=1) in ours and in jpegdec alike"
             }

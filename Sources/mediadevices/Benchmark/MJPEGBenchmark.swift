@@ -5,7 +5,8 @@ import MediaDevices
 
 /// Part 2: MJPEG decode through `FrameConverter` against libjpeg-turbo called directly
 /// (`tjDecompressHeader3` + `tjDecompressToYUVPlanes`, the calls the pipeline makes), and
-/// against that decode followed by the same libyuv calls the pipeline adds for the output.
+/// against that decode followed by the same libyuv calls the pipeline adds for the output. Both
+/// decode with the pipeline's default IDCT (`JPEGDecoding.fast`: `TJFLAG_FASTDCT`).
 struct MJPEGBenchmark {
     struct Row: Encodable {
         var subsampling: String
@@ -63,6 +64,7 @@ struct MJPEGBenchmark {
         defer { planes.deallocate(); strides.deallocate() }
         let source = jpeg.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let count = UInt(jpeg.count)
+        let flags = TJFLAG_STOPONWARNING | (converter.output.jpegDecoding == .fast ? TJFLAG_FASTDCT : 0)
         func decode() -> Int32 {
             var jw: Int32 = 0, jh: Int32 = 0, js: Int32 = 0, jc: Int32 = 0
             guard tjDecompressHeader3(handle, source, count, &jw, &jh, &js, &jc) == 0 else { return -1 }
@@ -72,7 +74,7 @@ struct MJPEGBenchmark {
             planes[1] = direct ? out.plane(1) : nativeU.pointer
             planes[2] = direct ? out.plane(2) : nativeV.pointer
             strides[0] = w; strides[1] = cw; strides[2] = cw
-            return tjDecompressToYUVPlanes(handle, source, count, planes, jw, strides, jh, TJFLAG_STOPONWARNING)
+            return tjDecompressToYUVPlanes(handle, source, count, planes, jw, strides, jh, flags)
         }
         func chain() -> Int32 {
             var status = decode()

@@ -16,9 +16,10 @@ final class JPEGDecodeTests: XCTestCase {
         return jpeg[0]
     }
 
-    /// libjpeg-turbo's own decode of `jpeg` into planes at the JPEG's subsampling.
-    static func libjpegPlanes(_ jpeg: [UInt8], chromaHeight: Int) -> (y: [UInt8], u: [UInt8], v: [UInt8]) {
-        let planes = LibjpegReference.planes(jpeg)!
+    /// libjpeg-turbo's own decode of `jpeg` into planes at the JPEG's subsampling, with the
+    /// pipeline's default IDCT (fast) unless `fastDCT` is false.
+    static func libjpegPlanes(_ jpeg: [UInt8], chromaHeight: Int, fastDCT: Bool = true) -> (y: [UInt8], u: [UInt8], v: [UInt8]) {
+        let planes = LibjpegReference.planes(jpeg, fastDCT: fastDCT)!
         precondition(planes.width == w && planes.chromaHeight == chromaHeight, "not the reference JPEG")
         return (planes.y, planes.u, planes.v)
     }
@@ -27,8 +28,8 @@ final class JPEGDecodeTests: XCTestCase {
         PaddedImage(tight: jpeg, pixelFormat: .mjpeg, width: Self.w, height: Self.h, padding: 4096)
     }
 
-    func decode(_ jpeg: [UInt8], to format: PixelFormat) throws -> [UInt8] {
-        let converter = try FrameConverter(output: OutputFormat(format))
+    func decode(_ jpeg: [UInt8], to format: PixelFormat, decoding: JPEGDecoding = .fast) throws -> [UInt8] {
+        let converter = try FrameConverter(output: OutputFormat(format, jpegDecoding: decoding))
         return try frame(jpeg).withFrame { try converter.convert($0) { out in
             XCTAssertEqual(out.format.colorimetry, format == .argb ? Colorimetry(matrix: .bt601, range: .full) : .jpeg)
             return tightBytes(out)
@@ -44,6 +45,22 @@ final class JPEGDecodeTests: XCTestCase {
         XCTAssertEqual(Array(nv12[0..<(Self.w * Self.h)]), reference.y)
         XCTAssertEqual(nv12[Self.w * Self.h], reference.u[0])
         XCTAssertEqual(nv12[Self.w * Self.h + 1], reference.v[0])
+    }
+
+    func testEachIDCTDecodesExactlyAsLibjpegWithThatIDCT() throws {
+        let jpeg = try Self.jpeg("yuvj420p")
+        let fast = Self.libjpegPlanes(jpeg, chromaHeight: Self.h / 2, fastDCT: true)
+        let accurate = Self.libjpegPlanes(jpeg, chromaHeight: Self.h / 2, fastDCT: false)
+        let fastBytes = fast.y + fast.u + fast.v, accurateBytes = accurate.y + accurate.u + accurate.v
+        let differing = zip(fastBytes, accurateBytes).filter { $0 != $1 }.count
+        XCTAssertGreaterThan(differing, 0, "libjpeg's two IDCTs differ on this picture (else this test shows nothing)")
+        XCTAssertEqual(try decode(jpeg, to: .yu12), fastBytes, "the default is libjpeg's fast IDCT")
+        XCTAssertEqual(try decode(jpeg, to: .yu12, decoding: .fast), fastBytes)
+        XCTAssertEqual(try decode(jpeg, to: .yu12, decoding: .accurate), accurateBytes, ".accurate is libjpeg's accurate IDCT")
+        let worst = zip(fastBytes, accurateBytes).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        print("figure: MJPEG fast vs accurate IDCT: \(differing) of \(fastBytes.count) samples differ, by at most \(worst), \(String(format: "%.1f", psnr(fastBytes, accurateBytes))) dB")
+        XCTAssertEqual(OutputFormat(.yu12).jpegDecoding, .fast)
+        XCTAssertEqual(OutputFormat(.yu12, jpegDecoding: .accurate).description, "YU12 accurate IDCT")
     }
 
     func test422DecodesAsLibjpegWithChromaAveragedVertically() throws {
