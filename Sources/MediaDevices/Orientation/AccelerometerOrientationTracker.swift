@@ -128,13 +128,24 @@ public final class AccelerometerOrientationTracker: OrientationTracker, @uncheck
     /// What the reading thread and the callers share.
     private final class Shared: Sendable {
         let state = Mutex(State())
+        /// Held from a reading's first axis until its orientation is published.
+        private let measuring = Mutex(())
 
-        /// Records a reading and returns the orientation after it.
-        func record(_ reading: AccelerationReading) -> DeviceOrientation? {
-            state.withLock { state in
-                state.lastReading = reading
-                state.lastError = nil
-                return state.calculator.update(reading)
+        /// Reads `accelerometer`, records the reading and publishes the orientation after it to
+        /// `cell`; returns that orientation. One reading at a time: the thread's and `update()`'s
+        /// are never interleaved, so an older reading (a sensor read can take hundreds of
+        /// milliseconds while the driver powers the sensor up) is never recorded or published
+        /// after a newer one, and the three axes of one reading are read together.
+        func measure(_ accelerometer: Accelerometer, publishingTo cell: OrientationCell) throws -> DeviceOrientation? {
+            try measuring.withLock { _ in
+                let reading = try accelerometer.read()
+                let up = state.withLock { state in
+                    state.lastReading = reading
+                    state.lastError = nil
+                    return state.calculator.update(reading)
+                }
+                if let up { cell.set(up.videoOrientation) }
+                return up
             }
         }
     }
@@ -185,7 +196,7 @@ public final class AccelerometerOrientationTracker: OrientationTracker, @uncheck
             var descriptor = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
             while true {
                 do {
-                    if let up = shared.record(try accelerometer.read()) { cell.set(up.videoOrientation) }
+                    _ = try shared.measure(accelerometer, publishingTo: cell)
                 } catch let error as MediaDevicesError {
                     shared.state.withLock { $0.lastError = error }
                     if error.code == .disconnected || error.code == .notFound { return }
@@ -206,11 +217,10 @@ public final class AccelerometerOrientationTracker: OrientationTracker, @uncheck
     }
 
     /// Reads the sensor once now and feeds the reading to the calculator (also while the thread
-    /// runs); returns the orientation after it.
+    /// runs: a reading of the thread's in progress finishes first); returns the orientation
+    /// after it.
     @discardableResult
     public func update() throws -> DeviceOrientation? {
-        let up = shared.record(try accelerometer.read())
-        if let up { cell.set(up.videoOrientation) }
-        return up
+        try shared.measure(accelerometer, publishingTo: cell)
     }
 }
