@@ -21,11 +21,12 @@ import MediaDevices
 /// An MJPEG stream (`pixelFormat` compressed) is measured decoded: our rows convert to `output`
 /// (I420) — the library's converted `frames` sequence and `capture --output-format` — against
 /// `gst-launch-1.0 … ! jpegdec idct-method=ifast ! fakesink` (libjpeg's fast IDCT, jpegdec's
-/// default and ours) and `ffmpeg -input_format mjpeg … -f null -` (both decode); v4l2-ctl streams the JPEGs undecoded, for scale. Where the tools cannot keep up
-/// with the stream (decoding under emulation), frames delivered are not wall time × rate: the
-/// `.difference` method then takes each tool's CPU for `frames` frames less its CPU for
-/// `baselineFrames` frames (the least of the repeats each), over the frames between: start-up
-/// and teardown cancel, and every tool handles exactly that many frames.
+/// default and ours) and `ffmpeg -input_format mjpeg … -f null -` (both decode); v4l2-ctl
+/// streams the JPEGs undecoded, for scale. Where the tools cannot keep up with the stream
+/// (decoding under emulation), frames delivered are not wall time × rate: the `.difference`
+/// method then takes each tool's CPU for `frames` frames less its CPU for `baselineFrames`
+/// frames (the least of the repeats each), over the frames between: start-up and teardown
+/// cancel, and every tool handles exactly that many frames.
 struct CaptureCPUBenchmark {
     struct Row: Encodable {
         var tool: String
