@@ -176,28 +176,26 @@ public final class VideoFrameBuffer: @unchecked Sendable {
 
     /// Takes `frame`, which a converter wrote into `image`, as this buffer's frame (no copy).
     func adopt(_ frame: VideoFrame) {
-        endLease()
+        startAccess(Access())
         export = nil
         setMetadata(from: frame)
         planeCount = min(frame.planeCount, 3)
         planes = (frame.plane(0), planeCount > 1 ? frame.plane(1) : .empty, planeCount > 2 ? frame.plane(2) : .empty)
-        access.withLock { $0 = Access() }
     }
 
     /// Takes `frame` on lease (its lender already granted it): the planes stay in the driver's
     /// buffer. The pool calls it with the only reference.
     func lend(_ frame: VideoFrame, from buffer: LendableBuffer) {
-        endLease()
+        startAccess(Access(lease: buffer))
         setMetadata(from: frame, formatID: buffer.formatID)
         export = frame.dmaBuf
         planeCount = min(frame.planeCount, 3)
         planes = (frame.plane(0), planeCount > 1 ? frame.plane(1) : .empty, planeCount > 2 ? frame.plane(2) : .empty)
-        access.withLock { $0 = Access(lease: buffer) }
     }
 
     /// Copies `frame` in. Grows the storage only when the frame is larger than any before.
     func fill(from frame: VideoFrame) {
-        endLease()
+        startAccess(Access())
         export = nil
         var total = 0
         for index in 0..<frame.planeCount { total += frame.plane(index).bytes.count }
@@ -224,7 +222,19 @@ public final class VideoFrameBuffer: @unchecked Sendable {
             offset += source.bytes.count
         }
         planes = copied
-        access.withLock { $0 = Access() }
+    }
+
+    /// Begins the buffer's next use with `next` (readable; on lease when it holds one), giving
+    /// back the lease of its last use if that is still outstanding: one lock, where ending the
+    /// old lease and starting the new access took two. The pool calls it with the only
+    /// reference, so nobody reads the frame while it changes.
+    private func startAccess(_ next: Access) {
+        let previous = access.withLock { access -> LendableBuffer? in
+            let previous = access.lease
+            access = next
+            return previous
+        }
+        previous?.giveBack()
     }
 
     /// Takes the frame's metadata; its format only when `formatID` (the lender's name for it)

@@ -79,18 +79,27 @@ public struct VideoFrames: AsyncSequence, Sendable {
 /// The bounded drop-oldest queue behind `VideoFrames`, with its own buffer pool.
 @usableFromInline
 final class FrameQueue: Sendable {
-    /// A queued frame: its buffer, the buffer's place in the pool, and whether it is on lease.
+    /// A queued frame: its buffer's place in the pool, and whether it is on lease. (The pool
+    /// holds the buffer; a reference here would be retained and released as entries move.)
     private struct Entry {
-        let buffer: VideoFrameBuffer
         let slot: Int
         let leased: Bool
     }
 
-    private struct State {
-        var ring: [Entry?]
+    // `@unchecked Sendable`: its pointers are only followed under the queue's lock.
+    private struct State: @unchecked Sendable {
+        // The ring, the pool and the pool's per-buffer flags are memory allocated once with the
+        // queue, not arrays: each change of an array inside the lock checked the array's
+        // uniqueness (8 runtime calls a leased frame, counted with callgrind).
+        /// Queued frames: `capacity` slots from `head`, `count` of them filled.
+        let ring: UnsafeMutablePointer<Entry?>
+        let capacity: Int
         var head = 0
         var count = 0
-        var pool: [VideoFrameBuffer] = []
+        /// The pooled buffers: one per queue slot plus two (one being filled, one held by the
+        /// application), made as needed; the first `poolCount` are initialized.
+        let pool: UnsafeMutablePointer<VideoFrameBuffer>
+        var poolCount = 0
         var waiter: UnsafeContinuation<VideoFrameBuffer?, any Error>?
         var finished = false
         var error: MediaDevicesError?
@@ -99,9 +108,36 @@ final class FrameQueue: Sendable {
         /// Per pooled buffer: handed to the reader on lease, and the pool has not ended that lease
         /// yet. (A queued frame is not marked: nobody else holds it, and dropping it ends its
         /// lease.)
-        var lent: [Bool] = []
+        let lent: UnsafeMutablePointer<Bool>
+        /// Per pooled buffer: in the ring. Such a buffer is not free, though only the pool holds it.
+        let queued: UnsafeMutablePointer<Bool>
         /// How many of `lent` are set: with none, a sweep has nothing to do.
         var lentCount = 0
+
+        /// The most buffers the pool makes.
+        var poolCapacity: Int { capacity + 2 }
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            ring = .allocate(capacity: capacity)
+            ring.initialize(repeating: nil, count: capacity)
+            pool = .allocate(capacity: capacity + 2)
+            lent = .allocate(capacity: capacity + 2)
+            lent.initialize(repeating: false, count: capacity + 2)
+            queued = .allocate(capacity: capacity + 2)
+            queued.initialize(repeating: false, count: capacity + 2)
+        }
+
+        /// Frees the memory (the queue is going away); the buffers go, ending their leases.
+        mutating func deallocate() {
+            ring.deinitialize(count: capacity)
+            ring.deallocate()
+            pool.deinitialize(count: poolCount)
+            pool.deallocate()
+            poolCount = 0
+            lent.deallocate()
+            queued.deallocate()
+        }
 
         /// Gives back the leases of pooled buffers nobody else holds any more (the application
         /// let go of them), so the driver gets its buffers back. Looks only at buffers handed out
@@ -109,37 +145,28 @@ final class FrameQueue: Sendable {
         mutating func sweep() {
             guard lentCount > 0 else { return }
             var unseen = lentCount
-            var ended = 0
-            // Through a buffer pointer: `&pool[index]` would check the array's uniqueness too.
-            pool.withUnsafeMutableBufferPointer { pool in
-                lent.withUnsafeMutableBufferPointer { lent in
-                    var index = 0
-                    while unseen > 0 && index < pool.count {
-                        if lent[index] {
-                            unseen -= 1
-                            if isKnownUniquelyReferenced(&pool[index]) {
-                                pool[index].endLease()
-                                lent[index] = false
-                                ended += 1
-                            }
-                        }
-                        index += 1
+            var index = 0
+            while unseen > 0 && index < poolCount {
+                if lent[index] {
+                    unseen -= 1
+                    if isKnownUniquelyReferenced(&pool[index]) {
+                        pool[index].endLease()
+                        lent[index] = false
+                        lentCount -= 1
                     }
                 }
+                index += 1
             }
-            lentCount -= ended
         }
 
         /// The place in the pool of a buffer nobody holds, if there is one.
         mutating func unheldSlot() -> Int? {
-            pool.withUnsafeMutableBufferPointer { pool in
-                var index = 0
-                while index < pool.count {
-                    if isKnownUniquelyReferenced(&pool[index]) { return index }
-                    index += 1
-                }
-                return nil
+            var index = 0
+            while index < poolCount {
+                if !queued[index] && isKnownUniquelyReferenced(&pool[index]) { return index }
+                index += 1
             }
+            return nil
         }
 
         /// Hands `entry` to the reader: from now on the sweep watches for the reader letting go.
@@ -148,16 +175,72 @@ final class FrameQueue: Sendable {
                 lent[entry.slot] = true
                 lentCount += 1
             }
-            return entry.buffer
+            return pool[entry.slot]
+        }
+
+        /// A pooled buffer nobody holds and its place in the pool, after dropping the oldest
+        /// queued frame if the queue is full and nobody waits; `nil` when the sequence ended or
+        /// the application holds every buffer (the frame is then dropped and counted).
+        mutating func freeSlot(for frame: VideoFrame, dropped: inout Int) -> Int? {
+            if finished { return nil }
+            if waiter == nil && count == capacity {
+                // Drop the oldest waiting frame; its buffer becomes free again.
+                dropOldest()
+                dropped += 1
+            }
+            sweep()
+            if let index = unheldSlot() { return index }
+            // The pool holds one buffer per queue slot plus two (one being filled, one held by
+            // the application); anything beyond means the application keeps frames: drop.
+            if poolCount < poolCapacity {
+                (pool + poolCount).initialize(to: VideoFrameBuffer(format: frame.format))
+                poolCount += 1
+                return poolCount - 1
+            }
+            figures.dropped += 1
+            dropped += 1
+            return nil
+        }
+
+        /// Hands `entry` to the waiting reader (returned with its buffer, to resume once the lock
+        /// is released), or queues it (dropping the oldest if full).
+        mutating func enqueue(_ entry: Entry, dropped: inout Int) -> Resumption? {
+            if let waiter {
+                self.waiter = nil
+                return Resumption(waiter: waiter, buffer: handOut(entry))
+            }
+            if count == capacity {
+                dropOldest()
+                dropped += 1
+            }
+            ring[(head + count) % capacity] = entry
+            queued[entry.slot] = true
+            count += 1
+            return nil
+        }
+
+        /// Takes the oldest queued entry (there must be one).
+        mutating func popOldest() -> Entry {
+            let entry = ring[head].take()!
+            queued[entry.slot] = false
+            head = (head + 1) % capacity
+            count -= 1
+            return entry
         }
 
         /// Drops the oldest queued frame (nobody else has seen it: its lease ends now).
         mutating func dropOldest() {
-            ring[head].take()?.buffer.endLease()
-            head = (head + 1) % ring.count
-            count -= 1
+            pool[popOldest().slot].endLease()
             figures.dropped += 1
         }
+    }
+
+    /// A reader that waited, to resume with its frame once the lock is released.
+    private struct Resumption {
+        let waiter: UnsafeContinuation<VideoFrameBuffer?, any Error>
+        let buffer: VideoFrameBuffer
+
+        func resume() { waiter.resume(returning: buffer) }
     }
 
     /// What a sequence counted.
@@ -179,8 +262,10 @@ final class FrameQueue: Sendable {
         self.capacity = capacity
         self.leases = leases
         self.executor = executor
-        state = Mutex(State(ring: Array(repeating: nil, count: capacity)))
+        state = Mutex(State(capacity: capacity))
     }
+
+    deinit { state.withLock { $0.deallocate() } }
 
     var figures: Figures { state.withLock { $0.figures } }
 
@@ -192,16 +277,32 @@ final class FrameQueue: Sendable {
     /// thread; allocates nothing once the pool is full-grown.
     func push(_ frame: VideoFrame) -> Int {
         var dropped = 0
-        guard let (buffer, slot) = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
-        var leased = false
-        if leases, let lendable = frame.lendable {
-            leased = lendable.lease()
-            if leased { buffer.lend(frame, from: lendable) } else { buffer.fill(from: frame) }
-        } else {
-            buffer.fill(from: frame)
+        // A lease is taken and queued under one lock with the choice of buffer (a lease copies
+        // no pixels, so nothing slow runs under it); a copy is made outside the lock, into a
+        // buffer nobody else can reach until it is queued (only this thread pushes).
+        let outcome = state.withLock { state -> Pushed in
+            guard let slot = state.freeSlot(for: frame, dropped: &dropped) else { return .dropped }
+            guard leases, let lendable = frame.lendable, lendable.lease() else { return .toCopy(state.pool[slot], slot: slot) }
+            state.pool[slot].lend(frame, from: lendable)
+            state.figures.leased += 1
+            return .queued(state.enqueue(Entry(slot: slot, leased: true), dropped: &dropped))
         }
-        enqueue(buffer, slot: slot, leased: leased, copied: !leased && leases && frame.lendable != nil, dropped: &dropped)
+        switch outcome {
+        case .dropped: break
+        case .queued(let resumption): resumption?.resume()
+        case .toCopy(let buffer, let slot):
+            buffer.fill(from: frame)
+            enqueue(slot, copied: leases && frame.lendable != nil, dropped: &dropped)
+        }
         return dropped
+    }
+
+    /// What `push` did under the lock: queued a lease (with the reader to resume, if one
+    /// waited), found a buffer to copy into, or dropped the frame.
+    private enum Pushed {
+        case queued(Resumption?)
+        case toCopy(VideoFrameBuffer, slot: Int)
+        case dropped
     }
 
     /// Converts `frame` with `converter` straight into a pooled buffer (one pass: the converter
@@ -209,78 +310,35 @@ final class FrameQueue: Sendable {
     /// were dropped; throws the converter's error (the frame is then not queued).
     func push(_ frame: VideoFrame, converter: FrameConverter) throws -> Int {
         var dropped = 0
-        guard let (buffer, slot) = freeBuffer(for: frame, dropped: &dropped) else { return dropped }
+        let claimed = state.withLock { state -> (VideoFrameBuffer, Int)? in
+            state.freeSlot(for: frame, dropped: &dropped).map { (state.pool[$0], $0) }
+        }
+        guard let (buffer, slot) = claimed else { return dropped }
         try converter.convert(frame, into: buffer.image) { buffer.adopt($0) }
-        enqueue(buffer, slot: slot, leased: false, copied: false, dropped: &dropped)
+        enqueue(slot, copied: false, dropped: &dropped)
         return dropped
     }
 
-    /// A pooled buffer nobody holds and its place in the pool, after dropping the oldest queued
-    /// frame if the queue is full and nobody waits; `nil` when the sequence ended or the
-    /// application holds every buffer.
-    private func freeBuffer(for frame: VideoFrame, dropped: inout Int) -> (VideoFrameBuffer, Int)? {
-        state.withLock { state in
-            if state.finished { return nil }
-            if state.waiter == nil && state.count == capacity {
-                // Drop the oldest waiting frame; its buffer becomes free again.
-                state.dropOldest()
-                dropped += 1
-            }
-            state.sweep()
-            if let index = state.unheldSlot() { return (state.pool[index], index) }
-            // The pool holds one buffer per queue slot plus two (one being filled, one held by
-            // the application); anything beyond means the application keeps frames: drop.
-            if state.pool.count < capacity + 2 {
-                let buffer = VideoFrameBuffer(format: frame.format)
-                state.pool.append(buffer)
-                state.lent.append(false)
-                return (buffer, state.pool.count - 1)
-            }
-            state.figures.dropped += 1
-            dropped += 1
-            return nil
+    /// Queues the pool's buffer `slot` (filled outside the lock, not leased) or hands it to a
+    /// waiting reader; `copied`: a lease was refused and it holds a copy.
+    private func enqueue(_ slot: Int, copied: Bool, dropped: inout Int) {
+        let resumption = state.withLock { state in
+            if copied { state.figures.copied += 1 }
+            return state.enqueue(Entry(slot: slot, leased: false), dropped: &dropped)
         }
-    }
-
-    /// Hands `buffer` (the pool's `slot`) to a waiting reader, or queues it (dropping the oldest
-    /// if full).
-    private func enqueue(_ buffer: VideoFrameBuffer, slot: Int, leased: Bool, copied: Bool, dropped: inout Int) {
-        let entry = Entry(buffer: buffer, slot: slot, leased: leased)
-        let waiter: UnsafeContinuation<VideoFrameBuffer?, any Error>? = state.withLock { state in
-            if leased {
-                state.figures.leased += 1
-            } else if copied {
-                state.figures.copied += 1
-            }
-            if let waiter = state.waiter {
-                state.waiter = nil
-                _ = state.handOut(entry)
-                return waiter
-            }
-            if state.count == capacity {
-                state.dropOldest()
-                dropped += 1
-            }
-            state.ring[(state.head + state.count) % capacity] = entry
-            state.count += 1
-            return nil
-        }
-        waiter?.resume(returning: buffer)
+        resumption?.resume()
     }
 
     /// What `next()` found under the lock.
-    private enum Outcome { case frame(VideoFrameBuffer), end, failure(MediaDevicesError), wait }
+    /// (The failure is boxed, `any Error`: a `MediaDevicesError` payload made the enum a large
+    /// value copied about on every call.)
+    private enum Outcome { case frame(VideoFrameBuffer), end, failure(any Error), wait }
 
     /// Under the lock: gives back the frame the caller had before (the last loop body's), then
     /// takes the next queued frame, or the end, or else parks `continuation` (when given).
     private func take(_ state: inout State, parking continuation: UnsafeContinuation<VideoFrameBuffer?, any Error>?) -> Outcome {
         state.sweep()
-        if state.count > 0 {
-            let entry = state.ring[state.head].take()!
-            state.head = (state.head + 1) % capacity
-            state.count -= 1
-            return .frame(state.handOut(entry))
-        }
+        if state.count > 0 { return .frame(state.handOut(state.popOldest())) }
         if state.finished {
             if let error = state.error {
                 state.error = nil
