@@ -57,8 +57,7 @@ public final class VideoFrameBuffer: @unchecked Sendable {
         /// Ends the lease; returns the buffer to give back, if there was one.
         mutating func endLease() -> LendableBuffer? {
             released = true
-            defer { lease = nil }
-            return lease
+            return lease.take()
         }
     }
 
@@ -228,13 +227,11 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     /// back the lease of its last use if that is still outstanding: one lock, where ending the
     /// old lease and starting the new access took two. The pool calls it with the only
     /// reference, so nobody reads the frame while it changes.
-    private func startAccess(_ next: Access) {
-        let previous = access.withLock { access -> LendableBuffer? in
-            let previous = access.lease
-            access = next
-            return previous
-        }
-        previous?.giveBack()
+    private func startAccess(_ next: consuming Access) {
+        // Swapped in, so the lease moves rather than being copied (retained) and destroyed.
+        var swapped = next
+        access.withLock { swap(&$0, &swapped) }
+        swapped.lease?.giveBack()
     }
 
     /// Takes the frame's metadata; its format only when `formatID` (the lender's name for it)

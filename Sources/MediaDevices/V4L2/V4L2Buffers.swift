@@ -33,10 +33,33 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
         var orphaned = false
     }
 
-    private struct State {
-        var buffers: [Buffer] = []
+    // `@unchecked Sendable`: its pointer is only followed under the run's lock.
+    private struct State: @unchecked Sendable {
+        /// One entry per driver buffer, the first `count`, in memory allocated once for the most
+        /// a driver grants (`VIDEO_MAX_FRAME`), not an array: changing an array's element under
+        /// the lock checked the array's uniqueness, a runtime call, at each of the four changes
+        /// a leased frame makes.
+        let buffers = UnsafeMutablePointer<Buffer>.allocate(capacity: Int(VIDEO_MAX_FRAME))
+        var count = 0
+        /// How many are queued to the driver, kept with each change of `queued`, so that a lease
+        /// need not count them.
+        var queuedCount = 0
         var streaming = false
         var released = false
+
+        /// Adds the next buffer's entry (queued).
+        mutating func append() {
+            (buffers + count).initialize(to: Buffer())
+            count += 1
+            queuedCount += 1
+        }
+
+        /// Marks buffer `index` queued to the driver or not.
+        mutating func setQueued(_ index: Int, _ queued: Bool) {
+            guard buffers[index].queued != queued else { return }
+            buffers[index].queued = queued
+            queuedCount += queued ? 1 : -1
+        }
     }
 
     let device: V4L2Device
@@ -88,7 +111,8 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
                 throw MediaDevicesError(.io, device: device.path, operation: "VIDIOC_REQBUFS",
                                         detail: "The driver granted only \(request.count) buffer(s); at least 2 are needed. Free memory or use a smaller format")
             }
-            for index in 0..<request.count {
+            // (A driver grants at most VIDEO_MAX_FRAME; the state and the requeue planes hold that many.)
+            for index in 0..<min(request.count, UInt32(VIDEO_MAX_FRAME)) {
                 var buffer = makeBuffer(index: index)
                 try device.file.ioctl(cv4l2_VIDIOC_QUERYBUF, &buffer, "VIDIOC_QUERYBUF")
                 var planes: [MappedMemory] = []
@@ -104,7 +128,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
                 exportedDescriptors.append(exportingDMABuf ? try export(index: index, planeCount: planes.count) : [])
                 exportedDataOffsets.append(Array(repeating: 0, count: planes.count))
                 exports.append(describeExport(Int(index)))
-                state.withLock { $0.buffers.append(Buffer()) }
+                state.withLock { $0.append() }
                 try device.file.ioctl(cv4l2_VIDIOC_QBUF, &buffer, "VIDIOC_QBUF")
             }
         } catch {
@@ -117,6 +141,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
         release()
         planeArray.deallocate()
         requeuePlanes.deallocate()
+        state.withLock { $0.buffers.deallocate() }
     }
 
     /// The number of buffers the driver granted.
@@ -232,18 +257,9 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
     func lease(_ index: Int) -> Bool {
         guard lends else { return false }
         return state.withLock { state in
-            guard state.streaming, !state.released, index < state.buffers.count else { return false }
-            if state.buffers[index].leases == 0 {
-                // Lending this one leaves the queued ones with the driver: enough of them?
-                // (An index loop: unoptimized builds allocate the generic iterator of `for in`.)
-                var queued = 0
-                var other = 0
-                while other < state.buffers.count {
-                    if state.buffers[other].queued { queued += 1 }
-                    other += 1
-                }
-                if queued < minimumQueued { return false }
-            }
+            guard state.streaming, !state.released, index < state.count else { return false }
+            // Lending this one leaves the queued ones with the driver: enough of them?
+            if state.buffers[index].leases == 0 && state.queuedCount < minimumQueued { return false }
             state.buffers[index].leases += 1
             return true
         }
@@ -251,7 +267,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
 
     func giveBack(_ index: Int) {
         state.withLock { state in
-            guard index < state.buffers.count, index < Int(VIDEO_MAX_FRAME), state.buffers[index].leases > 0 else { return }
+            guard index < state.count, state.buffers[index].leases > 0 else { return }
             state.buffers[index].leases -= 1
             guard state.buffers[index].leases == 0, !state.buffers[index].delivering else { return }
             if state.buffers[index].orphaned {
@@ -260,7 +276,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
             } else if state.streaming {
                 var buffer = makeBuffer(index: UInt32(index), planes: requeuePlanes + index * Int(VIDEO_MAX_PLANES))
                 // A failure (the device is gone) shows on the capture thread's next dequeue.
-                if device.file.ioctlErrno(cv4l2_VIDIOC_QBUF, &buffer) == 0 { state.buffers[index].queued = true }
+                if device.file.ioctlErrno(cv4l2_VIDIOC_QBUF, &buffer) == 0 { state.setQueued(index, true) }
             }
         }
     }
@@ -280,7 +296,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
         let delay: Duration = now >= timestamp ? .nanoseconds(Int64(now - timestamp)) : .zero
         let index = Int(buffer.index)
         state.withLock {
-            $0.buffers[index].queued = false
+            $0.setQueued(index, false)
             $0.buffers[index].delivering = true
         }
         // Multi-planar: bytesused counts from the start of the plane, data_offset included.
@@ -310,7 +326,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
         let requeue = state.withLock { state -> Bool in
             state.buffers[index].delivering = false
             guard state.buffers[index].leases == 0 else { return false }
-            state.buffers[index].queued = true
+            state.setQueued(index, true)
             return true
         }
         if requeue {
@@ -332,13 +348,13 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
                 state.streaming = false
             }
             for index in mappings.indices {
-                if index < state.buffers.count, state.buffers[index].leases > 0 {
+                if index < state.count, state.buffers[index].leases > 0 {
                     state.buffers[index].orphaned = true
                 } else {
                     for plane in mappings[index] { plane.unmap() }
                     closeExports(index)
                 }
-                if index < state.buffers.count { state.buffers[index].queued = false }
+                if index < state.count { state.setQueued(index, false) }
             }
             var request = v4l2_requestbuffers()
             request.count = 0
