@@ -19,6 +19,7 @@ public enum SourceLifecycleRules {
         var broken: [String] = []
         try checkCallsFromTheCallback(source, change: change, seconds: seconds, into: &broken)
         try checkTwiceAndAfterRelease(source, seconds: seconds, into: &broken)
+        try checkCallsFromTheEndWhileAnotherThreadStops(source, seconds: seconds, into: &broken)
         return broken
     }
 
@@ -74,6 +75,59 @@ public enum SourceLifecycleRules {
         expect(!source.isCapturing, "not capturing after stop() or release()", into: &broken)
         expect(counter.endings == 2, "each run ended once", into: &broken)
         source.consumer = nil
+    }
+}
+
+extension SourceLifecycleRules {
+    /// Another thread stops the source while the consumer's `captureDidStop` (on the capture
+    /// thread, which that `stop()` waits for) calls `release()` and `start()`: `release()` only
+    /// stops and returns, `start()` is refused, and the other thread's `stop()` returns.
+    static func checkCallsFromTheEndWhileAnotherThreadStops(_ source: some VideoCapturer, seconds: Double,
+                                                            into broken: inout [String]) throws {
+        let ending = EndingConsumer(source: source)
+        source.consumer = ending
+        try source.start()
+        expect(ending.frames.wait(for: 2, seconds: seconds), "frames before the other thread's stop()", into: &broken)
+        let stopped = DispatchSemaphore(value: 0)
+        Thread { source.stop(); stopped.signal() }.start()
+        let returned = stopped.wait(timeout: .now() + seconds) == .success
+        expect(returned, "stop() from another thread returned while captureDidStop called release() and start()", into: &broken)
+        guard returned else { return }  // the threads are stuck: the rest would hang too
+        let outcome = ending.outcome
+        expect(outcome.heard, "captureDidStop was heard", into: &broken)
+        expect(outcome.releaseSeconds < 1, "release() from captureDidStop returns at once (took \(outcome.releaseSeconds) s)", into: &broken)
+        expect(outcome.start == .invalidState, "start() from captureDidStop on the capture thread is refused with .invalidState (got \(outcome.start.map { "\($0)" } ?? "no error"))", into: &broken)
+        source.consumer = nil
+        source.release()
+        expect(!source.isCapturing, "not capturing after stop() or release()", into: &broken)
+    }
+}
+
+/// Calls `release()` and `start()` from `captureDidStop`.
+private final class EndingConsumer<Source: VideoCapturer>: VideoFrameConsumer, Sendable {
+    struct Outcome: Sendable {
+        var heard = false
+        var releaseSeconds = 0.0
+        var start: MediaDevicesError.Code?
+    }
+
+    private let source: Source
+    let frames = FrameCounter()
+    private let state = Mutex(Outcome())
+
+    init(source: Source) { self.source = source }
+
+    var outcome: Outcome { state.withLock { $0 } }
+
+    func consumeFrame(_ frame: VideoFrame) { frames.consumeFrame(frame) }
+
+    func captureDidStop(error: MediaDevicesError?) {
+        var outcome = Outcome(heard: true)
+        let started = DispatchTime.now().uptimeNanoseconds
+        source.release()
+        outcome.releaseSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        do { try source.start() } catch { outcome.start = (error as? MediaDevicesError)?.code ?? .io }
+        state.withLock { $0 = outcome }
     }
 }
 
@@ -134,7 +188,7 @@ private final class CallingConsumer<Source: VideoCapturer>: VideoFrameConsumer, 
 }
 
 /// Counts frames and ends.
-private final class FrameCounter: VideoFrameConsumer, Sendable {
+final class FrameCounter: VideoFrameConsumer, Sendable {
     private let state = Mutex((frames: 0, endings: 0))
 
     var frames: Int { state.withLock { $0.frames } }

@@ -22,6 +22,12 @@ protocol SourceDevice: Sendable {
 /// - `release()` there only stops (the device closes at the next `release()` or with the source);
 /// - every other control call there throws `.invalidState`: it would wait for the thread it runs on.
 ///
+/// The capture thread is known by its mark (`CaptureThread.isOwned(by:)`), not by the run slot,
+/// so the rules hold also while its run starts or stops: a consumer's `captureDidStop` that
+/// calls `release()` while another thread's `stop()` waits for it returns at once. The consumer
+/// hears of a failed start or restart after the control lock is released, so it may call the
+/// source again.
+///
 /// Locks: the control lock (which holds the device part) is held while a run is stopped and
 /// its thread joined; the capture thread never takes it. What readers and the capture thread
 /// see lives elsewhere, behind short locks (`RunSlot`, the sources' published state).
@@ -31,6 +37,9 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     private let run = RunSlot()
     private let device: Mutex<Device>
     private let name: Mutex<String>
+    /// The failure that ended the delivery run under the control lock: the sequences and the
+    /// consumer hear it once the lock is released (a consumer may call back into the source).
+    private let pendingEnd = Mutex<MediaDevicesError?>(nil)
 
     /// A core for `device`, named `label` in errors (a device path or unique ID).
     init(device: consuming sending Device, label: String) {
@@ -47,12 +56,16 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     /// Whether a run is delivering frames.
     var isCapturing: Bool { run.isRunning }
 
-    /// Whether the caller is the current run's capture thread.
-    var isOnCaptureThread: Bool { run.isCurrentThread }
+    /// Whether the caller is one of this source's capture threads (its consumer callback, a
+    /// task on its capture executor), also while that thread's run is starting or stopping.
+    var isOnCaptureThread: Bool { CaptureThread.isOwned(by: delivery) }
 
-    /// Throws `.invalidState` when called on the current run's capture thread.
+    /// Throws `.invalidState` when called on this source's capture thread, where waiting for
+    /// the thread to stop would wait forever.
     func refuseOnCaptureThread(_ operation: String) throws {
-        try run.refuseOnCaptureThread(device: label, operation: operation)
+        guard isOnCaptureThread else { return }
+        throw MediaDevicesError(.invalidState, device: label, operation: operation,
+                                detail: "Called from this source's frame callback (or a task on its capture executor), which runs on the capture thread that would have to stop; call it from another thread or task")
     }
 
     /// What a control call may do with the run while it holds the control lock.
@@ -87,6 +100,9 @@ final class SourceCore<Device: SourceDevice>: Sendable {
         try refuseOnCaptureThread(operation)
         let control = Control(core: self)
         var result: Result?
+        defer {
+            if let failure = pendingEnd.withLock({ $0.take() }) { delivery.finish(error: failure) }
+        }
         try device.withLock { device throws in result = try body(&device, control) }
         return result!
     }
@@ -116,25 +132,27 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     /// Stops the run and waits for its thread; ends every sequence and tells the consumer, once.
     /// On the capture thread it returns at once and the run ends when the callback returns.
     func stop() {
-        if let current = run.current, current.isCurrentThread {
-            current.stop()
+        if isOnCaptureThread {
+            // The current run's own thread asks it to end; a run already stopping is ending.
+            if let current = run.current, current.isCurrentThread { current.stop() }
             return
         }
         let stopped = device.withLock { _ in run.stop(restarting: false) }
         if !stopped { delivery.finish(error: nil) }  // nothing ran: still end waiting sequences
     }
 
-    /// Ends the delivery run with `error` (every sequence throws it; the consumer hears it).
+    /// Ends the delivery run with `error` (every sequence throws it; the consumer hears it)
+    /// once the control lock is released (`withControl`).
     fileprivate func finishDelivery(_ error: any Error, operation: String) {
-        delivery.finish(error: error as? MediaDevicesError
-            ?? MediaDevicesError(.io, device: label, operation: operation, detail: "\(error)"))
+        let failure = error as? MediaDevicesError ?? MediaDevicesError(.io, device: label, operation: operation, detail: "\(error)")
+        pendingEnd.withLock { $0 = failure }
     }
 
     /// Stops and closes the device. On the capture thread it only stops: the device closes at
     /// the next `release()` or when the source is freed.
     func release() {
         stop()
-        if run.isCurrentThread { return }
+        if isOnCaptureThread { return }
         device.withLock { $0.close() }
     }
 }
