@@ -62,7 +62,7 @@ final class SourceCore<Device: SourceDevice>: Sendable {
 
     /// Throws `.invalidState` when called on this source's capture thread, where waiting for
     /// the thread to stop would wait forever.
-    func refuseOnCaptureThread(_ operation: String) throws {
+    func refuseOnCaptureThread(_ operation: String) throws(MediaDevicesError) {
         guard isOnCaptureThread else { return }
         throw MediaDevicesError(.invalidState, device: label, operation: operation,
                                 detail: "Called from this source's frame callback (or a task on its capture executor), which runs on the capture thread that would have to stop; call it from another thread or task")
@@ -96,25 +96,29 @@ final class SourceCore<Device: SourceDevice>: Sendable {
 
     /// Runs `body` with the device part and the run under the control lock; refused with
     /// `.invalidState` on the capture thread (see the rules above).
-    func withControl<Result>(_ operation: String, _ body: (inout Device, Control) throws -> Result) throws -> Result {
+    func withControl<Result>(_ operation: String, _ body: (inout Device, Control) throws -> Result) throws(MediaDevicesError) -> Result {
         try refuseOnCaptureThread(operation)
         let control = Control(core: self)
         var result: Result?
         defer {
             if let failure = pendingEnd.withLock({ $0.take() }) { delivery.finish(error: failure) }
         }
-        try device.withLock { device throws in result = try body(&device, control) }
+        do {
+            try device.withLock { device throws in result = try body(&device, control) }
+        } catch {
+            throw MediaDevicesError.converting(error, device: label, operation: operation)
+        }
         return result!
     }
 
     /// Opens the device (`SourceDevice.open`).
-    func initialize() throws {
+    func initialize() throws(MediaDevicesError) {
         try withControl("initialize") { device, _ in try device.open() }
     }
 
     /// Starts a run, opening the device first if needed; does nothing while one runs. If it
     /// fails, the sequences end with the error, which is thrown.
-    func start() throws {
+    func start() throws(MediaDevicesError) {
         try withControl("start") { device, control in
             if control.isRunning { return }
             _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
@@ -126,6 +130,18 @@ final class SourceCore<Device: SourceDevice>: Sendable {
                 finishDelivery(error, operation: "start capture")
                 throw error
             }
+        }
+    }
+
+    /// A new sequence of the source's frames (see `VideoCapturer.frames(bufferSize:)`).
+    func frames(bufferSize: Int) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
+
+    /// A new sequence of the source's frames converted to `output` (see `VideoCapturer`).
+    func frames(bufferSize: Int, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
+        do {
+            return delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: label))
+        } catch {
+            throw MediaDevicesError.converting(error, device: label, operation: "frames(output:)")
         }
     }
 
@@ -144,7 +160,7 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     /// Ends the delivery run with `error` (every sequence throws it; the consumer hears it)
     /// once the control lock is released (`withControl`).
     fileprivate func finishDelivery(_ error: any Error, operation: String) {
-        let failure = error as? MediaDevicesError ?? MediaDevicesError(.io, device: label, operation: operation, detail: "\(error)")
+        let failure = MediaDevicesError.converting(error, device: label, operation: operation)
         pendingEnd.withLock { $0 = failure }
     }
 

@@ -263,10 +263,10 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// `.permissionDenied` when the user cancels the dialog, `.timeout` when no answer or
     /// picture comes in time; a shared screen or window that goes away while capturing ends
     /// the capture with `.disconnected`.
-    public func initialize() throws { try core.initialize() }
+    public func initialize() throws(MediaDevicesError) { try core.initialize() }
 
     /// Starts grabbing and delivering frames. If it fails, the `frames` sequences end with the error.
-    public func start() throws { try core.start() }
+    public func start() throws(MediaDevicesError) { try core.start() }
 
     /// The capture loop: one grab per deadline; a grab with nothing to show (output off)
     /// leaves a sequence gap; an unchanged screen (X11 damage), when skipped, is counted and
@@ -385,13 +385,13 @@ public final class ScreenSource: VideoCapturer, Sendable {
     }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { core.delivery.makeFrames(bufferSize: bufferSize) }
+    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
 
     /// A new asynchronous sequence of frames converted to `output` on the capture thread — the
     /// seeds' screen capturer publishes `OutputFormat(.argb)`; encoders want `.nv12`. Give
     /// `output.size` to keep one size across mode changes (frames are scaled to it).
-    public func frames(bufferSize: Int = 4, output: OutputFormat) throws -> VideoFrames {
-        core.delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: screen.uniqueID))
+    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
+        try core.frames(bufferSize: bufferSize, output: output)
     }
 
     /// Counters of the current or last run.

@@ -86,10 +86,10 @@ public final class TestPatternSource: VideoCapturer, Sendable {
     public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
     /// Chooses the format. Not from this source's own callback (`.invalidState`).
-    public func initialize() throws { try core.initialize() }
+    public func initialize() throws(MediaDevicesError) { try core.initialize() }
 
     /// Starts drawing and delivering frames. If it fails, the `frames` sequences end with the error.
-    public func start() throws { try core.start() }
+    public func start() throws(MediaDevicesError) { try core.start() }
 
     /// Stops and waits for the drawing thread to end; ends every `frames` sequence. From this
     /// source's own callback it returns at once and drawing ends when the callback returns.
@@ -102,7 +102,7 @@ public final class TestPatternSource: VideoCapturer, Sendable {
     /// cannot be made, the old one stays and the error is thrown. Not from this source's own
     /// callback.
     @discardableResult
-    public func setFormat(_ request: FormatRequest) throws -> FormatNegotiation {
+    public func setFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
         try core.withControl("setFormat") { drawing, control in
             let wasRunning = control.pauseRun()
             let old = state.withLock { ($0.request, $0.negotiation) }
@@ -137,11 +137,11 @@ public final class TestPatternSource: VideoCapturer, Sendable {
     }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { core.delivery.makeFrames(bufferSize: bufferSize) }
+    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
 
     /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
-    public func frames(bufferSize: Int = 4, output: OutputFormat) throws -> VideoFrames {
-        core.delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: "testpattern"))
+    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
+        try core.frames(bufferSize: bufferSize, output: output)
     }
 
     /// Counters of the current or last run.

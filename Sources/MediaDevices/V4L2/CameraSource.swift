@@ -99,12 +99,12 @@ public final class CameraSource: VideoCapturer, Sendable {
 
     /// Opens the device and negotiates the requested format. Not from this source's own
     /// callback (`.invalidState`).
-    public func initialize() throws { try core.initialize() }
+    public func initialize() throws(MediaDevicesError) { try core.initialize() }
 
     /// Starts capturing (initializing first if needed). The corresponding ioctls are
     /// `VIDIOC_REQBUFS`, `VIDIOC_QBUF` and `VIDIOC_STREAMON`. If it fails, the `frames`
     /// sequences end with the error.
-    public func start() throws { try core.start() }
+    public func start() throws(MediaDevicesError) { try core.start() }
 
     /// Stops capturing and waits until the buffers are released; the device stays open and
     /// configured. Ends every `frames` sequence and tells the consumer, once. Called from this
@@ -137,7 +137,7 @@ public final class CameraSource: VideoCapturer, Sendable {
 
     /// Sets (or with `nil` removes) the `orientationTracker`. While capturing, the stream
     /// restarts with it (consumers stay subscribed). Not from this source's own callback.
-    public func setOrientationTracker(_ tracker: (any OrientationTracker)?) throws {
+    public func setOrientationTracker(_ tracker: (any OrientationTracker)?) throws(MediaDevicesError) {
         try core.withControl("setOrientationTracker") { camera, control in
             snapshot.withLock { $0.tracker = tracker }
             guard camera.session != nil, control.isRunning else { return }
@@ -160,11 +160,11 @@ public final class CameraSource: VideoCapturer, Sendable {
     public var captureExecutor: CaptureExecutor { core.delivery.executor }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { core.delivery.makeFrames(bufferSize: bufferSize) }
+    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
 
     /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
-    public func frames(bufferSize: Int = 4, output: OutputFormat) throws -> VideoFrames {
-        core.delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: device.path))
+    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
+        try core.frames(bufferSize: bufferSize, output: output)
     }
 
     /// Counters of the current or last run.
@@ -174,7 +174,7 @@ public final class CameraSource: VideoCapturer, Sendable {
     /// and the stream starts again; consumers stay subscribed. If the new format cannot be set,
     /// the old one is restored and the error is thrown. Not from this source's own callback.
     @discardableResult
-    public func setFormat(_ request: FormatRequest) throws -> FormatNegotiation {
+    public func setFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
         try core.withControl("setFormat") { camera, control in
             let old = snapshot.withLock { $0.request }
             snapshot.withLock { $0.request = request }
@@ -209,7 +209,7 @@ public final class CameraSource: VideoCapturer, Sendable {
     /// `setFormat` path. `request` defaults to the current request. Not from this source's own
     /// callback.
     @discardableResult
-    public func selectCaptureDevice(_ device: CaptureDevice, format request: FormatRequest? = nil) throws -> FormatNegotiation {
+    public func selectCaptureDevice(_ device: CaptureDevice, format request: FormatRequest? = nil) throws(MediaDevicesError) -> FormatNegotiation {
         if device.path == self.device.path {
             return try setFormat(request ?? snapshot.withLock { $0.request })
         }
