@@ -61,10 +61,12 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         /// A value a control (or an option) does not take: out of range, off its step, not in
         /// its menu, of the wrong type. The detail names the control, the value and what it takes.
         public static let invalidValue = Code("invalidValue")
+        /// The task waiting (for a person's answer, a server or a first picture) was cancelled.
+        public static let cancelled = Code("cancelled")
 
         /// Every code this version knows.
         public static let all: [Code] = [.disconnected, .busy, .permissionDenied, .unsupportedFormat, .invalidState,
-                                         .timeout, .io, .notFound, .corruptFrame, .invalidValue]
+                                         .timeout, .io, .notFound, .corruptFrame, .invalidValue, .cancelled]
     }
 
     /// The stable code.

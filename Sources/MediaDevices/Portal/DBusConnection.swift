@@ -59,6 +59,18 @@ final class DBusConnection {
         return DBusMessage(taking: reply)
     }
 
+    /// Sends a call of `member` (no arguments) that expects no reply, and flushes it: for
+    /// closing what a peer may be too busy to answer for (a portal whose backend hangs in a
+    /// dialog), without waiting for it.
+    func send(_ destination: String, _ path: String, _ interface: String, _ member: String) {
+        var message: OpaquePointer?
+        guard sd_bus_message_new_method_call(bus, &message, destination, path, interface, member) >= 0, let message else { return }
+        defer { sd_bus_message_unref(message) }
+        _ = sd_bus_message_set_expect_reply(message, 0)
+        _ = sd_bus_send(bus, message, nil)
+        _ = sd_bus_flush(bus)
+    }
+
     /// The value of property `name` of `interface` on `path` at `destination`
     /// (`org.freedesktop.DBus.Properties.Get`).
     func property(_ destination: String, _ path: String, _ interface: String, _ name: String) throws -> DBusValue {
@@ -88,7 +100,8 @@ final class DBusConnection {
     }
 
     /// Processes incoming messages until `watch` has caught its signal, for at most `timeout`.
-    /// Throws `DBusFailure` named `timeout` when it did not come.
+    /// Throws `DBusFailure` named `timeout` when it did not come, `cancelled` when the thread's
+    /// `WaitCancellation` was set meanwhile.
     func wait(for watch: DBusSignalWatch, timeout: Duration) throws -> DBusMessage {
         let deadline = MonotonicClock.now() &+ UInt64(timeout.components.seconds) * 1_000_000_000
             &+ UInt64(timeout.components.attoseconds / 1_000_000_000)
@@ -99,8 +112,13 @@ final class DBusConnection {
             if processed > 0 { continue }
             let now = MonotonicClock.now()
             if now >= deadline { throw DBusFailure(name: "timeout", message: "no signal from \(watch.description)", errno: ETIMEDOUT) }
-            let waited = sd_bus_wait(bus, (deadline - now) / 1000)
+            // In slices, so that a cancelled wait (`WaitCancellation`) ends within one.
+            let slice = UInt64(WaitCancellation.slice.components.attoseconds / 1_000_000_000)
+            let waited = sd_bus_wait(bus, min(deadline - now, slice) / 1000)
             if waited < 0 && waited != -EINTR { throw DBusFailure(name: "wait", message: "sd_bus_wait", errno: -waited) }
+            if WaitCancellation.isCurrentCancelled {
+                throw DBusFailure(name: "cancelled", message: "the task waiting for \(watch.description) was cancelled", errno: ECANCELED)
+            }
         }
     }
 

@@ -59,6 +59,7 @@ final class PipeWireCapture {
             &+ UInt64(timeout.components.attoseconds / 1_000_000_000)
         while true {
             if newest().frame.data != nil { return }
+            try WaitCancellation.check(device: device, operation: "pw_stream_dequeue_buffer", waitingFor: "the stream's first picture")
             let now = MonotonicClock.now()
             if now >= deadline {
                 throw MediaDevicesError(.timeout, device: device, operation: "pw_stream_dequeue_buffer", errno: ETIMEDOUT,

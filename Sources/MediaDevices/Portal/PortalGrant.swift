@@ -43,7 +43,9 @@ struct PortalGrant {
             self.stream = stream
             restoreToken = token
         } catch {
-            portal.closeSession(session)
+            // A portal whose request was given up on may hang in its dialog: do not wait for it.
+            let code = (error as? MediaDevicesError)?.code
+            if code == .cancelled || code == .timeout { portal.closeSessionWithoutWaiting(session) } else { portal.closeSession(session) }
             throw error
         }
         self.portal = portal

@@ -112,6 +112,12 @@ final class ScreenCastPortal {
         _ = try? bus.call(Self.destination, session, "org.freedesktop.portal.Session", "Close", timeout: .seconds(5))
     }
 
+    /// Closes the session without waiting for the portal's answer (after a cancelled or timed
+    /// out request, when its backend may hang in the dialog).
+    func closeSessionWithoutWaiting(_ session: String) {
+        bus.send(Self.destination, session, "org.freedesktop.portal.Session", "Close")
+    }
+
     /// Calls `member` with a fresh `handle_token` (given to `append`, which puts it in the options),
     /// waits for the Request's `Response`, and returns its results. Response 1 (the user
     /// cancelled) throws `.permissionDenied`; 2 throws `.io`.
@@ -120,13 +126,14 @@ final class ScreenCastPortal {
         requests += 1
         // Tokens only identify requests within this connection.
         let token = "mediadevices\(getpid())_\(requests)"
-        let path = "/org/freedesktop/portal/desktop/request/\(sender)/\(token)"
+        var path = "/org/freedesktop/portal/desktop/request/\(sender)/\(token)"
         do {
             var watch = try bus.watchSignal(path: path, interface: "org.freedesktop.portal.Request", member: "Response")
             let reply = try bus.call(Self.destination, Self.objectPath, Self.interface, member) { try append($0, token) }
             // Portals older than 0.9 return another path: watch that one (a response before this line is lost).
             if let handle = try reply.read()?.string, handle != path {
                 watch = try bus.watchSignal(path: handle, interface: "org.freedesktop.portal.Request", member: "Response")
+                path = handle
             }
             let response = try bus.wait(for: watch, timeout: timeout)
             let code = try response.read()?.uint32 ?? 2
@@ -141,6 +148,10 @@ final class ScreenCastPortal {
                                         detail: "The screen-cast portal ended the request without a choice (response \(code)); check the portal backend's log (xdg-desktop-portal-wlr, -gnome, -kde)")
             }
         } catch let failure as DBusFailure {
+            // A request nobody waits for any more: the portal takes its dialog down.
+            if failure.name == "cancelled" || failure.name == "timeout" {
+                bus.send(Self.destination, path, "org.freedesktop.portal.Request", "Close")
+            }
             throw ScreenCastPortal.error(failure, operation: member, device: address, timeout: timeout)
         }
     }
@@ -157,6 +168,9 @@ final class ScreenCastPortal {
         case "org.freedesktop.DBus.Error.AccessDenied":
             return MediaDevicesError(.permissionDenied, device: device, operation: operation,
                                      detail: "The portal refused (\(failure.message)); the session's policy does not allow screen casting for this program")
+        case "cancelled":
+            return MediaDevicesError(.cancelled, device: device, operation: operation, errno: ECANCELED,
+                                     detail: "The task waiting for the screen-cast portal's answer was cancelled; the request and its session were closed")
         case "timeout", "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout":
             return MediaDevicesError(.timeout, device: device, operation: operation, errno: ETIMEDOUT,
                                      detail: "The screen-cast portal did not answer\(timeout.map { " within \($0)" } ?? ""); the user may not have answered its dialog, or the portal backend hangs")

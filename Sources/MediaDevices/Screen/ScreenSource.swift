@@ -171,6 +171,22 @@ public final class ScreenSource: VideoCapturer, Sendable {
 
         func open() throws {
             if state.withLock({ $0.grabbing }) != nil { return }
+            install(try prepare())
+        }
+
+        /// Publishes a prepared grabber, unless one is open already (then `prepared` is let go).
+        func install(_ prepared: (Grabbing, CaptureSettings)) {
+            state.withLock { state in
+                guard state.grabbing == nil else { return }
+                state.grabbing = prepared.0
+                state.settings = prepared.1
+            }
+        }
+
+        /// Makes the backend's grabber and grabs once, to learn the format and check the
+        /// privilege; publishes nothing. For the portal this waits for the user and the first
+        /// picture (cancellable: `WaitCancellation`).
+        func prepare() throws -> (Grabbing, CaptureSettings) {
             if let region, region.width <= 0 || region.height <= 0 {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
                                         detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
@@ -192,9 +208,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "DRM_IOCTL_MODE_GETCRTC",
                                         detail: "\(screen.name) shows no framebuffer (it is off or blanked) or the region lies outside it; turn it on or choose another region")
             }
-            let settings = CaptureSettings(format: format, frameRate: frameRate)
-            let grabbing = Grabbing(grabber)
-            state.withLock { $0.grabbing = grabbing; $0.settings = settings }
+            return (Grabbing(grabber), CaptureSettings(format: format, frameRate: frameRate))
         }
 
         /// Opens the card and finds the screen's connector as it is now.
@@ -225,6 +239,8 @@ public final class ScreenSource: VideoCapturer, Sendable {
 
     private let state: PublishedState<State>
     private let core: SourceCore<Grab>
+    /// The device part as configured, for `prepare()`, which makes its grabber outside the core.
+    private let grab: Grab
 
     /// A source for `screen` at `frameRate`, optionally cut to `region`, with the cursor,
     /// delivering unchanged pictures again (`skipsUnchangedFrames: false`), exporting the
@@ -243,10 +259,9 @@ public final class ScreenSource: VideoCapturer, Sendable {
         self.exportsDMABuf = exportsDMABuf
         let state = PublishedState(State())
         self.state = state
-        core = SourceCore(device: Grab(screen: screen, frameRate: frameRate, region: region, showsCursor: showsCursor,
-                                       mapping: mapping, skipsUnchangedFrames: skipsUnchangedFrames,
-                                       exportsDMABuf: exportsDMABuf, portal: portal, state: state),
-                          label: screen.uniqueID)
+        grab = Grab(screen: screen, frameRate: frameRate, region: region, showsCursor: showsCursor, mapping: mapping,
+                    skipsUnchangedFrames: skipsUnchangedFrames, exportsDMABuf: exportsDMABuf, portal: portal, state: state)
+        core = SourceCore(device: grab, label: screen.uniqueID)
     }
 
     deinit { core.release() }
@@ -264,6 +279,22 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// picture comes in time; a shared screen or window that goes away while capturing ends
     /// the capture with `.disconnected`.
     public func initialize() throws(MediaDevicesError) { try core.initialize() }
+
+    /// Does what `initialize()` does, as a call that waits without holding a thread of Swift's
+    /// cooperative pool or the source's lock, and that task cancellation ends: for a portal
+    /// screen, the user's answer to the portal's dialog (up to `PortalOptions.responseTimeout`)
+    /// and the first picture are waited for on a thread of its own. Prefer it to
+    /// `initialize()` for portal screens, before `start()`.
+    /// - Throws: what `initialize()` throws; `.cancelled` when the task was cancelled while it
+    ///   waited (the portal's request and session are closed, nothing is left open).
+    public func prepare() async throws(MediaDevicesError) {
+        if state.withLock({ $0.grabbing }) != nil { return }
+        let grab = self.grab
+        let prepared = try await runBlocking(name: "md-screen-open", device: screen.uniqueID, operation: "initialize") {
+            try grab.prepare()
+        }
+        try core.withControl("prepare") { grab, _ in grab.install(prepared) }
+    }
 
     /// Starts grabbing and delivering frames. If it fails, the `frames` sequences end with the error.
     public func start() throws(MediaDevicesError) { try core.start() }

@@ -183,6 +183,65 @@ final class PortalScreenTests: XCTestCase {
         }
     }
 
+    /// A task waiting in `prepare()` for a dialog nobody answers ends promptly when cancelled,
+    /// with `.cancelled`, and leaves no descriptor, thread or portal session behind.
+    func testCancellingTheWaitForTheDialogEndsItPromptlyLeavingNothingOpen() async throws {
+        let session = try start(.hang)
+        let screen = try monitor(of: session)
+        let observer = try DBusConnection(address: session.busAddress)
+        func openSessions() throws -> Int {
+            // The portal exports one node per session under /org/freedesktop/portal/desktop/session/<sender>/.
+            let reply = try observer.call(ScreenCastPortal.destination, "/org/freedesktop/portal/desktop/session",
+                                          "org.freedesktop.DBus.Introspectable", "Introspect")
+            let xml = try reply.read()?.string ?? ""
+            return xml.components(separatedBy: "<node name=").count - 1
+        }
+        // Swift's global executor starts its threads (and libdispatch its descriptors) on first use: before counting.
+        try await Task.detached { try await Task.sleep(for: .milliseconds(10)) }.value
+        func descriptors() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).sorted().map { fd in
+                "\(fd) -> \((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) ?? "?")"
+            }
+        }
+        func threadNames() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).compactMap { task in
+                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
+        let descriptorsBefore = descriptors()
+        let source = ScreenSource(screen: screen)
+        let waiting = Task { try await source.prepare() }
+        try wait("the portal's backend runs the chooser (sleep 600)") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).contains { pid in
+                (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) == "sleep\u{0}600\u{0}"
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let cancelled = Date()
+        waiting.cancel()
+        let outcome = await waiting.result
+        let seconds = Date().timeIntervalSince(cancelled)
+        switch outcome {
+        case .success: XCTFail("prepare() returned although nobody answered the dialog")
+        case .failure(let error):
+            XCTAssertEqual((error as? MediaDevicesError)?.code, .cancelled, "\(error)")
+            XCTAssertEqual((error as? MediaDevicesError)?.operation, "SelectSources", "\(error)")
+        }
+        print(String(format: "figure: prepare() ended %.2f s after its task was cancelled", seconds))
+        XCTAssertLessThan(seconds, 3, "ended promptly (one wait slice; the request and the session are closed without waiting for the hung backend)")
+        XCTAssertNil(source.portalSessionHandle, "nothing installed")
+        XCTAssertFalse(source.isCapturing)
+        source.release()
+        do {
+            try wait("no descriptor left and no md-screen-open thread") {
+                descriptors().count <= descriptorsBefore.count && !threadNames().contains("md-screen-open")
+            }
+        } catch {
+            XCTFail("\(error): descriptors before \(descriptorsBefore), now \(descriptors()); threads \(threadNames())")
+        }
+        XCTAssertEqual(try openSessions(), 0, "the portal session was closed")
+    }
+
     func testWithoutScreenCastTheErrorIsNotFoundNamingWhatToInstall() throws {
         let session = try start(.noScreenCast)
         XCTAssertThrowsError(try ScreenSource.portalScreens(busAddress: session.busAddress)) { error in

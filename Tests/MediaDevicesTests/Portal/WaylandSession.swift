@@ -16,6 +16,8 @@ final class WaylandSession {
         case noScreenCast
         /// `SelectSources` is answered with response 1 (cancelled by the user).
         case cancel
+        /// `SelectSources` waits for a dialog nobody answers.
+        case hang
     }
 
     /// What a client exports to use the session: `DBUS_SESSION_BUS_ADDRESS`, `XDG_RUNTIME_DIR`,
@@ -49,6 +51,7 @@ final class WaylandSession {
         case .screenCast: break
         case .noScreenCast: arguments.append("--no-screencast")
         case .cancel: arguments.append("--cancel")
+        case .hang: arguments.append("--hang")
         }
         do {
             try Self.runScript(arguments)
