@@ -8,6 +8,18 @@ public struct PortalOptions: Sendable, Hashable {
     public var restoreToken: String?
     /// A file that keeps the restore token across runs: read when no token is given, rewritten
     /// with each new token the portal returns. `nil`: tokens live in memory only.
+    ///
+    /// A restore token is a secret: whoever holds it (for an application outside a sandbox, any
+    /// process of this user in the same desktop session) can have the portal share the same
+    /// screen or window again without asking the user, until the user revokes it in the desktop's settings
+    /// or the portal forgets it. So the file is written mode 0600 (less the umask), owned by
+    /// the user, and replaced whole (a temporary file in the same folder, synced, then renamed):
+    /// it never holds half a token. Keep it in a private folder (`$XDG_STATE_HOME`, not /tmp).
+    ///
+    /// A file that cannot be written fails the start with the write's `MediaDevicesError`
+    /// (`.notFound` when its folder does not exist, `.permissionDenied` when the folder is
+    /// read-only or not this user's, `.io` when the disk is full). The folder is checked before
+    /// the portal asks the user, so a choice is not asked for and then lost.
     public var restoreTokenFile: String?
     /// How long to wait for the user to answer the portal's dialog.
     public var responseTimeout: Duration

@@ -37,11 +37,25 @@ enum PortalScreens {
         return token.isEmpty ? nil : token
     }
 
-    /// Keeps `token` for the next session of `screen`, in memory and in `options.restoreTokenFile`.
-    static func keep(_ token: String, for screen: Screen, options: PortalOptions) {
+    /// Keeps `token` for the next session of `screen`, in memory and in `options.restoreTokenFile`
+    /// (mode 0600, replaced whole: `AtomicFile`). Throws the write's error.
+    static func keep(_ token: String, for screen: Screen, options: PortalOptions) throws {
         tokens.withLock { $0[key(screen)] = token }
-        if let file = options.restoreTokenFile { try? (token + "\n").write(toFile: file, atomically: true, encoding: .utf8) }
+        if let file = options.restoreTokenFile {
+            try AtomicFile.write(Array((token + "\n").utf8), to: file, mode: tokenFileMode, operation: "write the portal restore token")
+        }
     }
+
+    /// Checks, before the portal asks the user, that `options.restoreTokenFile` can be written
+    /// (its folder exists and this user may create files in it): a token the user's choice gives
+    /// would otherwise be lost. Throws the write's error.
+    static func checkTokenFile(_ options: PortalOptions) throws {
+        guard let file = options.restoreTokenFile else { return }
+        try AtomicFile(path: file, mode: tokenFileMode, operation: "write the portal restore token").discard()
+    }
+
+    /// The restore token file's mode: the user's alone (the token shares the screen again without asking).
+    static let tokenFileMode: mode_t = 0o600
 
     private static func key(_ screen: Screen) -> String { "\(screen.card)/\(screen.connectorID)" }
 }
