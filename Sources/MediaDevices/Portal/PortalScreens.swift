@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The screens of the Wayland screen-cast portal. What the session offers cannot be listed
 /// without asking the user (the portal's dialog is the list), so each source type the portal
@@ -24,23 +23,20 @@ enum PortalScreens {
                cursorPlaneID: nil, physicalSize: nil, monitorName: nil, backend: .portal, frame: frame)
     }
 
-    /// The restore tokens this process received, by bus and source type.
-    private static let tokens = Mutex<[String: String]>([:])
-
-    /// The token to restore `screen`'s choice with: the one given, else this process's last
-    /// one, else the one in `options.restoreTokenFile`.
+    /// The token to restore `screen`'s choice with: the one given, else the one kept in
+    /// `options.restoreTokens`, else the one in `options.restoreTokenFile`.
     static func restoreToken(for screen: Screen, options: PortalOptions) -> String? {
         if let token = options.restoreToken { return token }
-        if let token = tokens.withLock({ $0[key(screen)] }) { return token }
+        if let token = options.restoreTokens.token(for: key(screen)) { return token }
         guard let file = options.restoreTokenFile, let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
         let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return token.isEmpty ? nil : token
     }
 
-    /// Keeps `token` for the next session of `screen`, in memory and in `options.restoreTokenFile`
-    /// (mode 0600, replaced whole: `AtomicFile`). Throws the write's error.
+    /// Keeps `token` for the next session of `screen`, in `options.restoreTokens` and in
+    /// `options.restoreTokenFile` (mode 0600, replaced whole: `AtomicFile`). Throws the write's error.
     static func keep(_ token: String, for screen: Screen, options: PortalOptions) throws {
-        tokens.withLock { $0[key(screen)] = token }
+        options.restoreTokens.keep(token, for: key(screen))
         if let file = options.restoreTokenFile {
             try AtomicFile.write(Array((token + "\n").utf8), to: file, mode: tokenFileMode, operation: "write the portal restore token")
         }
