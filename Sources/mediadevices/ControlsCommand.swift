@@ -138,29 +138,8 @@ struct ControlsCommand: ParsableCommand {
         var profiles = try readProfiles(path, operation: "controls --save") ?? ControlProfiles()
         let profile = try camera.controlProfile()
         profiles.store(profile)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        do {
-            try encoder.encode(profiles).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw MediaDevicesError.fromFileErrno(Self.errno(of: error), path: path, operation: "controls --save")
-        }
+        try profiles.write(to: path, operation: "controls --save")
         return profile
-    }
-
-    /// The errno behind a Foundation file error (EIO when it does not say).
-    private static func errno(of error: Error) -> Int32 {
-        let error = error as NSError
-        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return Int32(underlying.code)
-        }
-        switch CocoaError.Code(rawValue: error.code) {
-        case .fileNoSuchFile: return ENOENT
-        case .fileWriteNoPermission: return EACCES
-        case .fileWriteOutOfSpace: return ENOSPC
-        case .fileWriteVolumeReadOnly: return EROFS
-        default: return EIO
-        }
     }
 
     /// Restores the camera's profile from the file at `path`; returns it and the keys skipped.

@@ -11,7 +11,7 @@ struct ScreenBackendOption: ParsableArguments {
     @Option(help: "Screens only: the backend, kms, x11 or portal (default: portal when WAYLAND_DISPLAY is set and the portal answers, else x11 when DISPLAY answers, else kms).")
     var backend: ScreenBackend?
 
-    @Option(help: "Portal only: a file keeping the restore token, so that the portal asks the user only once (read, then rewritten with each new token).")
+    @Option(help: "Portal only: a file keeping the restore token, so that the portal asks the user only once (read, then rewritten with each new token, mode 0600: the token lets this user's processes share the screen again without asking).")
     var restoreTokenFile: String?
 
     /// How the portal is asked.

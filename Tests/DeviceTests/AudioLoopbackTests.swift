@@ -128,6 +128,22 @@ final class AudioLoopbackTests: XCTestCase {
         }
     }
 
+    /// ALSA's stock `default` (card 0 here: snd-aloop, no sound server's plugin over it) has no
+    /// hint in Debian's configuration, so `aplay -L` leaves it out; it opens, so it is listed.
+    func testTheDefaultPCMIsListedWhenItOpensThoughItHasNoHint() throws {
+        let hinted = try Rig.run("aplay -L").split(separator: "\n").contains("default")
+        let (devices, _) = AudioDevice.enumerate()
+        for direction in [AudioDevice.Direction.input, .output] {
+            let listed = devices.filter { $0.backend == .alsa && $0.name == "default" && $0.direction == direction }
+            XCTAssertEqual(listed.count, 1, "\(direction): ALSA's default, once: \(devices.map(\.uniqueID))")
+            guard let device = listed.first else { continue }
+            XCTAssertTrue(device.isDefault)
+            if !hinted { XCTAssertEqual(device.description, "Default ALSA device (the configuration's `default` PCM)") }
+            XCTAssertNoThrow(try device.supportedFormats(), "\(direction): the listed default opens")
+        }
+        print("figure: ALSA's default \(hinted ? "has" : "has no") hint (aplay -L); listed as an input and an output")
+    }
+
     func testListAndFormatsCommandsShowAudio() throws {
         let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try Rig.run("\(Rig.tool) list --json").utf8)) as? [String: Any])
         XCTAssertNotNil(listed["cameras"], "the camera shape stays")

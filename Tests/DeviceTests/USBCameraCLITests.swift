@@ -44,8 +44,10 @@ final class USBCameraCLITests: XCTestCase {
         let capture = try Rig.spawn([Rig.tool, "capture", device.uniqueID, "--format", "YUYV", "--size", "320x240", "--frames", "100000",
                                      "--timeout", "600", "--output", output, "--json"], output: printed, errors: "\(Rig.scratch)/unplugged.err")
         defer { if capture.isRunning { capture.terminate() } }
-        // Wait until frames are being written, then pull the cable.
-        for _ in 0..<900 where Rig.fileSize(output) < 320 * 240 * 2 * 3 && capture.isRunning { usleep(100_000) }
+        // Wait until frames are being written, then pull the cable. The file is written under a
+        // temporary name beside its path (`.unplugged.y4m.XXXXXX`) until the capture ends.
+        func written() -> Int { Int(Rig.shell("stat -c %s \(Rig.scratch)/.unplugged.y4m.* 2>/dev/null | head -n 1").output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 }
+        for _ in 0..<900 where written() < 320 * 240 * 2 * 3 && capture.isRunning { usleep(100_000) }
         XCTAssertTrue(capture.isRunning, "the CLI captures: \(Rig.shell("cat \(Rig.scratch)/unplugged.err").output)")
         camera.unplug()
         XCTAssertTrue(Rig.wait(for: capture, seconds: 10), "the CLI ended within 10 s of the unplug")

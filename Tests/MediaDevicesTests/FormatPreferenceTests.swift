@@ -48,6 +48,20 @@ final class FormatPreferenceTests: XCTestCase {
         XCTAssertEqual(try choose(.automatic, size: .hd720, rate: 15).pixelFormat, .nv12, "NV12 reaches 15 fps at 720p")
     }
 
+    /// A 16-bit packed 4:4:4 pixel has 4 to 6 bits a component: below 8-bit 4:4:4, 4:2:2 and 4:2:0.
+    func testBestQualityRanksFewerBitsAComponentBelowEightBitFormats() throws {
+        let vga = [option(.vga, 30)]
+        for reduced in [PixelFormat.yuv444, .yuv555, .yuv565, .rgb565, .rgb555, .rgb444] {
+            for full in [PixelFormat.xyuv32, .yuv444m, .rgb24, .yuyv, .nv12] {
+                for offers in [[format(reduced, vga), format(full, vga)], [format(full, vga), format(reduced, vga)]] {
+                    let choice = try FormatSelection.choose(FormatRequest(size: .vga, preference: .bestQuality), from: offers, device: "x")
+                    XCTAssertEqual(choice.pixelFormat, full, "\(full.name) over \(reduced.name), offered \(offers.map(\.pixelFormat.name))")
+                }
+            }
+            XCTAssertGreaterThan(FormatSelection.quality(format(reduced, vga)), FormatSelection.quality(format(.grey, vga)), "\(reduced.name) over grey")
+        }
+    }
+
     func testRawOnlyNeverTakesMJPEGAndSettlesForALowerRate() throws {
         let choice = try choose(.rawOnly, size: .hd720, rate: 30)
         XCTAssertFalse(choice.pixelFormat.isCompressed)

@@ -3,18 +3,22 @@ import Glibc
 
 /// ALSA enumeration: every card (`snd_card_next`), every PCM device on it
 /// (`snd_ctl_pcm_next_device`) in each direction it has (`snd_ctl_pcm_info`), as a `hw:` and a
-/// `plughw:` device, plus the configured `default` PCM (`snd_device_name_hint`).
+/// `plughw:` device, plus the configured `default` PCM in each direction where ALSA's configuration
+/// describes it (`snd_device_name_hint`) or it opens: Debian's configuration gives the stock
+/// `default` (card 0, when no sound server's plugin takes it over) no hint, so `aplay -L` and the
+/// hint list leave it out although `aplay` plays through it.
 enum ALSADevices {
+    /// The description of the configured `default` PCM when ALSA's configuration gives it none.
+    static let unhintedDefaultDescription = "Default ALSA device (the configuration's `default` PCM)"
+
     static func enumerate() -> (devices: [AudioDevice], problems: [MediaDevicesError]) {
         _ = ALSALogging.silenced
         var devices: [AudioDevice] = []
         var problems: [MediaDevicesError] = []
         let defaultDescription = hintDescription(of: "default")
-        if let defaultDescription {
-            for direction in [AudioDevice.Direction.input, .output] {
-                devices.append(AudioDevice(name: "default", description: defaultDescription, direction: direction,
-                                           isDefault: true, backend: .alsa))
-            }
+        for direction in [AudioDevice.Direction.input, .output] where defaultDescription != nil || opens("default", direction: direction) {
+            devices.append(AudioDevice(name: "default", description: defaultDescription ?? unhintedDefaultDescription, direction: direction,
+                                       isDefault: true, backend: .alsa))
         }
         var card: Int32 = -1
         var cards = 0
@@ -58,6 +62,16 @@ enum ALSADevices {
                                               detail: "No ALSA sound card: /proc/asound/cards is empty; load a driver (for testing: `modprobe snd-aloop`)"))
         }
         return (devices, problems)
+    }
+
+    /// Whether the PCM `name` opens in `direction` (without blocking), or exists but another
+    /// process holds it (`EBUSY`).
+    static func opens(_ name: String, direction: AudioDevice.Direction) -> Bool {
+        var pcm: OpaquePointer?
+        let stream = direction == .input ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
+        let opened = snd_pcm_open(&pcm, name, stream, SND_PCM_NONBLOCK)
+        if opened >= 0, let pcm { snd_pcm_close(pcm) }
+        return opened >= 0 || opened == -EBUSY
     }
 
     /// The description ALSA's configuration gives a PCM name (`snd_device_name_hint`).

@@ -10,14 +10,16 @@ public final class WAVWriter {
     public let format: AudioFormat
     /// Frames written so far.
     public private(set) var framesWritten = 0
-    private var file: UnsafeMutablePointer<FILE>?
+    private var file: AtomicFile?
 
-    /// Creates (truncates) `path` and writes a header for `format`.
+    /// Starts a file for `path` and writes a header for `format`. The file appears at `path`,
+    /// whole, when `close()` returns (`AtomicFile`: written beside it and renamed, mode 0644 less
+    /// the umask); a failed write removes what was written. A missing or read-only folder is a
+    /// clear `MediaDevicesError` here.
     public init(path: String, format: AudioFormat) throws {
         self.path = path
         self.format = format
-        guard let file = fopen(path, "wb") else { throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "fopen") }
-        self.file = file
+        file = try AtomicFile(path: path, operation: "write WAV")
         try writeHeader(dataBytes: 0)
     }
 
@@ -37,9 +39,7 @@ public final class WAVWriter {
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let file else { throw MediaDevicesError(.invalidState, device: nil, operation: "write \(path)", detail: "The WAV file is closed") }
-        guard bytes.count == 0 || fwrite(bytes.baseAddress, 1, bytes.count, file) == bytes.count else {
-            throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "fwrite")
-        }
+        try file.write(bytes)
     }
 
     /// Appends interleaved samples already in `format` (whole frames).
@@ -58,15 +58,17 @@ public final class WAVWriter {
         try converted.withUnsafeBytes { try write(raw: $0) }
     }
 
-    /// Patches the header's sizes and closes the file.
+    /// Patches the header's sizes, closes the file and moves it to `path`. After a failed
+    /// write nothing is left at `path` (or what was there before stays).
     public func close() throws {
         guard let file else { return }
-        defer { fclose(file); self.file = nil }
+        defer { file.discard(); self.file = nil }
+        guard let stream = file.stream else { return }  // a write failed: the file is gone
         let dataBytes = framesWritten * format.bytesPerFrame
         if dataBytes % 2 == 1 { try withUnsafeBytes(of: UInt8(0)) { try write($0) } }
-        guard fseek(file, 0, SEEK_SET) == 0 else { throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "fseek") }
+        guard fseek(stream, 0, SEEK_SET) == 0 else { throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "fseek") }
         try writeHeader(dataBytes: dataBytes)
-        guard fflush(file) == 0 else { throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "fflush") }
+        try file.commit()
     }
 }
 

@@ -106,11 +106,19 @@ public final class DeviceMonitor: AsyncSequence, @unchecked Sendable {
     private let continuation: AsyncStream<DeviceEvent>.Continuation
     private let wake: WakeUpEvent
     private let thread: CaptureThread
-    private static let logger = Logger(label: "MediaDevices.DeviceMonitor")
+    /// Where the monitor logs (a failed poll that ends the events): the application's logger
+    /// given to `init`, else one labelled `MediaDevices.DeviceMonitor`.
+    public let logger: Logger
 
-    /// Starts watching `kinds` from `source`. Throws if the netlink socket cannot be opened
-    /// (`.permissionDenied` in a sandbox that forbids netlink).
-    public init(kinds: Set<DeviceEvent.Kind> = Set(DeviceEvent.Kind.allCases), source: Source = .automatic) throws {
+    /// The logger a monitor uses when the application gives none.
+    static let defaultLogger = Logger(label: "MediaDevices.DeviceMonitor")
+
+    /// Starts watching `kinds` from `source`, logging to `logger` (swift-log's; `nil`: one
+    /// labelled `MediaDevices.DeviceMonitor`, through the process's `LoggingSystem`). Throws if
+    /// the netlink socket cannot be opened (`.permissionDenied` in a sandbox that forbids netlink).
+    public init(kinds: Set<DeviceEvent.Kind> = Set(DeviceEvent.Kind.allCases), source: Source = .automatic, logger: Logger? = nil) throws {
+        let logger = logger ?? Self.defaultLogger
+        self.logger = logger
         let resolved = source == .automatic ? Source.detected : source
         self.source = resolved
         self.kinds = kinds
@@ -134,7 +142,7 @@ public final class DeviceMonitor: AsyncSequence, @unchecked Sendable {
         let box = MonitorBox(udev: udev, monitor: monitor)
         do {
             thread = try CaptureThread(name: "md-hotplug") {
-                DeviceMonitor.run(box, wake: wake, known: known, continuation: continuation)
+                DeviceMonitor.run(box, wake: wake, known: known, continuation: continuation, logger: logger)
             }
         } catch {
             continuation.finish()
@@ -155,7 +163,7 @@ public final class DeviceMonitor: AsyncSequence, @unchecked Sendable {
     public func makeAsyncIterator() -> AsyncStream<DeviceEvent>.Iterator { stream.makeAsyncIterator() }
 
     private static func run(_ box: MonitorBox, wake: WakeUpEvent, known: KnownDevices,
-                            continuation: AsyncStream<DeviceEvent>.Continuation) {
+                            continuation: AsyncStream<DeviceEvent>.Continuation, logger: Logger) {
         var fds = [pollfd(fd: udev_monitor_get_fd(box.monitor), events: Int16(POLLIN), revents: 0),
                    pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
         while true {

@@ -9,7 +9,8 @@ public enum FormatPreference: String, Sendable, Hashable, Codable, CaseIterable 
     /// raw format): for several cameras on one USB bus.
     case lowestBandwidth
     /// The most colour information: raw before compressed, then RGB and 4:4:4 before 4:2:2
-    /// before 4:2:0.
+    /// before 4:2:0, then formats with fewer than 8 bits a component (RGB565, YUV555, ...),
+    /// then grey.
     case bestQuality
 }
 

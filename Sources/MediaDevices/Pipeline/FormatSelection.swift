@@ -161,14 +161,18 @@ public enum FormatSelection {
         }
     }
 
-    /// A rank of colour information: compressed lowest, grey next, then chroma resolution
-    /// (Bayer, one colour sample per pixel, ranks as 4:2:0).
+    /// A rank of colour information: compressed lowest, grey next, then formats with fewer than
+    /// 8 bits a component, then chroma resolution (Bayer, one colour sample per pixel, ranks as
+    /// 4:2:0). A packed 4:4:4 pixel in 2 bytes (YUV444, YUV555, YUV565, RGB565, RGB555,
+    /// RGB444: 4 to 6 bits a component) ranks below 8-bit 4:2:0: 16 to 64 levels of luma band
+    /// visibly, where subsampled chroma does not.
     static func quality(_ format: CaptureFormat) -> Double {
         guard !format.isCompressed, let layout = format.pixelFormat.layout else { return 0 }
         if greyFormats.contains(format.pixelFormat) { return 0.1 }
         if PixelFormat.bayerFormats.contains(format.pixelFormat) { return 1.25 }
         guard format.pixelFormat.isYUV || layout.planes[0].bytesPerSample >= 2 else { return 0.1 }
         let (h, v) = layout.chromaSubsampling
+        if layout.planes.count == 1 && h * v == 1 && layout.planes[0].bytesPerSample < 3 || format.pixelFormat == .bgr666 { return 1.1 }
         return 1 + 1 / Double(h * v)
     }
 

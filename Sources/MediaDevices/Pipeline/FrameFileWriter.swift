@@ -52,7 +52,7 @@ public final class FrameFileWriter: @unchecked Sendable {
     public let format: VideoFormat
     /// Frames written so far.
     public private(set) var framesWritten = 0
-    private var file: UnsafeMutablePointer<FILE>?
+    private var file: AtomicFile?
     /// Frames as Y4M planes (`container == .y4m`).
     private let y4mPlanes = Y4MPlanes()
 
@@ -72,9 +72,11 @@ public final class FrameFileWriter: @unchecked Sendable {
         return !pixelFormat.isYUV && !pixelFormat.isCompressed && FrameConverter.canConvert(pixelFormat) ? .argb : .yu12
     }
 
-    /// Creates (truncates) `path` for frames of `format` at `frameRate`; `-` writes to
-    /// `standardOutput` (a descriptor the caller may have set aside, so that nothing else reaches
-    /// the stream). `container` defaults to Y4M when the format allows it.
+    /// Starts a file for frames of `format` at `frameRate`, which appears at `path`, whole, when
+    /// `close()` returns (`AtomicFile`: written beside it and renamed, mode 0644 less the umask; a
+    /// failed write removes what was written; a character device such as /dev/null is written in
+    /// place); `-` writes to `standardOutput` (a descriptor the caller may have set aside, so
+    /// that nothing else reaches the stream). `container` defaults to Y4M when the format allows it.
     public init(path: String, format: VideoFormat, frameRate: FrameRate?, container: Container? = nil,
                 standardOutput: Int32 = STDOUT_FILENO) throws {
         self.path = path
@@ -89,11 +91,14 @@ public final class FrameFileWriter: @unchecked Sendable {
                                     detail: "A .mjpeg file stores the camera's JPEG frames, but these frames are \(format.pixelFormat.name); capture --format MJPG, or write .y4m")
         }
         self.container = chosen
-        let opened = path == "-" ? fdopen(dup(standardOutput), "wb") : fopen(path, "wb")
-        guard let file = opened else {
-            throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "open \(path) for writing")
+        if path == "-" {
+            guard let stream = fdopen(dup(standardOutput), "wb") else {
+                throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "open standard output for writing")
+            }
+            file = AtomicFile(inPlace: stream, path: path, operation: "write standard output")
+        } else {
+            file = try AtomicFile(path: path, operation: "write \(path)")
         }
-        self.file = file
         if chosen == .y4m { try write(Array(FrameFileWriter.y4mHeader(format, frameRate: frameRate).utf8)) }
     }
 
@@ -133,11 +138,11 @@ public final class FrameFileWriter: @unchecked Sendable {
         framesWritten += 1
     }
 
-    /// Flushes and closes the file. Safe to call more than once.
+    /// Flushes and closes the file and moves it to `path` (`AtomicFile`). Safe to call more than once.
     public func close() throws {
         guard let file else { return }
         self.file = nil
-        if fclose(file) != 0 { throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "close \(path)") }
+        try file.commit()
     }
 
     private static let frameHeader = Array("FRAME\n".utf8)
@@ -182,9 +187,6 @@ public final class FrameFileWriter: @unchecked Sendable {
         guard let file else {
             throw MediaDevicesError(.invalidState, device: nil, operation: "write \(path)", detail: "The file is already closed")
         }
-        guard bytes.count > 0 else { return }
-        if fwrite(bytes.baseAddress, 1, bytes.count, file) != bytes.count {
-            throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "write \(path)")
-        }
+        try file.write(bytes)
     }
 }

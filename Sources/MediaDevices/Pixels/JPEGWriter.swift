@@ -1,11 +1,11 @@
 import CTurboJPEG
-import SystemPackage
 
 /// Writes frames as JPEG files through libjpeg-turbo (TurboJPEG): any frame the pixel pipeline
 /// reads is converted to ARGB (so the colour matrix and range are the pipeline's, as for PNG)
 /// and compressed as a baseline 4:2:0 JFIF.
 public enum JPEGWriter {
-    /// Writes `frame` to `path` as a JPEG of `quality` (1–100).
+    /// Writes `frame` to `path` as a JPEG of `quality` (1–100), whole or not at all (`AtomicFile`:
+    /// mode 0644 less the umask; a missing or read-only folder is a clear `MediaDevicesError`).
     public static func write(_ frame: VideoFrame, to path: String, quality: Int = 90) throws {
         let converter = try FrameConverter(output: OutputFormat(.argb))
         guard let handle = tjInitCompress() else {
@@ -26,13 +26,7 @@ public enum JPEGWriter {
                 throw MediaDevicesError(.io, device: nil, operation: "tjCompress2",
                                         detail: "libjpeg-turbo could not compress the frame: \(String(cString: tjGetErrorStr2(handle)))")
             }
-            do {
-                let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate],
-                                                   permissions: [.ownerReadWrite, .groupRead, .otherRead])
-                try file.closeAfter { _ = try file.writeAll(UnsafeRawBufferPointer(start: jpeg, count: Int(size))) }
-            } catch let error as Errno {
-                throw MediaDevicesError.fromFileErrno(error.rawValue, path: path, operation: "write JPEG")
-            }
+            try AtomicFile.write(UnsafeRawBufferPointer(start: jpeg, count: Int(size)), to: path, operation: "write JPEG")
         }
     }
 }

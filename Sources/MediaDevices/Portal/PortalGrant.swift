@@ -21,13 +21,15 @@ struct PortalGrant {
     /// brings back an earlier choice) and opens the PipeWire remote; keeps the new restore
     /// token. Throws `.notFound` without a portal, `.permissionDenied` when the user cancels,
     /// `.unsupportedFormat` when the portal does not offer that source type, `.timeout` when no
-    /// answer comes in time. A failure leaves no session open.
+    /// answer comes in time, and the write's error when `options.restoreTokenFile` cannot be
+    /// written (checked before the portal asks). A failure leaves no session open.
     init(screen: Screen, showsCursor: Bool, options: PortalOptions) throws {
         let portal = try ScreenCastPortal(address: screen.card.isEmpty ? nil : screen.card)
         guard portal.sourceTypes & screen.connectorID != 0 else {
             throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "SelectSources",
                                     detail: "The screen-cast portal does not offer \(screen.name) sources (it offers types \(portal.sourceTypes)); run `mediadevices screens --backend portal`")
         }
+        try PortalScreens.checkTokenFile(options)
         let session = try portal.createSession()
         do {
             // Hidden (1) or embedded (2): the pipeline has no cursor metadata to draw.
@@ -38,7 +40,7 @@ struct PortalGrant {
                 throw MediaDevicesError(.io, device: screen.uniqueID, operation: "Start",
                                         detail: "The screen-cast portal started the session without a stream")
             }
-            if let token { PortalScreens.keep(token, for: screen, options: options) }
+            if let token { try PortalScreens.keep(token, for: screen, options: options) }
             remote = try portal.openPipeWireRemote(session: session)
             self.stream = stream
             restoreToken = token

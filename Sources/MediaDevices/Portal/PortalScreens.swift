@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The screens of the Wayland screen-cast portal. What the session offers cannot be listed
 /// without asking the user (the portal's dialog is the list), so each source type the portal
@@ -24,24 +23,35 @@ enum PortalScreens {
                cursorPlaneID: nil, physicalSize: nil, monitorName: nil, backend: .portal, frame: frame)
     }
 
-    /// The restore tokens this process received, by bus and source type.
-    private static let tokens = Mutex<[String: String]>([:])
-
-    /// The token to restore `screen`'s choice with: the one given, else this process's last
-    /// one, else the one in `options.restoreTokenFile`.
+    /// The token to restore `screen`'s choice with: the one given, else the one kept in
+    /// `options.restoreTokens`, else the one in `options.restoreTokenFile`.
     static func restoreToken(for screen: Screen, options: PortalOptions) -> String? {
         if let token = options.restoreToken { return token }
-        if let token = tokens.withLock({ $0[key(screen)] }) { return token }
+        if let token = options.restoreTokens.token(for: key(screen)) { return token }
         guard let file = options.restoreTokenFile, let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
         let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return token.isEmpty ? nil : token
     }
 
-    /// Keeps `token` for the next session of `screen`, in memory and in `options.restoreTokenFile`.
-    static func keep(_ token: String, for screen: Screen, options: PortalOptions) {
-        tokens.withLock { $0[key(screen)] = token }
-        if let file = options.restoreTokenFile { try? (token + "\n").write(toFile: file, atomically: true, encoding: .utf8) }
+    /// Keeps `token` for the next session of `screen`, in `options.restoreTokens` and in
+    /// `options.restoreTokenFile` (mode 0600, replaced whole: `AtomicFile`). Throws the write's error.
+    static func keep(_ token: String, for screen: Screen, options: PortalOptions) throws {
+        options.restoreTokens.keep(token, for: key(screen))
+        if let file = options.restoreTokenFile {
+            try AtomicFile.write(Array((token + "\n").utf8), to: file, mode: tokenFileMode, operation: "write the portal restore token")
+        }
     }
+
+    /// Checks, before the portal asks the user, that `options.restoreTokenFile` can be written
+    /// (its folder exists and this user may create files in it): a token the user's choice gives
+    /// would otherwise be lost. Throws the write's error.
+    static func checkTokenFile(_ options: PortalOptions) throws {
+        guard let file = options.restoreTokenFile else { return }
+        try AtomicFile(path: file, mode: tokenFileMode, operation: "write the portal restore token").discard()
+    }
+
+    /// The restore token file's mode: the user's alone (the token shares the screen again without asking).
+    static let tokenFileMode: mode_t = 0o600
 
     private static func key(_ screen: Screen) -> String { "\(screen.card)/\(screen.connectorID)" }
 }

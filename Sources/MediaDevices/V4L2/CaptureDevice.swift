@@ -50,14 +50,18 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     }
 
     /// The capture devices, and an error for each `/dev/video*` node that could not be opened or
-    /// queried (most often `.permissionDenied`: the user is not in the `video` group).
-    public static func enumerate() -> (devices: [CaptureDevice], problems: [MediaDevicesError]) {
-        enumerate(in: "/dev")
+    /// queried (most often `.permissionDenied`: the user is not in the `video` group). Each node
+    /// skipped is logged at debug level to `logger` (swift-log's; `nil`: one labelled
+    /// `MediaDevices.CaptureDevice`, through the process's `LoggingSystem`).
+    public static func enumerate(logger: Logger? = nil) -> (devices: [CaptureDevice], problems: [MediaDevicesError]) {
+        enumerate(in: "/dev", logger: logger)
     }
 
-    static let logger = Logger(label: "MediaDevices.CaptureDevice")
+    /// The logger enumeration uses when the application gives none.
+    static let defaultLogger = Logger(label: "MediaDevices.CaptureDevice")
 
-    static func enumerate(in directory: String) -> (devices: [CaptureDevice], problems: [MediaDevicesError]) {
+    static func enumerate(in directory: String, logger: Logger? = nil) -> (devices: [CaptureDevice], problems: [MediaDevicesError]) {
+        let logger = logger ?? defaultLogger
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         let nodes = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
             .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }

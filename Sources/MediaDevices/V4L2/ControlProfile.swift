@@ -1,3 +1,4 @@
+import Foundation
 /// The writable controls of one camera and their values, saved as JSON and restored after a
 /// replug (`CaptureDevice.controlProfile()`, `restoreControls(_:)`), keyed by the camera's
 /// `uniqueID`.
@@ -48,4 +49,14 @@ public struct ControlProfiles: Sendable, Hashable, Codable {
 
     /// Adds or replaces `profile`.
     public mutating func store(_ profile: ControlProfile) { profiles[profile.uniqueID] = profile }
+
+    /// Writes the profiles to `path` as pretty-printed JSON (what `mediadevices controls --save`
+    /// writes), whole or not at all: a temporary file beside it, synced and renamed (mode 0644
+    /// less the umask). `operation` names the write in errors: `.notFound` for a missing folder,
+    /// `.permissionDenied` for a read-only one.
+    public func write(to path: String, operation: String = "save control profiles") throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try AtomicFile.write(Array(try encoder.encode(self)), to: path, operation: operation)
+    }
 }

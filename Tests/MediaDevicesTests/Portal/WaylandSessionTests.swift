@@ -67,6 +67,71 @@ final class WaylandSessionTests: XCTestCase {
         }
     }
 
+    /// The runtime directories (/run/mdsession-*) whose `owner` file names `pid`.
+    private func runtimes(ownedBy pid: Int32) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/run")) ?? []
+        return names.filter { $0.hasPrefix("mdsession-") }.map { "/run/" + $0 }.filter { runtime in
+            let owner = (try? String(contentsOfFile: runtime + "/owner", encoding: .utf8)) ?? ""
+            return owner.split(separator: " ").first == Substring("\(pid)")
+        }
+    }
+
+    /// Waits up to `seconds` for `condition`.
+    private func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(50_000)
+        }
+        return true
+    }
+
+    /// A run killed with SIGKILL (as a CI timeout kills a test process) cannot stop its session:
+    /// the next start, or `cleanup`, stops it because its owner has ended.
+    func testASessionWhoseOwnerWasKilledIsStoppedByTheNextCleanup() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediadevices-wayland-orphan-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The owner: a shell that starts the session and then waits, as a test process would.
+        let owner = Process()
+        owner.executableURL = URL(fileURLWithPath: "/bin/bash")
+        owner.arguments = ["-c", "\"$0\" start \"$1\" --no-screencast && exec sleep 600", WaylandSession.script, directory]
+        owner.standardInput = FileHandle.nullDevice
+        owner.standardOutput = FileHandle.nullDevice
+        try owner.run()
+        XCTAssertTrue(waitUntil(seconds: 60) { FileManager.default.fileExists(atPath: directory + "/env") || !owner.isRunning }, "the session started")
+        let runtime = try XCTUnwrap(runtimes(ownedBy: owner.processIdentifier).first, "a runtime directory names the owner \(owner.processIdentifier)")
+        XCTAssertFalse(try processesUsing(runtime).isEmpty, "the session runs")
+        kill(owner.processIdentifier, SIGKILL)
+        owner.waitUntilExit()
+        XCTAssertFalse(try processesUsing(runtime).isEmpty, "killing the owner left the session running (what the cleanup is for)")
+        try WaylandSession.runScript(["cleanup"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: runtime), "\(runtime) is left after cleanup")
+        XCTAssertEqual(try processesUsing(runtime), [], "processes of the orphaned session outlived cleanup")
+    }
+
+    /// `run` stops its session when it is interrupted (SIGTERM, SIGINT), not only when its command ends.
+    func testRunStopsItsSessionWhenTerminated() throws {
+        let run = Process()
+        run.executableURL = URL(fileURLWithPath: WaylandSession.script)
+        run.arguments = ["run", "--no-screencast", "--", "sleep", "600"]
+        run.standardInput = FileHandle.nullDevice
+        run.standardOutput = FileHandle.nullDevice
+        run.standardError = FileHandle.nullDevice
+        try run.run()
+        var runtime: String?
+        XCTAssertTrue(waitUntil(seconds: 60) {
+            runtime = runtimes(ownedBy: run.processIdentifier).first
+            return runtime.map { ((try? processesUsing($0)) ?? []).contains { pid in
+                (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("xdg-desktop-por") ?? false } } ?? false
+        }, "the session started")
+        let started = try XCTUnwrap(runtime)
+        run.terminate()
+        run.waitUntilExit()
+        XCTAssertEqual(run.terminationStatus, 143, "run ends as SIGTERM asked")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: started), "\(started) is left after SIGTERM")
+        XCTAssertEqual(try processesUsing(started), [], "processes of the session outlived SIGTERM")
+    }
+
     /// Live (not zombie) processes whose environment names `runtime` as XDG_RUNTIME_DIR.
     private func processesUsing(_ runtime: String) throws -> [Int] {
         var found: [Int] = []

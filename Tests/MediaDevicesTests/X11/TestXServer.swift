@@ -11,7 +11,16 @@ extension TestXServer {
     /// Runs `process` (an X server started with `-displayfd 1`) and reads the display number it
     /// writes to its standard output: `(":N", seconds from launch until then)`. End of file
     /// means the server died: `whyItDied(status)` says why.
+    ///
+    /// The server runs under `setpriv --pdeathsig TERM` (which execs it: its PID is the
+    /// server's): when the test process dies without stopping it (killed by a CI timeout), the
+    /// kernel ends the server too. The parent-death signal follows the launching thread, so
+    /// launch from the test's own thread (the synchronous tests' main thread), not a pool thread.
     static func launch(_ process: Process, whyItDied: (Int32) -> String) throws -> (display: String, startupSeconds: Double) {
+        if let server = process.executableURL?.path {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--pdeathsig", "TERM", "--", server] + (process.arguments ?? [])
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -1,0 +1,70 @@
+import Foundation
+import Logging
+@testable import MediaDevices
+import Synchronization
+import XCTest
+
+/// No global state an application cannot replace: the portal's restore tokens are kept in a
+/// store the options name (the process's by default), and the types that log take the
+/// application's swift-log `Logger`.
+final class InstanceStateTests: XCTestCase {
+    /// A log handler that keeps what it is given.
+    private struct Recorder: LogHandler {
+        let kept: Lines
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+            kept.lines.withLock { $0.append("\(level): \(message)") }
+        }
+    }
+
+    private final class Lines: Sendable {
+        let lines = Mutex<[String]>([])
+    }
+
+    func testRestoreTokensAreKeptInTheStoreTheOptionsName() throws {
+        let screen = PortalScreens.screen(card: "unix:path=/run/instance-state-test", type: 1, name: "monitor")
+        let mine = PortalRestoreTokens(), theirs = PortalRestoreTokens()
+        try PortalScreens.keep("mine", for: screen, options: PortalOptions(restoreTokens: mine))
+        XCTAssertEqual(PortalScreens.restoreToken(for: screen, options: PortalOptions(restoreTokens: mine)), "mine")
+        XCTAssertNil(PortalScreens.restoreToken(for: screen, options: PortalOptions(restoreTokens: theirs)), "another store sees none")
+        XCTAssertNil(PortalScreens.restoreToken(for: screen, options: PortalOptions()), "the process's store sees none")
+        // The default is the process's store, as before.
+        XCTAssertTrue(PortalOptions().restoreTokens === PortalRestoreTokens.shared)
+        try PortalScreens.keep("shared", for: screen, options: PortalOptions())
+        defer { PortalRestoreTokens.shared.removeAll() }
+        XCTAssertEqual(PortalScreens.restoreToken(for: screen, options: PortalOptions()), "shared")
+        XCTAssertEqual(PortalScreens.restoreToken(for: screen, options: PortalOptions(restoreTokens: mine)), "mine")
+        XCTAssertNotEqual(PortalOptions(restoreTokens: mine), PortalOptions(restoreTokens: theirs))
+    }
+
+    func testEnumerationLogsToTheApplicationsLogger() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("instance-state-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Not a video device: opening works, VIDIOC_QUERYCAP does not; the node is skipped and logged.
+        FileManager.default.createFile(atPath: directory + "/video0", contents: Data())
+        let kept = Lines()
+        var logger = Logger(label: "app.cameras") { _ in Recorder(kept: kept) }
+        logger.logLevel = .debug
+        let (devices, problems) = CaptureDevice.enumerate(in: directory, logger: logger)
+        XCTAssertEqual(devices.count, 0)
+        XCTAssertEqual(problems.count, 1)
+        let lines = kept.lines.withLock { $0 }
+        XCTAssertEqual(lines.count, 1, "\(lines)")
+        XCTAssertTrue(lines.first?.contains("skipping \(directory)/video0") ?? false, "\(lines)")
+    }
+
+    func testTheDeviceMonitorKeepsTheApplicationsLogger() throws {
+        let monitor = try DeviceMonitor(kinds: [.camera], source: .kernel, logger: Logger(label: "app.hotplug"))
+        defer { monitor.stop() }
+        XCTAssertEqual(monitor.logger.label, "app.hotplug")
+        let byDefault = try DeviceMonitor(kinds: [.camera], source: .kernel)
+        defer { byDefault.stop() }
+        XCTAssertEqual(byDefault.logger.label, "MediaDevices.DeviceMonitor")
+    }
+}
