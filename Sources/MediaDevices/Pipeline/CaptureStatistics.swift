@@ -19,6 +19,14 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// Screen grabs skipped because nothing had changed since the last frame (X11 damage):
     /// not delivered, not dropped.
     public var unchangedFrames: Int = 0
+    /// MJPEG frames decoded at a reduced size inside libjpeg-turbo's inverse DCT (TurboJPEG
+    /// scaling), because every converting consumer asked for at most half the picture.
+    public var scaledDecodeFrames: Int = 0
+    /// The DCT scale of the last MJPEG decode counted here (reduced, or shared), e.g. 3/8.
+    public var lastDecodeScale: Fraction?
+    /// MJPEG frames decoded once for several converting consumers (sequences with an output,
+    /// a `ConvertingConsumer`), at the largest scale any of them needed.
+    public var sharedDecodeFrames: Int = 0
 
     /// Empty statistics.
     public init() {}
@@ -66,6 +74,14 @@ struct StatisticsAccumulator {
 
     /// Records `count` deadlines at which the screen had not changed (grabs skipped).
     mutating func recordUnchangedFrames(_ count: Int) { statistics.unchangedFrames += count }
+
+    /// Records an MJPEG frame decoded at `scale`: `reduced` (smaller than the picture), `shared`
+    /// (once for several converting consumers).
+    mutating func recordDecode(at scale: Fraction, reduced: Bool, shared: Bool) {
+        if reduced { statistics.scaledDecodeFrames += 1 }
+        if shared { statistics.sharedDecodeFrames += 1 }
+        statistics.lastDecodeScale = scale
+    }
 
     /// Adds frames dropped by a bounded queue.
     mutating func recordQueueDrops(_ count: Int) { statistics.queueDroppedFrames += count }

@@ -308,13 +308,19 @@ final class FrameQueue: Sendable {
     /// Converts `frame` with `converter` straight into a pooled buffer (one pass: the converter
     /// reads the driver's buffer and writes the pool's) and queues it. Returns how many frames
     /// were dropped; throws the converter's error (the frame is then not queued).
-    func push(_ frame: VideoFrame, converter: FrameConverter) throws -> Int {
+    /// With `decoded`, the frame's MJPEG picture decoded once for several sequences, the
+    /// converter starts from it.
+    func push(_ frame: VideoFrame, converter: FrameConverter, decoded: DecodedJPEG? = nil) throws -> Int {
         var dropped = 0
         let claimed = state.withLock { state -> (VideoFrameBuffer, Int)? in
             state.freeSlot(for: frame, dropped: &dropped).map { (state.pool[$0], $0) }
         }
         guard let (buffer, slot) = claimed else { return dropped }
-        try converter.convert(frame, into: buffer.image) { buffer.adopt($0) }
+        if let decoded {
+            try converter.convert(frame, decoded: decoded, into: buffer.image) { buffer.adopt($0) }
+        } else {
+            try converter.convert(frame, into: buffer.image) { buffer.adopt($0) }
+        }
         enqueue(slot, copied: false, dropped: &dropped)
         return dropped
     }
