@@ -165,9 +165,9 @@ final class FrameDelivery: Sendable {
         }
     }
 
-    /// When `frame` is MJPEG and more than one consumer converts it, decodes it once at the
-    /// largest DCT scale any of them needs (the accurate IDCT if any asks for it); otherwise
-    /// leaves each converter to decode for itself.
+    /// When `frame` is MJPEG and more than one consumer converts it, all asking for the same
+    /// IDCT, decodes it once at the largest DCT scale any of them needs; otherwise leaves each
+    /// converter to decode for itself (so each gets exactly the IDCT it asked for).
     private func decodeOnce(_ frame: VideoFrame, converting: ConvertingConsumer?, queues: [Feed]) -> Decode {
         let code = frame.format.pixelFormat.v4l2Code
         guard code == Self.jpegCodes.0 || code == Self.jpegCodes.1 else { return .own }
@@ -178,6 +178,7 @@ final class FrameDelivery: Sendable {
             if let converter = queues[index].converter {
                 count += 1
                 if first == nil { first = converter }
+                if converter.output.jpegDecoding != first!.output.jpegDecoding { return .own }
             }
             index += 1
         }
@@ -187,18 +188,17 @@ final class FrameDelivery: Sendable {
             let source = Size(width: header.width, height: header.height)
             let reductions = JPEGScale.reductions
             var scale = reductions.isEmpty ? JPEGScale.full : reductions[0]
-            var decoding = JPEGDecoding.fast
             // Every converter's need, the consumer's first (index -1).
             index = converting == nil ? 0 : -1
             while index < queues.count {
                 if let converter = index < 0 ? converting?.converter : queues[index].converter {
                     let needed = converter.decodeScale(source: source, layout: header.layout, orientation: frame.orientation)
                     if scale.isSmaller(than: needed) { scale = needed }
-                    if converter.output.jpegDecoding == .accurate { decoding = .accurate }
                 }
                 index += 1
             }
-            return .shared(try sharedDecoder.decode(data, header: header, scale: scale, decoding: decoding, device: first.device))
+            return .shared(try sharedDecoder.decode(data, header: header, scale: scale, decoding: first.output.jpegDecoding,
+                                                    device: first.device))
         } catch {
             return .failed(error)
         }

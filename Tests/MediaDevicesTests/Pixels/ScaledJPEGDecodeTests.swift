@@ -220,6 +220,17 @@ final class ScaledJPEGDecodeTests: XCTestCase {
         XCTAssertEqual(delivery.statistics.corruptFrames, 1)
         XCTAssertEqual(converting.corruptFrames, 1)
         XCTAssertEqual(recorder.frames.withLock { $0.count }, 2)
+        // A consumer asking for the other IDCT: each decodes for itself, with the IDCT it asked for.
+        let accurate = delivery.makeFrames(bufferSize: 2, converter: try FrameConverter(output: OutputFormat(.yu12, jpegDecoding: .accurate)))
+        Self.frame(jpeg, 1920, 1080).withFrame { delivery.deliver($0) }
+        XCTAssertEqual(delivery.statistics.sharedDecodeFrames, 2, "not shared (nor counted as shared)")
+        let accurateBytes = try await accurate.queue.next()!.withFrame { tightBytes($0) }
+        let planes = try XCTUnwrap(LibjpegReference.planes(jpeg, fastDCT: false))
+        XCTAssertEqual(accurateBytes, planes.y + planes.u + planes.v, "the accurate IDCT's decode")
+        let fastBytes = try await whole.queue.next()!.withFrame { tightBytes($0) }
+        XCTAssertEqual(fastBytes, wholeBytes, "the fast IDCT's, as before")
+        withExtendedLifetime(accurate) {}
+        XCTAssertEqual(recorder.frames.withLock { $0.count }, 3)
     }
 }
 
