@@ -143,6 +143,9 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "What the converting rows convert to (NV12, I420, ARGB); with --format MJPG every row of ours decodes to it.")
         var outputFormat = "NV12"
 
+        @Option(help: "Scale the converting rows (and gst-launch-1.0's and ffmpeg's pipelines) to WxH; with --format MJPG a row of ours then decodes whole, for reference.")
+        var outputSize: String?
+
         @Option(help: "Times to repeat every run (the least CPU is reported: noise only adds).")
         var repeats = 1
 
@@ -160,6 +163,10 @@ struct BenchmarkCommand: ParsableCommand {
                 throw ValidationError("--output-format takes NV12, I420 or ARGB")
             }
             guard repeats > 0 else { throw ValidationError("--repeats takes at least 1") }
+            let scaledTo = try outputSize.map { text -> Size in
+                guard let size = Size(parsing: text) else { throw ValidationError("--output-size takes WxH, e.g. 640x360") }
+                return size
+            }
             let method: CaptureCPUBenchmark.Method
             if let baselineFrames {
                 guard baselineFrames > 0, baselineFrames < frames else { throw ValidationError("--baseline-frames takes 1 to --frames - 1") }
@@ -175,7 +182,7 @@ struct BenchmarkCommand: ParsableCommand {
                 method = .window(from: bounds[0], to: bounds[1])
             }
             let benchmark = CaptureCPUBenchmark(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps,
-                                                frames: frames, pixelFormat: pixelFormat, output: output, method: method,
+                                                frames: frames, pixelFormat: pixelFormat, output: output, outputSize: scaledTo, method: method,
                                                 repeats: repeats, workDirectory: workDirectory,
                                                 only: only?.split(separator: ",").map(String.init) ?? [])
             let rows = try benchmark.run(progress: common.progress)
@@ -255,12 +262,23 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "What the converted and callback-converted paths convert to (NV12, I420, ARGB).")
         var outputFormat = "NV12"
 
+        @Option(help: "The size the converted and callback-converted paths scale to (WxH).")
+        var outputSize: String?
+
+        @Flag(help: "Decode each MJPEG frame whole, then scale (no reduced-size decode in the IDCT).")
+        var jpegWholeDecode = false
+
         func run() throws {
             let frameSize = try stream.frameSize()
             guard let streamPath = StreamOnly.Path(rawValue: path) else { throw ValidationError("--path is callback, sequence, executor, converted or callback-converted") }
             guard let output = OutputFormat.pixelFormat(parsing: outputFormat) else { throw ValidationError("--output-format takes NV12, I420 or ARGB") }
+            let scaledTo = try outputSize.map { text -> Size in
+                guard let size = Size(parsing: text) else { throw ValidationError("--output-size takes WxH, e.g. 640x360") }
+                return size
+            }
             try StreamOnly(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps, frames: frames,
-                           path: streamPath, pixelFormat: try stream.pixelFormat(), output: output).run()
+                           path: streamPath, pixelFormat: try stream.pixelFormat(), output: output, outputSize: scaledTo,
+                           wholeDecode: jpegWholeDecode).run()
         }
     }
 }

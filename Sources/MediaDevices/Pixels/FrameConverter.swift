@@ -115,7 +115,7 @@ public final class FrameConverter: @unchecked Sendable {
     /// (`layout`: the JPEG's planes; content `orientation`): the smallest TurboJPEG reduction that
     /// still covers the requested size, or `.full`.
     func decodeScale(source: Size, layout: PixelFormat, orientation: VideoOrientation) -> JPEGScale {
-        guard output.size != nil else { return .full }
+        guard output.size != nil, output.jpegScaledDecoding else { return .full }
         return plan(for: source, format: layout == .grey ? .grey : .yu12, orientation: orientation)
             .smallestCoveringScale(source: source)
     }

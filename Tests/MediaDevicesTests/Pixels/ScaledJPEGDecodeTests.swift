@@ -147,6 +147,10 @@ final class ScaledJPEGDecodeTests: XCTestCase {
                        Fraction(1, 2), "exactly half decodes at half")
         XCTAssertEqual(try scaled(jpeg, 1920, 1080, OutputFormat(.yu12, size: Size(width: 680, height: 382))).scale, .full,
                        "at 1/2 the crop would move 0.71 output pixels: decoded whole")
+        let whole = OutputFormat(.yu12, size: Size(width: 640, height: 360), jpegScaledDecoding: false)
+        let wholeResult = try scaled(jpeg, 1920, 1080, whole)
+        XCTAssertEqual(wholeResult.scale, .full, "asked to decode whole")
+        XCTAssertEqual(wholeResult.bytes, try reference(jpeg, 1920, 1080, whole), "decode-then-scale, as before")
     }
 
     func testTheReductionsAreTurboJPEGsHalfQuarterAndEighth() {
