@@ -10,7 +10,7 @@ struct BenchmarkCommand: ParsableCommand {
         commandName: "benchmark",
         abstract: "Measure conversion, MJPEG decode, capture CPU and latency against direct library calls and the field's tools.",
         discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part.",
-        subcommands: [Conversion.self, MJPEG.self, CaptureCPU.self, Latency.self, Stream.self])
+        subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, CaptureCPU.self, Latency.self, Stream.self])
 
     /// Options every part takes.
     struct Common: ParsableArguments {
@@ -119,6 +119,34 @@ struct BenchmarkCommand: ParsableCommand {
                                            rounds: timing.rounds, batchNanoseconds: UInt64(timing.batchMilliseconds * 1e6))
             let rows = try benchmark.run(progress: common.progress)
             common.report("MJPEG decode (thread CPU time per frame, median of \(timing.rounds) interleaved rounds)", rows, table: MJPEGBenchmark.table(rows))
+        }
+    }
+
+    struct MJPEGScaled: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "mjpeg-scaled",
+            abstract: "MJPEG decoded at 1/2, 1/4, 1/8 size in libjpeg-turbo's IDCT vs its whole decode, and FrameConverter to 640x360 and 320x180 I420 with the scaled decode vs decoding whole.")
+
+        @OptionGroup var common: Common
+        @OptionGroup var timing: Timing
+
+        @Option(help: "Frame sizes of the test JPEGs, comma-separated.")
+        var sizes = "1920x1080,1280x720"
+
+        @Option(help: "JPEG quality of the test JPEGs (libjpeg-turbo's compressor).")
+        var quality: Int32 = 85
+
+        func run() throws {
+            try common.checkOptimized()
+            let frameSizes = try sizes.split(separator: ",").map { text -> Size in
+                guard let size = Size(parsing: String(text)) else { throw ValidationError("bad size '\(text)'") }
+                return size
+            }
+            let benchmark = MJPEGScaledBenchmark(sizes: frameSizes, quality: quality, rounds: timing.rounds,
+                                                 batchNanoseconds: UInt64(timing.batchMilliseconds * 1e6))
+            let rows = try benchmark.run(progress: common.progress)
+            common.report("MJPEG decoded at the size asked for (thread CPU time per frame, median of \(timing.rounds) interleaved rounds)",
+                          rows, table: MJPEGScaledBenchmark.table(rows))
         }
     }
 

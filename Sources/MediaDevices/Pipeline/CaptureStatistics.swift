@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Counters and measurements of a capture run.
 public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// Frames handed to consumers.
@@ -27,9 +29,24 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// MJPEG frames decoded once for several converting consumers (sequences with an output,
     /// a `ConvertingConsumer`), at the largest scale any of them needed.
     public var sharedDecodeFrames: Int = 0
+    /// Frames the asynchronous sequences handed out as the driver's own buffer, on lease (the
+    /// sum of their `VideoFrames.leasedFrames`).
+    public var leasedFrames: Int = 0
+    /// Frames the sequences copied although the source lends them, because a lease would have
+    /// left the driver too few buffers (the sum of their `VideoFrames.copiedFrames`).
+    public var copiedFrames: Int = 0
 
     /// Empty statistics.
     public init() {}
+}
+
+/// The frames a source's sequences hand out leased and copied, counted by the queues as they
+/// hand them out (relaxed atomics: no lock of the delivery's per frame).
+final class HandOutCounters: Sendable {
+    /// Frames handed out on lease.
+    let leased = Atomic<Int>(0)
+    /// Frames copied although the source lends them.
+    let copied = Atomic<Int>(0)
 }
 
 /// Accumulates statistics on the capture thread without allocating.

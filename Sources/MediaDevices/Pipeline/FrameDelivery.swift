@@ -48,6 +48,8 @@ final class FrameDelivery: Sendable {
     private let state = Mutex(State())
     /// Runs tasks that prefer it on the capture thread (see `CaptureExecutor`).
     let executor = CaptureExecutor()
+    /// The frames the sequences handed out leased and copied this run (counted by the queues).
+    private let handOut = HandOutCounters()
     /// Decodes an MJPEG frame once for all its converting consumers (capture thread only).
     private let sharedDecoder = JPEGFrameDecoder()
     /// The V4L2 codes of MJPEG and JPEG, compared per frame.
@@ -70,12 +72,17 @@ final class FrameDelivery: Sendable {
     }
 
     /// Statistics so far.
-    var statistics: CaptureStatistics { state.withLock { $0.accumulator.statistics } }
+    var statistics: CaptureStatistics {
+        var statistics = state.withLock { $0.accumulator.statistics }
+        statistics.leasedFrames = handOut.leased.load(ordering: .relaxed)
+        statistics.copiedFrames = handOut.copied.load(ordering: .relaxed)
+        return statistics
+    }
 
     /// A new asynchronous sequence fed by this delivery, converting each frame with `converter`
     /// (on the capture thread, into the sequence's pooled buffers) when there is one.
     func makeFrames(bufferSize: Int, converter: FrameConverter? = nil) -> VideoFrames {
-        let queue = FrameQueue(capacity: max(1, bufferSize), executor: executor)
+        let queue = FrameQueue(capacity: max(1, bufferSize), executor: executor, handOut: handOut)
         state.withLock { $0.queues.append(Feed(queue: queue, converter: converter)) }
         return VideoFrames(queue: queue, subscription: Subscription(delivery: self, queue: queue))
     }
@@ -90,6 +97,8 @@ final class FrameDelivery: Sendable {
         state.withLock {
             $0.accumulator = StatisticsAccumulator()
             $0.runActive = true
+            handOut.leased.store(0, ordering: .relaxed)
+            handOut.copied.store(0, ordering: .relaxed)
         }
     }
 

@@ -258,10 +258,15 @@ final class FrameQueue: Sendable {
     /// reader there.
     private let executor: CaptureExecutor?
 
-    init(capacity: Int, leases: Bool = true, executor: CaptureExecutor? = nil) {
+    /// Where the queue also counts the frames it hands out leased and copied (its source's
+    /// statistics), when it has one.
+    private let handOut: HandOutCounters?
+
+    init(capacity: Int, leases: Bool = true, executor: CaptureExecutor? = nil, handOut: HandOutCounters? = nil) {
         self.capacity = capacity
         self.leases = leases
         self.executor = executor
+        self.handOut = handOut
         state = Mutex(State(capacity: capacity))
     }
 
@@ -285,6 +290,7 @@ final class FrameQueue: Sendable {
             guard leases, let lendable = frame.lendable, lendable.lease() else { return .toCopy(state.pool[slot], slot: slot) }
             state.pool[slot].lend(frame, from: lendable)
             state.figures.leased += 1
+            handOut?.leased.add(1, ordering: .relaxed)
             return .queued(state.enqueue(Entry(slot: slot, leased: true), dropped: &dropped))
         }
         switch outcome {
@@ -329,7 +335,10 @@ final class FrameQueue: Sendable {
     /// waiting reader; `copied`: a lease was refused and it holds a copy.
     private func enqueue(_ slot: Int, copied: Bool, dropped: inout Int) {
         let resumption = state.withLock { state in
-            if copied { state.figures.copied += 1 }
+            if copied {
+                state.figures.copied += 1
+                handOut?.copied.add(1, ordering: .relaxed)
+            }
             return state.enqueue(Entry(slot: slot, leased: false), dropped: &dropped)
         }
         resumption?.resume()
