@@ -10,7 +10,7 @@ struct BenchmarkCommand: ParsableCommand {
         commandName: "benchmark",
         abstract: "Measure conversion, MJPEG decode, capture CPU and latency against direct library calls and the field's tools.",
         discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part.",
-        subcommands: [Conversion.self, MJPEG.self, CaptureCPU.self, Latency.self, Stream.self])
+        subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, CaptureCPU.self, Latency.self, Stream.self])
 
     /// Options every part takes.
     struct Common: ParsableArguments {
@@ -122,6 +122,34 @@ struct BenchmarkCommand: ParsableCommand {
         }
     }
 
+    struct MJPEGScaled: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "mjpeg-scaled",
+            abstract: "MJPEG decoded at 1/2, 1/4, 1/8 size in libjpeg-turbo's IDCT vs its whole decode, and FrameConverter to 640x360 and 320x180 I420 with the scaled decode vs decoding whole.")
+
+        @OptionGroup var common: Common
+        @OptionGroup var timing: Timing
+
+        @Option(help: "Frame sizes of the test JPEGs, comma-separated.")
+        var sizes = "1920x1080,1280x720"
+
+        @Option(help: "JPEG quality of the test JPEGs (libjpeg-turbo's compressor).")
+        var quality: Int32 = 85
+
+        func run() throws {
+            try common.checkOptimized()
+            let frameSizes = try sizes.split(separator: ",").map { text -> Size in
+                guard let size = Size(parsing: String(text)) else { throw ValidationError("bad size '\(text)'") }
+                return size
+            }
+            let benchmark = MJPEGScaledBenchmark(sizes: frameSizes, quality: quality, rounds: timing.rounds,
+                                                 batchNanoseconds: UInt64(timing.batchMilliseconds * 1e6))
+            let rows = try benchmark.run(progress: common.progress)
+            common.report("MJPEG decoded at the size asked for (thread CPU time per frame, median of \(timing.rounds) interleaved rounds)",
+                          rows, table: MJPEGScaledBenchmark.table(rows))
+        }
+    }
+
     struct CaptureCPU: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "capture",
@@ -143,6 +171,9 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "What the converting rows convert to (NV12, I420, ARGB); with --format MJPG every row of ours decodes to it.")
         var outputFormat = "NV12"
 
+        @Option(help: "Scale the converting rows (and gst-launch-1.0's and ffmpeg's pipelines) to WxH; with --format MJPG a row of ours then decodes whole, for reference.")
+        var outputSize: String?
+
         @Option(help: "Times to repeat every run (the least CPU is reported: noise only adds).")
         var repeats = 1
 
@@ -160,6 +191,10 @@ struct BenchmarkCommand: ParsableCommand {
                 throw ValidationError("--output-format takes NV12, I420 or ARGB")
             }
             guard repeats > 0 else { throw ValidationError("--repeats takes at least 1") }
+            let scaledTo = try outputSize.map { text -> Size in
+                guard let size = Size(parsing: text) else { throw ValidationError("--output-size takes WxH, e.g. 640x360") }
+                return size
+            }
             let method: CaptureCPUBenchmark.Method
             if let baselineFrames {
                 guard baselineFrames > 0, baselineFrames < frames else { throw ValidationError("--baseline-frames takes 1 to --frames - 1") }
@@ -175,7 +210,7 @@ struct BenchmarkCommand: ParsableCommand {
                 method = .window(from: bounds[0], to: bounds[1])
             }
             let benchmark = CaptureCPUBenchmark(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps,
-                                                frames: frames, pixelFormat: pixelFormat, output: output, method: method,
+                                                frames: frames, pixelFormat: pixelFormat, output: output, outputSize: scaledTo, method: method,
                                                 repeats: repeats, workDirectory: workDirectory,
                                                 only: only?.split(separator: ",").map(String.init) ?? [])
             let rows = try benchmark.run(progress: common.progress)
@@ -255,12 +290,23 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "What the converted and callback-converted paths convert to (NV12, I420, ARGB).")
         var outputFormat = "NV12"
 
+        @Option(help: "The size the converted and callback-converted paths scale to (WxH).")
+        var outputSize: String?
+
+        @Flag(help: "Decode each MJPEG frame whole, then scale (no reduced-size decode in the IDCT).")
+        var jpegWholeDecode = false
+
         func run() throws {
             let frameSize = try stream.frameSize()
             guard let streamPath = StreamOnly.Path(rawValue: path) else { throw ValidationError("--path is callback, sequence, executor, converted or callback-converted") }
             guard let output = OutputFormat.pixelFormat(parsing: outputFormat) else { throw ValidationError("--output-format takes NV12, I420 or ARGB") }
+            let scaledTo = try outputSize.map { text -> Size in
+                guard let size = Size(parsing: text) else { throw ValidationError("--output-size takes WxH, e.g. 640x360") }
+                return size
+            }
             try StreamOnly(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps, frames: frames,
-                           path: streamPath, pixelFormat: try stream.pixelFormat(), output: output).run()
+                           path: streamPath, pixelFormat: try stream.pixelFormat(), output: output, outputSize: scaledTo,
+                           wholeDecode: jpegWholeDecode).run()
         }
     }
 }

@@ -163,6 +163,9 @@ struct CaptureCommand: ParsableCommand {
                      statistics.deliveredFrames, statistics.droppedFrames, statistics.queueDroppedFrames, statistics.corruptFrames,
                      statistics.measuredFrameRate, statistics.meanCaptureDelayMicroseconds, statistics.maxCaptureDelayMicroseconds))
         if let reason = statistics.lastCorruptFrameReason { print("last corrupt frame: \(reason)") }
+        if statistics.scaledDecodeFrames > 0 || statistics.sharedDecodeFrames > 0 {
+            print("MJPEG: \(statistics.scaledDecodeFrames) frames decoded scaled in the DCT (last at \(statistics.lastDecodeScale?.description ?? "1")), \(statistics.sharedDecodeFrames) decoded once for several outputs")
+        }
         // Only frames a source lends count (screens, the test pattern and converted sequences
         // hand over copies of their own).
         if let sequence, sequence.leasedFrames + sequence.copiedFrames > 0 {

@@ -55,6 +55,10 @@ struct OutputOptions: ParsableArguments {
             help: "Decode MJPEG/JPEG with libjpeg's fast IDCT (the default, as GStreamer's jpegdec and WebRTC's libyuv) or its accurate one.")
     var decoding: JPEGDecoding = .fast
 
+    @Flag(name: .customLong("jpeg-whole-decode"),
+          help: "Decode each MJPEG/JPEG frame whole, then scale, even when --output-size needs at most half of it (by default libjpeg-turbo decodes it at 1/2, 1/4 or 1/8 size in its IDCT).")
+    var wholeDecode = false
+
     func validate() throws {
         if let outputFormat, OutputFormat.pixelFormat(parsing: outputFormat) == nil {
             throw ValidationError("--output-format takes NV12, I420 or ARGB")
@@ -71,7 +75,8 @@ struct OutputOptions: ParsableArguments {
     func output(fallback: PixelFormat) -> OutputFormat {
         OutputFormat(outputFormat.flatMap(OutputFormat.pixelFormat(parsing:)) ?? fallback,
                      size: outputSize.flatMap(Size.init(parsing:)), rotation: FrameRotation(degrees: rotate) ?? .none,
-                     mirrored: mirror, crop: crop.flatMap(Rect.init(parsing:)), jpegDecoding: decoding)
+                     mirrored: mirror, crop: crop.flatMap(Rect.init(parsing:)), jpegDecoding: decoding,
+                     jpegScaledDecoding: !wholeDecode)
     }
 }
 

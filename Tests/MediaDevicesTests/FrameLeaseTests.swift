@@ -140,6 +140,29 @@ final class FrameLeaseTests: XCTestCase {
         XCTAssertEqual(lender.leased, 0)
     }
 
+    func testTheSourcesStatisticsCountFramesHandedOutLeasedAndCopied() async throws {
+        let lender = FakeLender(count: 4, size: 16, minimumQueued: 2)
+        let delivery = FrameDelivery()
+        delivery.beginRun()
+        let frames = delivery.makeFrames(bufferSize: 4)
+        let other = delivery.makeFrames(bufferSize: 4)
+        // As above, per sequence: two leased, then two copied (a lease would starve the driver).
+        for index in 0..<4 { lender.deliver(index, fill: UInt8(index + 1), sequence: UInt32(index), into: frames.queue) }
+        lender.deliver(3, fill: 9, sequence: 4, into: other.queue)
+        XCTAssertEqual(frames.leasedFrames, 2)
+        XCTAssertEqual(frames.copiedFrames, 2)
+        XCTAssertEqual(other.leasedFrames + other.copiedFrames, 1)
+        let statistics = delivery.statistics
+        XCTAssertEqual(statistics.leasedFrames, frames.leasedFrames + other.leasedFrames, "the sum over the sequences")
+        XCTAssertEqual(statistics.copiedFrames, frames.copiedFrames + other.copiedFrames)
+        delivery.finish(error: nil)
+        delivery.beginRun()
+        XCTAssertEqual(delivery.statistics.leasedFrames, 0, "a new run counts from zero")
+        XCTAssertEqual(delivery.statistics.copiedFrames, 0)
+        while try await frames.queue.next() != nil {}
+        while try await other.queue.next() != nil {}
+    }
+
     func testReleaseTwiceAndFromAnotherThreadGivesBackOnce() async throws {
         let lender = FakeLender(count: 4, size: 16, minimumQueued: 2)
         let queue = FrameQueue(capacity: 2)

@@ -217,6 +217,15 @@ size_t usbdev_camera_jpeg(usbdev_camera *camera, uint16_t width, uint16_t height
     return 0;
 }
 
+size_t usbdev_camera_picture_jpeg(uint16_t width, uint16_t height, uint8_t subsampling, uint32_t variant,
+                                  uint8_t *out, size_t capacity) {
+    usbdev_frame_size size = {USBDEV_FORMAT_MJPEG, width, height, subsampling, {0}, 0};
+    struct jpeg picture = encode(&size, (int)(variant % VARIANTS));
+    if (picture.bytes && picture.length <= capacity) memcpy(out, picture.bytes, picture.length);
+    tjFree(picture.bytes);
+    return picture.bytes ? picture.length : 0;
+}
+
 int64_t usbdev_jpeg_counter(const uint8_t *jpeg, size_t length) {
     size_t i = 2;
     while (i + 4 <= length && jpeg[i] == 0xFF && jpeg[i + 1] != 0xDA) {

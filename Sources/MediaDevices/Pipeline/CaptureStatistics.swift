@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Counters and measurements of a capture run.
 public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// Frames handed to consumers.
@@ -19,9 +21,32 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// Screen grabs skipped because nothing had changed since the last frame (X11 damage):
     /// not delivered, not dropped.
     public var unchangedFrames: Int = 0
+    /// MJPEG frames decoded at a reduced size inside libjpeg-turbo's inverse DCT (TurboJPEG
+    /// scaling), because every converting consumer asked for at most half the picture.
+    public var scaledDecodeFrames: Int = 0
+    /// The DCT scale of the last MJPEG decode counted here (reduced, or shared), e.g. 3/8.
+    public var lastDecodeScale: Fraction?
+    /// MJPEG frames decoded once for several converting consumers (sequences with an output,
+    /// a `ConvertingConsumer`), at the largest scale any of them needed.
+    public var sharedDecodeFrames: Int = 0
+    /// Frames the asynchronous sequences handed out as the driver's own buffer, on lease (the
+    /// sum of their `VideoFrames.leasedFrames`).
+    public var leasedFrames: Int = 0
+    /// Frames the sequences copied although the source lends them, because a lease would have
+    /// left the driver too few buffers (the sum of their `VideoFrames.copiedFrames`).
+    public var copiedFrames: Int = 0
 
     /// Empty statistics.
     public init() {}
+}
+
+/// The frames a source's sequences hand out leased and copied, counted by the queues as they
+/// hand them out (relaxed atomics: no lock of the delivery's per frame).
+final class HandOutCounters: Sendable {
+    /// Frames handed out on lease.
+    let leased = Atomic<Int>(0)
+    /// Frames copied although the source lends them.
+    let copied = Atomic<Int>(0)
 }
 
 /// Accumulates statistics on the capture thread without allocating.
@@ -66,6 +91,14 @@ struct StatisticsAccumulator {
 
     /// Records `count` deadlines at which the screen had not changed (grabs skipped).
     mutating func recordUnchangedFrames(_ count: Int) { statistics.unchangedFrames += count }
+
+    /// Records an MJPEG frame decoded at `scale`: `reduced` (smaller than the picture), `shared`
+    /// (once for several converting consumers).
+    mutating func recordDecode(at scale: Fraction, reduced: Bool, shared: Bool) {
+        if reduced { statistics.scaledDecodeFrames += 1 }
+        if shared { statistics.sharedDecodeFrames += 1 }
+        statistics.lastDecodeScale = scale
+    }
 
     /// Adds frames dropped by a bounded queue.
     mutating func recordQueueDrops(_ count: Int) { statistics.queueDroppedFrames += count }

@@ -262,10 +262,15 @@ final class FrameQueue: Sendable {
     /// reader there.
     private let executor: CaptureExecutor?
 
-    init(capacity: Int, leases: Bool = true, executor: CaptureExecutor? = nil) {
+    /// Where the queue also counts the frames it hands out leased and copied (its source's
+    /// statistics), when it has one.
+    private let handOut: HandOutCounters?
+
+    init(capacity: Int, leases: Bool = true, executor: CaptureExecutor? = nil, handOut: HandOutCounters? = nil) {
         self.capacity = capacity
         self.leases = leases
         self.executor = executor
+        self.handOut = handOut
         state = Mutex(State(capacity: capacity))
     }
 
@@ -289,6 +294,7 @@ final class FrameQueue: Sendable {
             guard leases, let lendable = frame.lendable, lendable.lease() else { return .toCopy(state.pool[slot], slot: slot) }
             state.pool[slot].lend(frame, from: lendable)
             state.figures.leased += 1
+            handOut?.leased.add(1, ordering: .relaxed)
             return .queued(state.enqueue(Entry(slot: slot, leased: true), dropped: &dropped))
         }
         switch outcome {
@@ -312,13 +318,19 @@ final class FrameQueue: Sendable {
     /// Converts `frame` with `converter` straight into a pooled buffer (one pass: the converter
     /// reads the driver's buffer and writes the pool's) and queues it. Returns how many frames
     /// were dropped; throws the converter's error (the frame is then not queued).
-    func push(_ frame: VideoFrame, converter: FrameConverter) throws -> Int {
+    /// With `decoded`, the frame's MJPEG picture decoded once for several sequences, the
+    /// converter starts from it.
+    func push(_ frame: VideoFrame, converter: FrameConverter, decoded: DecodedJPEG? = nil) throws -> Int {
         var dropped = 0
         let claimed = state.withLock { state -> (VideoFrameBuffer, Int)? in
             state.freeSlot(for: frame, dropped: &dropped).map { (state.pool[$0], $0) }
         }
         guard let (buffer, slot) = claimed else { return dropped }
-        try converter.convert(frame, into: buffer.image) { buffer.adopt($0) }
+        if let decoded {
+            try converter.convert(frame, decoded: decoded, into: buffer.image) { buffer.adopt($0) }
+        } else {
+            try converter.convert(frame, into: buffer.image) { buffer.adopt($0) }
+        }
         enqueue(slot, copied: false, dropped: &dropped)
         return dropped
     }
@@ -327,7 +339,10 @@ final class FrameQueue: Sendable {
     /// waiting reader; `copied`: a lease was refused and it holds a copy.
     private func enqueue(_ slot: Int, copied: Bool, dropped: inout Int) {
         let resumption = state.withLock { state in
-            if copied { state.figures.copied += 1 }
+            if copied {
+                state.figures.copied += 1
+                handOut?.copied.add(1, ordering: .relaxed)
+            }
             return state.enqueue(Entry(slot: slot, leased: false), dropped: &dropped)
         }
         resumption?.resume()

@@ -7,7 +7,7 @@ import Synchronization
 ///                                          consumer: myRenderer)
 /// ```
 public final class ConvertingConsumer: VideoFrameConsumer {
-    private let converter: FrameConverter
+    let converter: FrameConverter
     private let downstream: any VideoFrameConsumer
     private let counters = Mutex((corrupt: 0, reason: String?.none))
 
@@ -33,9 +33,24 @@ public final class ConvertingConsumer: VideoFrameConsumer {
         do {
             try converter.convert(frame) { downstream.consumeFrame($0) }
         } catch {
-            let reason = (error as? MediaDevicesError)?.description ?? "\(error)"
-            counters.withLock { $0.corrupt += 1; $0.reason = reason }
+            drop(frame, because: error)
         }
+    }
+
+    /// Converts `frame` from its MJPEG picture, decoded once for several consumers, and passes
+    /// the result on.
+    func consumeFrame(_ frame: VideoFrame, decoded: DecodedJPEG) {
+        do {
+            try converter.convert(frame, decoded: decoded) { downstream.consumeFrame($0) }
+        } catch {
+            drop(frame, because: error)
+        }
+    }
+
+    /// Counts `frame` as dropped: it could not be decoded or converted (`error` says why).
+    func drop(_ frame: VideoFrame, because error: any Error) {
+        let reason = (error as? MediaDevicesError)?.description ?? "\(error)"
+        counters.withLock { $0.corrupt += 1; $0.reason = reason }
     }
 
     /// Passes the end of capture on.

@@ -12,7 +12,8 @@
 public final class FrameConverter: @unchecked Sendable {
     /// The output this converter produces.
     public let output: OutputFormat
-    private let device: String?
+    /// The source named in errors.
+    let device: String?
     /// Where the result goes: the converter's own buffer, or the caller's (`convert(_:into:_:)`).
     private var out = ImageBuffer()
     private let stage = ImageBuffer()
@@ -22,10 +23,12 @@ public final class FrameConverter: @unchecked Sendable {
     private let stepB = ImageBuffer()
     private let decoded = ImageBuffer()
     private let decodedNative = ImageBuffer()
-    private var jpeg: JPEGDecoder?
+    private let jpeg = JPEGFrameDecoder()
     private var bayer: BayerDecoder?
     private var cachedKind: (fourCC: UInt32, drm: UInt32?, kind: PixelKind?)?
-    private var cachedPlan: (width: Int32, height: Int32, format: PixelFormat, orientation: VideoOrientation, plan: ConversionPlan)?
+    private var cachedPlan: (width: Int, height: Int, format: PixelFormat, orientation: VideoOrientation, plan: ConversionPlan)?
+    /// The DCT scale the last MJPEG frame was decoded at (`nil` after a frame of another format).
+    private(set) var lastDecodeScale: JPEGScale?
 
     /// A converter to `output`; `device` names the source in errors. Throws `.unsupportedFormat`
     /// when `output.pixelFormat` is not one of `OutputFormat.producibleFormats`.
@@ -54,14 +57,23 @@ public final class FrameConverter: @unchecked Sendable {
                                     detail: "the pipeline cannot read \(frame.format.pixelFormat.fourCC) frames; ask the source for a raw format")
         }
         let target = output.pixelFormat
-        var source: ImageView
-        var kind = frameKind
+        let source: ImageView
+        let kind: PixelKind
+        lastDecodeScale = nil
         if frameKind == .jpeg {
-            if try decodeJPEG(frame, target: target) {
-                return try out.withFrame(timing: frame, orientation: orientation(of: frame), body)
-            }
-            source = decoded.view
-            kind = source.pixelFormat == .grey ? .grey : .i420(swapped: false)
+            let (data, header) = try jpeg.header(of: frame, device: device)
+            let size = Size(width: header.width, height: header.height)
+            let scale = decodeScale(source: size, layout: header.layout, orientation: frame.orientation)
+            // I420 output and nothing else asked: the decode (or the 4:2:0 subsampling) writes
+            // straight into `out`.
+            let straight = scale.isFull && header.layout != .grey && target == .yu12 && output.crop == nil
+                && output.rotation == .none && !output.mirrored && (output.size == nil || output.size == size)
+                && (!output.upright || frame.orientation == .up)
+            let picture = try jpeg.decode(data, header: header, scale: scale, decoding: output.jpegDecoding,
+                                          into: straight ? out : decoded, device: device)
+            lastDecodeScale = scale
+            if straight { return try out.withFrame(timing: frame, orientation: orientation(of: frame), body) }
+            return try convert(frame, decoded: picture, body)
         } else if frameKind == .bayer {
             try Self.checkLength(frame, device: device)
             if bayer == nil { bayer = try BayerDecoder(device: device) }
@@ -72,9 +84,47 @@ public final class FrameConverter: @unchecked Sendable {
         } else {
             try Self.checkLength(frame, device: device)
             source = ImageView(frame)
+            kind = frameKind
         }
-        let plan = plan(for: source, orientation: frame.orientation)
-        source = source.cropped(to: plan.crop)
+        let plan = plan(for: Size(width: Int(source.width), height: Int(source.height)), format: source.pixelFormat,
+                        orientation: frame.orientation)
+        return try finish(frame, source.cropped(to: plan.crop), kind, plan: plan, body)
+    }
+
+    /// Converts `frame` from `picture`, its MJPEG image already decoded (by this converter, or
+    /// once for several converters at the largest scale any of them needs), and calls `body`
+    /// with the result, valid only during the call.
+    func convert<R>(_ frame: VideoFrame, decoded picture: DecodedJPEG, _ body: (VideoFrame) throws -> R) throws -> R {
+        let kind: PixelKind = picture.view.pixelFormat == .grey ? .grey : .i420(swapped: false)
+        let plan = plan(for: picture.source, format: picture.view.pixelFormat, orientation: frame.orientation)
+            .onDecoded(at: picture.scale, decoded: Size(width: Int(picture.view.width), height: Int(picture.view.height)))
+        lastDecodeScale = picture.scale
+        return try finish(frame, picture.view.cropped(to: plan.crop), kind, plan: plan, body)
+    }
+
+    /// Like `convert(_:decoded:_:)`, into `destination` (a pooled buffer of the caller's).
+    func convert<R>(_ frame: VideoFrame, decoded picture: DecodedJPEG, into destination: ImageBuffer,
+                    _ body: (VideoFrame) throws -> R) throws -> R {
+        let own = out
+        out = destination
+        defer { out = own }
+        return try convert(frame, decoded: picture, body)
+    }
+
+    /// The DCT scale this converter's request lets an MJPEG frame of `source` pixels decode at
+    /// (`layout`: the JPEG's planes; content `orientation`): the smallest TurboJPEG reduction that
+    /// still covers the requested size, or `.full`.
+    func decodeScale(source: Size, layout: PixelFormat, orientation: VideoOrientation) -> JPEGScale {
+        guard output.size != nil, output.jpegScaledDecoding else { return .full }
+        return plan(for: source, format: layout == .grey ? .grey : .yu12, orientation: orientation)
+            .smallestCoveringScale(source: source)
+    }
+
+    /// The last steps of a conversion: from `source` (already cropped to `plan.crop`) in one
+    /// call, or through the working format, into `out`; then `body`.
+    private func finish<R>(_ frame: VideoFrame, _ source: ImageView, _ kind: PixelKind, plan: ConversionPlan,
+                           _ body: (VideoFrame) throws -> R) throws -> R {
+        let target = output.pixelFormat
         let outputColorimetry = ConversionPlan.colorimetry(of: target, from: frame.format)
         if plan.isDirect {
             out.prepare(target, plan.outputSize, colorimetry: outputColorimetry)
@@ -109,15 +159,14 @@ public final class FrameConverter: @unchecked Sendable {
     private func orientation(of frame: VideoFrame) -> VideoOrientation { output.upright ? .up : frame.orientation }
 
     /// The plan for this source geometry, computed once per format change.
-    private func plan(for source: ImageView, orientation: VideoOrientation) -> ConversionPlan {
+    private func plan(for source: Size, format: PixelFormat, orientation: VideoOrientation) -> ConversionPlan {
         if let cached = cachedPlan, cached.width == source.width, cached.height == source.height,
-           cached.format.fourCC == source.pixelFormat.fourCC, cached.orientation == orientation {
+           cached.format.fourCC == format.fourCC, cached.orientation == orientation {
             return cached.plan
         }
-        let plan = ConversionPlan(source: Size(width: Int(source.width), height: Int(source.height)),
-                                  orientation: orientation, request: output,
-                                  alignment: ConversionPlan.alignment(of: source.pixelFormat))
-        cachedPlan = (source.width, source.height, source.pixelFormat, orientation, plan)
+        let plan = ConversionPlan(source: source, orientation: orientation, request: output,
+                                  alignment: ConversionPlan.alignment(of: format))
+        cachedPlan = (source.width, source.height, format, orientation, plan)
         return plan
     }
 
@@ -183,46 +232,6 @@ public final class FrameConverter: @unchecked Sendable {
         }
     }
 
-    /// Decodes a JPEG frame into `decoded` (I420 or grey) and returns false; or, when the output
-    /// is I420 and the request needs nothing else, writes the I420 image straight into `out`
-    /// (decoding into it, or subsampling 4:2:2/4:4:4 into it) and returns true.
-    private func decodeJPEG(_ frame: VideoFrame, target: PixelFormat) throws -> Bool {
-        if jpeg == nil { jpeg = try JPEGDecoder() }
-        let decoder = jpeg!
-        let whole = frame.plane(0).bytes
-        let data = UnsafeRawBufferPointer(rebasing: whole[0..<min(max(frame.bytesUsed, 0), whole.count)])
-        let header = try decoder.header(data, device: device)
-        let size = Size(width: header.width, height: header.height)
-        // A corrupt header can claim up to 65535x65535 from a few hundred bytes: gigabytes of
-        // buffers (kept: they grow to the largest frame). Larger than the stream's size (plus one
-        // 16-pixel MCU of slack) is a corrupt frame. Found by the fuzzer.
-        let stream = frame.format
-        if stream.width > 0, stream.height > 0, header.width > stream.width + 16 || header.height > stream.height + 16 {
-            throw MediaDevicesError(.corruptFrame, device: device, operation: "JPEG decode",
-                                    detail: "the JPEG header says \(size), larger than the stream's \(stream.width)x\(stream.height); the frame is dropped and counted")
-        }
-        // I420 output and nothing else asked: the last step writes straight into `out`.
-        let straight = target == .yu12 && output.crop == nil && output.rotation == .none && !output.mirrored
-            && (output.size == nil || output.size == size) && (!output.upright || frame.orientation == .up)
-        if header.layout == .yu12 && straight {
-            out.prepare(.yu12, size, colorimetry: .jpeg)
-            try decoder.decode(data, header: header, into: out, decoding: output.jpegDecoding, device: device)
-            return true
-        }
-        if header.layout == .yu12 || header.layout == .grey {
-            decoded.prepare(header.layout, size, colorimetry: .jpeg)
-            try decoder.decode(data, header: header, into: decoded, decoding: output.jpegDecoding, device: device)
-        } else {
-            decodedNative.prepare(header.layout, size, colorimetry: .jpeg)
-            try decoder.decode(data, header: header, into: decodedNative, decoding: output.jpegDecoding, device: device)
-            let destination = straight ? out : decoded
-            destination.prepare(.yu12, size, colorimetry: .jpeg)
-            try check(GeometrySteps.subsampleToI420(decodedNative.view, into: destination), "JPEG chroma to 4:2:0")
-            if straight { return true }
-        }
-        return false
-    }
-
     /// A raw frame whose planes are shorter than its format needs (a driver error) is corrupt;
     /// `device` names the source in the error.
     static func checkLength(_ frame: VideoFrame, device: String?) throws {
@@ -241,6 +250,11 @@ public final class FrameConverter: @unchecked Sendable {
     }
 
     private func check(_ status: Int32, _ step: @autoclosure () -> String) throws {
+        try Self.check(status, step(), device: device)
+    }
+
+    /// Throws the error for a libyuv step (named `step`) that returned a failure `status`.
+    static func check(_ status: Int32, _ step: @autoclosure () -> String, device: String?) throws {
         guard status != 0 else { return }
         throw MediaDevicesError(.io, device: device, operation: "convert",
                                 detail: "libyuv refused the step \(step()) (status \(status)); this is a MediaDevices bug: please report the formats involved")

@@ -60,18 +60,23 @@ final class JPEGDecoder {
         return Header(width: Int(width), height: Int(height), layout: layout)
     }
 
-    /// Decodes `data` into `destination`, prepared by the caller for `header`, with the IDCT
-    /// `decoding` names.
-    func decode(_ data: UnsafeRawBufferPointer, header: Header, into destination: ImageBuffer, decoding: JPEGDecoding,
-                device: String?) throws {
+    /// Decodes `data` into `destination`, prepared by the caller for `header` at `scale` (see
+    /// `JPEGScale.scaled`), with the IDCT `decoding` names. A reduced scale is done in the DCT.
+    func decode(_ data: UnsafeRawBufferPointer, header: Header, scale: JPEGScale = .full, into destination: ImageBuffer,
+                decoding: JPEGDecoding, device: String?) throws {
+        let size = scale.scaled(Size(width: header.width, height: header.height))
         let count = header.layout == .grey ? 1 : 3
         for index in 0..<3 {
             planes[index] = index < count ? destination.plane(index) : nil
             strides[index] = index < count ? destination.stride(index) : 0
         }
-        let flags = TJFLAG_STOPONWARNING | (decoding == .fast ? TJFLAG_FASTDCT : 0)
+        // At 1/2, libjpeg-turbo decodes 4:2:0 chroma with the full 8x8 IDCT, and its fast one
+        // corrupts that chroma in TurboJPEG's YUV decode (libjpeg-turbo issue 912, fixed after
+        // 2.1.5): the accurate IDCT there (the luma's 4x4 IDCT is the accurate one at any setting).
+        let fastChromaBroken = header.layout == .yu12 && 2 * scale.numerator == scale.denominator
+        let flags = TJFLAG_STOPONWARNING | (decoding == .fast && !fastChromaBroken ? TJFLAG_FASTDCT : 0)
         guard tjDecompressToYUVPlanes(handle, data.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt(data.count),
-                                      planes, Int32(header.width), strides, Int32(header.height), flags) == 0 else {
+                                      planes, Int32(size.width), strides, Int32(size.height), flags) == 0 else {
             throw corrupt(device, "corrupt JPEG data: \(reason())")
         }
     }

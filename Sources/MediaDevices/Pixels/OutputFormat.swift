@@ -17,13 +17,19 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
     /// How MJPEG/JPEG frames are decoded (`.fast` unless asked; see `JPEGDecoding`). Raw
     /// sources ignore it.
     public var jpegDecoding: JPEGDecoding
+    /// Whether an MJPEG/JPEG frame may be decoded at 1/2, 1/4 or 1/8 of its size inside
+    /// libjpeg-turbo's inverse DCT when this output needs at most that much of it (`true` unless
+    /// asked; a fraction of the decoding cost). `false` decodes the whole picture, then scales:
+    /// the bytes earlier releases produced. Raw sources ignore it.
+    public var jpegScaledDecoding: Bool
 
     /// The formats the pipeline produces.
     public static let producibleFormats: [PixelFormat] = [.nv12, .yu12, .argb]
 
     /// An output request. `pixelFormat` must be one of `producibleFormats`.
     public init(_ pixelFormat: PixelFormat = .nv12, size: Size? = nil, rotation: FrameRotation = .none,
-                upright: Bool = false, mirrored: Bool = false, crop: Rect? = nil, jpegDecoding: JPEGDecoding = .fast) {
+                upright: Bool = false, mirrored: Bool = false, crop: Rect? = nil, jpegDecoding: JPEGDecoding = .fast,
+                jpegScaledDecoding: Bool = true) {
         self.pixelFormat = pixelFormat
         self.size = size
         self.rotation = rotation
@@ -31,6 +37,7 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
         self.mirrored = mirrored
         self.crop = crop
         self.jpegDecoding = jpegDecoding
+        self.jpegScaledDecoding = jpegScaledDecoding
     }
 
     /// Parses an output pixel format: `NV12`, `I420`/`YU12`, `ARGB` (libyuv's: bytes B, G, R, A).
@@ -53,7 +60,8 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
                            colorimetry: ConversionPlan.colorimetry(of: pixelFormat, from: source))
     }
 
-    /// `"NV12 480x480 rot90 mirrored crop 320x240+0+0"` (`" accurate IDCT"` when asked).
+    /// `"NV12 480x480 rot90 mirrored crop 320x240+0+0"` (`" accurate IDCT"`, `" whole JPEG decode"`
+    /// when asked).
     public var description: String {
         var text = "\(pixelFormat.fourCC)"
         if let size { text += " \(size)" }
@@ -62,6 +70,7 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
         if mirrored { text += " mirrored" }
         if let crop { text += " crop \(crop)" }
         if jpegDecoding == .accurate { text += " accurate IDCT" }
+        if !jpegScaledDecoding { text += " whole JPEG decode" }
         return text
     }
 }

@@ -53,6 +53,8 @@ struct CaptureCPUBenchmark {
         /// Every ratio is, with the window method, the median over the rounds of the ratio within
         /// each round (see `run`); with the difference method, the least over the least.
         var overCallback: Double?
+        /// CPU per frame over our whole-picture decode then scale (`--output-size` MJPEG runs).
+        var overWholeDecode: Double?
         var overV4L2Ctl: Double?
         var overFFmpeg: Double?
         var overGStreamer: Double?
@@ -75,6 +77,9 @@ struct CaptureCPUBenchmark {
     var pixelFormat: PixelFormat = .yuyv
     /// What the converting rows convert to.
     var output: PixelFormat = .nv12
+    /// The size the converting rows (and GStreamer's and FFmpeg's pipelines) scale to; `nil`
+    /// keeps the stream's.
+    var outputSize: Size?
     var method: Method
     var repeats: Int
     var workDirectory: String
@@ -84,10 +89,25 @@ struct CaptureCPUBenchmark {
     /// Whether the stream is compressed: every row then decodes it (but v4l2-ctl's).
     var decodes: Bool { pixelFormat.isCompressed }
 
-    /// The goals for our rows: (reference tool, most CPU per frame as a fraction of it).
+    /// The goals for our rows: (reference tool, most CPU per frame as a fraction of it). Decoding
+    /// MJPEG to at most half its size (issue 39): 0.5x GStreamer's decode-then-scale and our own
+    /// whole decode then scale, 0.4x at a quarter of the width or less.
     var goals: [(reference: String, limit: Double)] {
-        decodes ? [("gst-launch-1.0", 0.8), ("ffmpeg", 0.5)] : [("v4l2-ctl", 1.2), ("ffmpeg", 0.3)]
+        if decodes, let outputSize, outputSize.width * 2 <= width, outputSize.height * 2 <= height {
+            let limit = outputSize.width * 4 <= width ? 0.4 : 0.5
+            return [("gst-launch-1.0", limit), (wholeDecodeRow, limit)]
+        }
+        return decodes ? [("gst-launch-1.0", 0.8), ("ffmpeg", 0.5)] : [("v4l2-ctl", 1.2), ("ffmpeg", 0.3)]
     }
+
+    /// What the converting rows convert to, as their names say it: `I420` or `I420 640x360`.
+    var outputName: String {
+        (output == .yu12 ? "I420" : output.name) + (outputSize.map { " \($0)" } ?? "")
+    }
+
+    /// The row decoding each JPEG whole and then scaling (`OutputFormat.jpegScaledDecoding`
+    /// off): the library before issue 39, the reference for the scaled decode.
+    var wholeDecodeRow: String { "MediaDevices whole decode only" + Self.converting(outputName) }
 
     /// The leased frames' goals (issue 15), for the sequence rows and `capture`: against the
     /// callback path and GStreamer.
@@ -118,7 +138,8 @@ struct CaptureCPUBenchmark {
         let me = ProcessCPU.ownExecutable
         let size = "\(width)x\(height)"
         let fourCC = pixelFormat.fourCC.description
-        let outputName = output == .yu12 ? "I420" : output.name
+        let outputFlag = output == .yu12 ? "I420" : output.name
+        let sizeOptions = outputSize.map { ["--output-size", "\($0)"] } ?? []
         let stream = ["--format", fourCC, "--size", size, "--fps", "\(fps)"]
         func capture(_ options: [String]) -> (Int) -> [String] {
             { [me, "capture", device] + stream + options
@@ -130,26 +151,34 @@ struct CaptureCPUBenchmark {
                      ("mediadevices capture --direct", capture(["--direct"]))]
         }
         if includeConversion || decodes {
-            list.append(("mediadevices capture" + Self.converting(outputName), capture(["--output-format", outputName])))
+            list.append(("mediadevices capture" + Self.converting(outputName), capture(["--output-format", outputFlag] + sizeOptions)))
         }
         if decodes {
-            list.append((Self.cliCallbackRow + Self.converting(outputName), capture(["--direct", "--output-format", outputName])))
+            list.append((Self.cliCallbackRow + Self.converting(outputName), capture(["--direct", "--output-format", outputFlag] + sizeOptions)))
         }
         for path in decodes ? [.callbackConverted, .converted] : StreamOnly.Path.allCases {
             let name = path == .callbackConverted ? Self.callbackRow + Self.converting(outputName)
                 : "MediaDevices \(path.rawValue) only" + (path == .converted ? Self.converting(outputName) : "")
             list.append((name, { [me, "benchmark", "stream", "--device", device] + stream
-                                 + ["--output-format", outputName, "--frames", "\($0)", "--path", path.rawValue] }))
+                                 + ["--output-format", outputFlag, "--frames", "\($0)", "--path", path.rawValue] + sizeOptions }))
+        }
+        if decodes, outputSize != nil {
+            list.append((wholeDecodeRow, { [me, "benchmark", "stream", "--device", device] + stream
+                                           + ["--output-format", outputFlag, "--frames", "\($0)", "--path", "converted", "--jpeg-whole-decode"]
+                                           + sizeOptions }))
         }
         // jpegdec's IDCT named (its default, ifast): the one our rows use (`JPEGDecoding.fast`).
-        let gstCaps = decodes ? ["image/jpeg,width=\(width),height=\(height),framerate=\(fps)/1", "!", "jpegdec", "idct-method=ifast"]
+        var gstCaps = decodes ? ["image/jpeg,width=\(width),height=\(height),framerate=\(fps)/1", "!", "jpegdec", "idct-method=ifast"]
                               : ["video/x-raw,format=YUY2,width=\(width),height=\(height),framerate=\(fps)/1"]
+        // Scaled as the issue's reference pipeline does: the whole picture decoded, then videoscale.
+        if let outputSize { gstCaps += ["!", "videoscale", "!", "video/x-raw,width=\(outputSize.width),height=\(outputSize.height)"] }
+        let ffmpegScale = outputSize.map { ["-vf", "scale=\($0.width):\($0.height)"] } ?? []
         list += [
             ("v4l2-ctl", { ["v4l2-ctl", "-d", device, "--set-fmt-video=width=\(width),height=\(height),pixelformat=\(fourCC)",
                             "--set-parm=\(fps)", "--stream-mmap", "--stream-count=\($0)", "--stream-to=/dev/null"] }),
             ("ffmpeg", { ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "v4l2", "-input_format",
                           decodes ? "mjpeg" : "yuyv422",
-                          "-video_size", size, "-framerate", "\(fps)", "-i", device, "-frames:v", "\($0)", "-f", "null", "-"] }),
+                          "-video_size", size, "-framerate", "\(fps)", "-i", device, "-frames:v", "\($0)"] + ffmpegScale + ["-f", "null", "-"] }),
             ("gst-launch-1.0", { ["gst-launch-1.0", "-q", "v4l2src", "device=\(device)", "num-buffers=\($0)", "!"]
                                  + gstCaps + ["!", "fakesink"] }),
         ]
@@ -256,6 +285,7 @@ struct CaptureCPUBenchmark {
         for index in rows.indices {
             let row = rows[index]
             rows[index].overCallback = ratio(row, Self.callbackReference(for: row.tool))
+            rows[index].overWholeDecode = row.tool == wholeDecodeRow ? nil : ratio(row, wholeDecodeRow)
             rows[index].overV4L2Ctl = ratio(row, "v4l2-ctl")
             rows[index].overFFmpeg = ratio(row, "ffmpeg")
             rows[index].overGStreamer = ratio(row, "gst-launch-1.0")
@@ -279,6 +309,11 @@ struct CaptureCPUBenchmark {
         }
         var title = "Capture CPU per frame (\(how)), \(device) \(pixelFormat) \(width)x\(height) @ \(fps) fps"
         if decodes {
+            if let outputSize {
+                title += "\nScaled to \(outputSize): ours decoding at 1/2, 1/4 or 1/8 in libjpeg-turbo's IDCT where the size allows"
+                    + " (`whole decode only`: the whole picture decoded, then scaled by libyuv); gst-launch-1.0 through jpegdec ! videoscale,"
+                    + " ffmpeg through -vf scale"
+            }
             title += "\nDecoded to \(output == .yu12 ? "I420" : output.name): ours through the library's converted `frames(bufferSize:output:)` sequence"
                 + " (`converted only`) and `mediadevices capture --output-format`; gst-launch-1.0 through jpegdec, ffmpeg through its"
                 + " mjpeg decoder (both to the JPEG's own subsampling); v4l2-ctl streams the JPEGs undecoded"
@@ -291,7 +326,10 @@ struct CaptureCPUBenchmark {
     }
 
     func table(_ rows: [Row]) -> String {
-        func short(_ reference: String) -> String { reference == "gst-launch-1.0" ? "gst" : reference.hasPrefix(Self.callbackRow) ? "callback" : reference }
+        func short(_ reference: String) -> String {
+            reference == "gst-launch-1.0" ? "gst" : reference.hasPrefix(Self.callbackRow) ? "callback"
+                : reference == wholeDecodeRow ? "whole decode" : reference
+        }
         func callbackMark(_ tool: String, _ limit: Double, _ ratio: Double?) -> String {
             "\(Self.callbackReference(for: tool).hasPrefix(Self.callbackRow) ? "callback" : "--direct") " + goalMark(ratio ?? .infinity, limit)
         }
@@ -303,11 +341,11 @@ struct CaptureCPUBenchmark {
         }
         let leaseGoalText = "; \(decodes ? "converted sequence, capture" : "leased (sequence, executor, capture)"): \(describe(Self.leaseGoals))"
         var table = BenchmarkTable("tool", "CPU/frame", "each run", "with start-up", "fps", "wake-ups/frame", "÷ v4l2-ctl", "÷ ffmpeg", "÷ gst",
-                                   "÷ callback (CLI: ÷ --direct)", "goals (\(describe(goals))\(leaseGoalText))")
+                                   "÷ callback (CLI: ÷ --direct)", "÷ whole decode", "goals (\(describe(goals))\(leaseGoalText))")
         for row in rows {
             let ratios = ["v4l2-ctl": row.overV4L2Ctl, "ffmpeg": row.overFFmpeg, "gst-launch-1.0": row.overGStreamer,
-                          Self.callbackRow: row.overCallback]
-            let ours = row.tool.hasPrefix("mediadevices capture") || (decodes && row.tool.hasPrefix("MediaDevices"))
+                          Self.callbackRow: row.overCallback, wholeDecodeRow: row.overWholeDecode]
+            let ours = (row.tool.hasPrefix("mediadevices capture") || (decodes && row.tool.hasPrefix("MediaDevices"))) && row.tool != wholeDecodeRow
             var marks = ours ? goals.map { mark($0, ratios) } : []
             if Self.hasLeaseGoals(row.tool, decodes: decodes) {
                 marks += Self.leaseGoals.map { $0.reference == Self.callbackRow ? callbackMark(row.tool, $0.limit, row.overCallback) : mark($0, ratios) }
@@ -317,7 +355,7 @@ struct CaptureCPUBenchmark {
                       formatDuration(row.cpuPerFrameWithStartupNanoseconds),
                       String(format: "%.1f", row.measuredFrameRate), row.wakeUpsPerFrame.map { String(format: "%.2f", $0) } ?? "–",
                       formatRatio(row.overV4L2Ctl ?? .nan), formatRatio(row.overFFmpeg ?? .nan), formatRatio(row.overGStreamer ?? .nan),
-                      formatRatio(row.overCallback ?? .nan), marks.joined(separator: ", "))
+                      formatRatio(row.overCallback ?? .nan), formatRatio(row.overWholeDecode ?? .nan), marks.joined(separator: ", "))
         }
         return table.text
     }

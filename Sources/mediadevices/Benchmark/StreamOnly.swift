@@ -32,6 +32,10 @@ struct StreamOnly {
     var pixelFormat: PixelFormat = .yuyv
     /// What the `converted` path converts to.
     var output: PixelFormat = .nv12
+    /// The size the converting paths scale to (`nil`: the stream's).
+    var outputSize: Size?
+    /// Decode each MJPEG frame whole, then scale (`OutputFormat.jpegScaledDecoding` off).
+    var wholeDecode = false
 
     /// Seconds a benchmark run of `frames` frames at `fps` may take before it counts as failed:
     /// long enough for a stream whose processing is slower than the camera (1080p MJPEG decoded
@@ -54,11 +58,12 @@ struct StreamOnly {
         let counter = CountingConsumer(target: frames)
         let reader = SequenceRecorder(capacity: frames)
         let sequence: VideoFrames?
+        let request = OutputFormat(output, size: outputSize, jpegScaledDecoding: !wholeDecode)
         switch path {
         case .callback: source.consumer = counter; sequence = nil
-        case .callbackConverted: source.consumer = try ConvertingConsumer(output: OutputFormat(output), consumer: counter); sequence = nil
+        case .callbackConverted: source.consumer = try ConvertingConsumer(output: request, consumer: counter); sequence = nil
         case .sequence, .executor: sequence = source.frames(bufferSize: 16)
-        case .converted: sequence = try source.frames(bufferSize: 16, output: OutputFormat(output))
+        case .converted: sequence = try source.frames(bufferSize: 16, output: request)
         }
         try source.start()
         if let sequence { reader.drain(sequence, executor: path == .sequence ? nil : source.captureExecutor, timing: false) }
@@ -71,7 +76,9 @@ struct StreamOnly {
             throw BenchmarkError("only \(received()) of \(frames) frames arrived from \(camera.path)")
         }
         // For the benchmark's tools.log: whether the readers' frames were leased or copied.
-        print("\(path.rawValue): \(received()) frames read" + (sequence.map { ", \($0.leasedFrames) on lease, \($0.copiedFrames) copied" } ?? ""))
+        let statistics = source.statistics
+        print("\(path.rawValue): \(received()) frames read" + (sequence.map { ", \($0.leasedFrames) on lease, \($0.copiedFrames) copied" } ?? "")
+              + ", \(statistics.scaledDecodeFrames) decoded scaled (last at \(statistics.lastDecodeScale?.description ?? "1"))")
     }
 }
 

@@ -82,6 +82,12 @@ void usbdev_camera_unplug_after(usbdev_camera *camera, uint32_t frames);
 size_t usbdev_camera_jpeg(usbdev_camera *camera, uint16_t width, uint16_t height, uint32_t counter,
                           uint8_t *out, size_t capacity);
 
+/// The camera's MJPEG picture `variant` (0-3) encoded at any `width`x`height` and `subsampling`
+/// (20 = 4:2:0, 22 = 4:2:2), without the counter segment: what unit tests decode on the host.
+/// Returns its length (0 on failure); copies it into `out` when it fits in `capacity` bytes.
+size_t usbdev_camera_picture_jpeg(uint16_t width, uint16_t height, uint8_t subsampling, uint32_t variant,
+                                  uint8_t *out, size_t capacity);
+
 /// The frame counter stored in a YUYV frame's top strip (`stride` bytes per row), or -1 when the
 /// strip is unreadable.
 int64_t usbdev_yuyv_counter(const uint8_t *frame, size_t stride, uint16_t width, uint16_t height);
