@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import MediaDevices
 import Glibc
@@ -5,6 +6,21 @@ import Glibc
 final class MediaDevicesErrorTests: XCTestCase {
     private func map(_ errno: Int32, _ operation: String = "VIDIOC_STREAMON") -> MediaDevicesError {
         MediaDevicesError.fromErrno(errno, device: "/dev/video7", operation: operation)
+    }
+
+    /// Codes are named in JSON as the CLI always wrote them, read back by name, and an unknown
+    /// name is an error rather than a crash or a silent default.
+    func testCodesAreEncodedAndDecodedByTheirStableNames() throws {
+        XCTAssertEqual(MediaDevicesError.Code.all.count, Set(MediaDevicesError.Code.all.map(\.rawValue)).count, "names are unique")
+        for code in MediaDevicesError.Code.all {
+            let json = try JSONEncoder().encode([code])
+            XCTAssertEqual(String(decoding: json, as: UTF8.self), "[\"\(code.rawValue)\"]")
+            XCTAssertEqual(try JSONDecoder().decode([MediaDevicesError.Code].self, from: json), [code])
+            XCTAssertEqual(MediaDevicesError.Code(rawValue: code.rawValue), code)
+        }
+        XCTAssertEqual(MediaDevicesError.Code.permissionDenied.rawValue, "permissionDenied")
+        XCTAssertNil(MediaDevicesError.Code(rawValue: "exploded"))
+        XCTAssertThrowsError(try JSONDecoder().decode([MediaDevicesError.Code].self, from: Data("[\"exploded\"]".utf8)))
     }
 
     func testDisconnected() {

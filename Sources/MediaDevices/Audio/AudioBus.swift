@@ -14,9 +14,9 @@ import Synchronization
 /// delivered period, not polling).
 public final class AudioBus: Sendable {
     /// Captured samples: written by the capture side, read by the application.
-    public let captureRing: AudioRingBuffer
+    package let captureRing: AudioRingBuffer
     /// Samples to play: written by the application, read by the render side.
-    public let renderRing: AudioRingBuffer
+    package let renderRing: AudioRingBuffer
     private let captureFormatCode = Atomic<UInt64>(0)
     private let renderFormatCode = Atomic<UInt64>(0)
     private let overflowSamples = Atomic<Int>(0)

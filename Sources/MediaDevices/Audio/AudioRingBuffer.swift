@@ -7,16 +7,16 @@ import Synchronization
 /// The write and read positions are byte counts that only grow (wrapping at `Int.max` is
 /// centuries away); the producer publishes with a release store after copying, the consumer
 /// acquires before copying out, so bytes are never read before they are written.
-public final class AudioRingBuffer: @unchecked Sendable {
+package final class AudioRingBuffer: @unchecked Sendable {
     /// Capacity in bytes (a power of two).
-    public let capacity: Int
+    package let capacity: Int
     private let mask: Int
     private let storage: UnsafeMutableRawPointer
     private let writePosition = Atomic<Int>(0)
     private let readPosition = Atomic<Int>(0)
 
     /// Creates a ring holding at least `minimumCapacity` bytes (rounded up to a power of two).
-    public init(minimumCapacity: Int) {
+    package init(minimumCapacity: Int) {
         var size = 64
         while size < minimumCapacity { size <<= 1 }
         capacity = size
@@ -28,17 +28,17 @@ public final class AudioRingBuffer: @unchecked Sendable {
     deinit { storage.deallocate() }
 
     /// Bytes ready to read (a snapshot; from the consumer it is a lower bound).
-    public var availableToRead: Int {
+    package var availableToRead: Int {
         writePosition.load(ordering: .acquiring) - readPosition.load(ordering: .acquiring)
     }
 
     /// Bytes that can be written (a snapshot; from the producer it is a lower bound).
-    public var availableToWrite: Int { capacity - availableToRead }
+    package var availableToWrite: Int { capacity - availableToRead }
 
     /// Producer: copies in up to `count` bytes from `source`, rounded down to a multiple of
     /// `granularity` (a frame), and returns how many it copied.
     @discardableResult
-    public func write(_ source: UnsafeRawPointer, count: Int, granularity: Int = 1) -> Int {
+    package func write(_ source: UnsafeRawPointer, count: Int, granularity: Int = 1) -> Int {
         write(count: count, granularity: granularity) { destination, offset in
             destination.baseAddress!.copyMemory(from: source + offset, byteCount: destination.count)
         }
@@ -47,7 +47,7 @@ public final class AudioRingBuffer: @unchecked Sendable {
     /// Consumer: copies out up to `count` bytes into `destination`, rounded down to a multiple of
     /// `granularity`, and returns how many it copied.
     @discardableResult
-    public func read(into destination: UnsafeMutableRawPointer, count: Int, granularity: Int = 1) -> Int {
+    package func read(into destination: UnsafeMutableRawPointer, count: Int, granularity: Int = 1) -> Int {
         read(count: count, granularity: granularity) { source, offset in
             (destination + offset).copyMemory(from: source.baseAddress!, byteCount: source.count)
         }
@@ -90,7 +90,7 @@ public final class AudioRingBuffer: @unchecked Sendable {
     }
 
     /// Consumer: drops everything readable (used before a stream starts, when neither end runs).
-    public func discardAll() {
+    package func discardAll() {
         readPosition.store(writePosition.load(ordering: .acquiring), ordering: .releasing)
     }
 }

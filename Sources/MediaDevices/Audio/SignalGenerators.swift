@@ -2,24 +2,24 @@ import Foundation
 
 /// A sine tone, continuous across calls (the phase carries over), written into interleaved
 /// float buffers with the same value on every channel. Allocation-free.
-public struct SineGenerator: Sendable {
+package struct SineGenerator: Sendable {
     /// The tone's frequency in Hz.
-    public let frequency: Double
+    package let frequency: Double
     /// Peak amplitude (1 = full scale).
-    public let amplitude: Double
+    package let amplitude: Double
     /// Frames per second.
-    public let sampleRate: Int
+    package let sampleRate: Int
     private var phase: Double = 0
 
     /// Creates a generator of `frequency` Hz at `amplitude` (peak, full scale 1).
-    public init(frequency: Double, amplitude: Double = 0.5, sampleRate: Int) {
+    package init(frequency: Double, amplitude: Double = 0.5, sampleRate: Int) {
         self.frequency = frequency
         self.amplitude = amplitude
         self.sampleRate = sampleRate
     }
 
     /// Fills `buffer` with `buffer.count / channels` frames.
-    public mutating func fill(_ buffer: UnsafeMutableBufferPointer<Float>, channels: Int) {
+    package mutating func fill(_ buffer: UnsafeMutableBufferPointer<Float>, channels: Int) {
         let step = 2 * Double.pi * frequency / Double(sampleRate)
         var frame = 0
         while (frame + 1) * channels <= buffer.count {
@@ -32,7 +32,7 @@ public struct SineGenerator: Sendable {
     }
 
     /// `frames` frames as a new array (for tests and files; not for audio threads).
-    public mutating func samples(frames: Int, channels: Int) -> [Float] {
+    package mutating func samples(frames: Int, channels: Int) -> [Float] {
         var result = [Float](repeating: 0, count: frames * channels)
         result.withUnsafeMutableBufferPointer { fill($0, channels: channels) }
         return result
@@ -41,20 +41,20 @@ public struct SineGenerator: Sendable {
 
 /// White noise, as the seeds' sample audio device renders: uniformly distributed samples in
 /// -amplitude...amplitude from a xorshift generator (seedable, so tests repeat). Allocation-free.
-public struct WhiteNoiseGenerator: Sendable {
+package struct WhiteNoiseGenerator: Sendable {
     /// Peak amplitude (1 = full scale).
-    public let amplitude: Float
+    package let amplitude: Float
     private var state: UInt64
 
     /// Creates a generator; the same `seed` gives the same noise.
-    public init(amplitude: Float = 0.5, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
+    package init(amplitude: Float = 0.5, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
         self.amplitude = amplitude
         state = seed == 0 ? 1 : seed
     }
 
     /// The next sample.
     @inline(__always)
-    public mutating func next() -> Float {
+    package mutating func next() -> Float {
         state ^= state << 13
         state ^= state >> 7
         state ^= state << 17
@@ -63,22 +63,22 @@ public struct WhiteNoiseGenerator: Sendable {
     }
 
     /// Fills `buffer` with independent samples (every channel its own noise).
-    public mutating func fill(_ buffer: UnsafeMutableBufferPointer<Float>) {
+    package mutating func fill(_ buffer: UnsafeMutableBufferPointer<Float>) {
         for index in buffer.indices { buffer[index] = next() }
     }
 
     /// Fills `buffer` with 16-bit samples.
-    public mutating func fill(_ buffer: UnsafeMutableBufferPointer<Int16>) {
+    package mutating func fill(_ buffer: UnsafeMutableBufferPointer<Int16>) {
         for index in buffer.indices { buffer[index] = SampleConversion.int16(next()) }
     }
 }
 
 /// Measures a tone: its frequency by zero crossings (interpolated between samples, timed from
 /// the first to the last rising crossing), its RMS level, and where it begins.
-public enum ToneAnalysis {
+package enum ToneAnalysis {
     /// The frequency in Hz of the tone in `samples` (one channel), from rising zero crossings
     /// interpolated linearly; nil if fewer than two crossings (silence, DC).
-    public static func frequency(of samples: UnsafeBufferPointer<Float>, sampleRate: Int) -> Double? {
+    package static func frequency(of samples: UnsafeBufferPointer<Float>, sampleRate: Int) -> Double? {
         guard samples.count > 2 else { return nil }
         let peak = samples.reduce(Float(0)) { max($0, abs($1)) }
         guard peak > 1e-4 else { return nil }
@@ -101,13 +101,13 @@ public enum ToneAnalysis {
     }
 
     /// `frequency(of:)` over an array.
-    public static func frequency(of samples: [Float], sampleRate: Int) -> Double? {
+    package static func frequency(of samples: [Float], sampleRate: Int) -> Double? {
         samples.withUnsafeBufferPointer { frequency(of: $0, sampleRate: sampleRate) }
     }
 
     /// The median of `frequency(of:)` over consecutive windows of `window` seconds: robust to a
     /// dropout (an xrun) inside one window. Nil if no window holds a tone.
-    public static func medianFrequency(of samples: [Float], sampleRate: Int, window: Double = 0.1) -> Double? {
+    package static func medianFrequency(of samples: [Float], sampleRate: Int, window: Double = 0.1) -> Double? {
         let size = max(16, Int(window * Double(sampleRate)))
         var estimates: [Double] = []
         samples.withUnsafeBufferPointer { all in
@@ -123,7 +123,7 @@ public enum ToneAnalysis {
     }
 
     /// The RMS level in dB relative to full scale (a full-scale sine is -3.01 dBFS).
-    public static func rmsDecibels(of samples: [Float]) -> Double {
+    package static func rmsDecibels(of samples: [Float]) -> Double {
         guard !samples.isEmpty else { return -.infinity }
         let sum = samples.reduce(0.0) { $0 + Double($1) * Double($1) }
         return 10 * log10(max(sum / Double(samples.count), 1e-20))
@@ -131,7 +131,7 @@ public enum ToneAnalysis {
 
     /// The median of the RMS levels (dBFS) of consecutive windows of `window` seconds: the
     /// tone's level, unmoved by a dropout inside one window. -infinity for no whole window.
-    public static func medianRMSDecibels(of samples: [Float], sampleRate: Int, window: Double = 0.05) -> Double {
+    package static func medianRMSDecibels(of samples: [Float], sampleRate: Int, window: Double = 0.05) -> Double {
         let size = max(16, Int(window * Double(sampleRate)))
         var levels: [Double] = []
         var start = 0
@@ -145,15 +145,15 @@ public enum ToneAnalysis {
     }
 
     /// The RMS level of a sine of peak `amplitude`, in dBFS.
-    public static func sineDecibels(amplitude: Double) -> Double { 20 * log10(amplitude / 2.squareRoot()) }
+    package static func sineDecibels(amplitude: Double) -> Double { 20 * log10(amplitude / 2.squareRoot()) }
 
     /// The first index where the signal's magnitude reaches `threshold`, or nil.
-    public static func onset(in samples: [Float], threshold: Float) -> Int? {
+    package static func onset(in samples: [Float], threshold: Float) -> Int? {
         samples.firstIndex { abs($0) >= threshold }
     }
 
     /// Channel `channel` of interleaved `samples`.
-    public static func channel(_ channel: Int, of samples: [Float], channels: Int) -> [Float] {
+    package static func channel(_ channel: Int, of samples: [Float], channels: Int) -> [Float] {
         stride(from: channel, to: samples.count, by: channels).map { samples[$0] }
     }
 }

@@ -5,25 +5,25 @@ import Foundation
 /// once it is taken out: the residual is noise plus distortion, so THD+N is the ratio of its
 /// RMS to the signal's, the fundamental notched by subtraction rather than a filter.
 /// Used by the tests and `mediadevices audio-benchmark --resampler`; not for audio threads.
-public struct SineFit: Sendable {
+package struct SineFit: Sendable {
     /// The fitted frequency in Hz.
-    public let frequency: Double
+    package let frequency: Double
     /// The fitted peak amplitude (full scale 1).
-    public let amplitude: Double
+    package let amplitude: Double
     /// The fitted DC offset.
-    public let offset: Double
+    package let offset: Double
     /// RMS of what the fitted sine does not explain.
-    public let residualRMS: Double
+    package let residualRMS: Double
     /// RMS of the samples.
-    public let signalRMS: Double
+    package let signalRMS: Double
 
     /// THD+N in dB: 20·log10(residual RMS / signal RMS); −80 means the residual is 10⁻⁴ of the signal.
-    public var thdPlusNoiseDecibels: Double { 20 * log10(max(residualRMS, 1e-30) / signalRMS) }
+    package var thdPlusNoiseDecibels: Double { 20 * log10(max(residualRMS, 1e-30) / signalRMS) }
     /// The fitted sine's RMS level in dBFS (a full-scale sine is −3.01 dBFS).
-    public var levelDecibels: Double { 20 * log10(amplitude / 2.squareRoot()) }
+    package var levelDecibels: Double { 20 * log10(amplitude / 2.squareRoot()) }
 
     /// Fits `samples` (one channel) taken at `sampleRate`; nil when no tone is found.
-    public init?(_ samples: [Float], sampleRate: Int) {
+    package init?(_ samples: [Float], sampleRate: Int) {
         guard samples.count > 64, var omega = ToneAnalysis.frequency(of: samples, sampleRate: sampleRate).map({ 2 * Double.pi * $0 / Double(sampleRate) }) else { return nil }
         let x = samples.map(Double.init)
         let n = x.count, middle = Double(n - 1) / 2

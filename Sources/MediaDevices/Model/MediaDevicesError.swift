@@ -5,30 +5,66 @@ import Glibc
 /// The one error type of MediaDevices. Each error has a stable `code`, names the device and the
 /// operation, and its `description` says what to do about it.
 public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equatable {
-    /// Stable error codes. Their raw values are part of the CLI's JSON output.
-    public enum Code: String, Sendable, Codable {
+    /// A stable error code. New codes may come in later versions, so a `switch` over codes
+    /// needs a `default` (codes are static members of a struct, as swift-nio's errors are, not
+    /// cases of an enum that a new case would break). The raw value is part of the CLI's JSON
+    /// output.
+    public struct Code: Hashable, Sendable, Codable, CustomStringConvertible {
+        /// The code's stable name (`"disconnected"`), as the CLI's JSON output writes it.
+        public let rawValue: String
+
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+
+        /// The code named `rawValue`, if there is one (a name from the CLI's JSON output).
+        public init?(rawValue: String) {
+            guard let known = Code.all.first(where: { $0.rawValue == rawValue }) else { return nil }
+            self = known
+        }
+
+        /// Decodes a code from its name.
+        public init(from decoder: any Decoder) throws {
+            let name = try decoder.singleValueContainer().decode(String.self)
+            guard let code = Code(rawValue: name) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "No MediaDevicesError code named \(name)"))
+            }
+            self = code
+        }
+
+        /// Encodes the code's name.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+
+        /// The code's name.
+        public var description: String { rawValue }
+
         /// The device went away (ENODEV, ENXIO): unplugged, driver unloaded, or disconnected.
-        case disconnected
+        public static let disconnected = Code("disconnected")
         /// Another process holds the device (EBUSY): it is already streaming.
-        case busy
+        public static let busy = Code("busy")
         /// No permission to open or use the device (EACCES, EPERM).
-        case permissionDenied
+        public static let permissionDenied = Code("permissionDenied")
         /// The device cannot produce the requested format, size or rate.
-        case unsupportedFormat
+        public static let unsupportedFormat = Code("unsupportedFormat")
         /// The call is not valid in the current state (for example `start` before `initialize`).
-        case invalidState
+        public static let invalidState = Code("invalidState")
         /// No frame or answer arrived in time.
-        case timeout
+        public static let timeout = Code("timeout")
         /// Any other I/O or driver failure; `errno` says which.
-        case io
+        public static let io = Code("io")
         /// No such device (the path, index or identifier names nothing).
-        case notFound
+        public static let notFound = Code("notFound")
         /// One frame could not be used (a truncated or corrupt JPEG): it is dropped and counted,
         /// and capture goes on.
-        case corruptFrame
+        public static let corruptFrame = Code("corruptFrame")
         /// A value a control (or an option) does not take: out of range, off its step, not in
         /// its menu, of the wrong type. The detail names the control, the value and what it takes.
-        case invalidValue
+        public static let invalidValue = Code("invalidValue")
+
+        /// Every code this version knows.
+        public static let all: [Code] = [.disconnected, .busy, .permissionDenied, .unsupportedFormat, .invalidState,
+                                         .timeout, .io, .notFound, .corruptFrame, .invalidValue]
     }
 
     /// The stable code.
@@ -107,6 +143,12 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         default: (code, remedy) = (.io, "Writing \(path) failed; check the disk and the path")
         }
         return MediaDevicesError(code, device: nil, operation: operation, errno: errno, detail: remedy)
+    }
+
+    /// `error` itself when it is a `MediaDevicesError`, else an `.io` error about `device` and
+    /// `operation` that carries its text (what a system or standard library let through).
+    static func converting(_ error: any Error, device: String?, operation: String) -> MediaDevicesError {
+        error as? MediaDevicesError ?? MediaDevicesError(.io, device: device, operation: operation, detail: "\(error)")
     }
 
     /// The symbolic name of common errno values (`EBUSY`), else `errno N`.

@@ -18,7 +18,8 @@ final class CaptureRun: Sendable {
     private let wake: WakeUpEvent
     private let thread: CaptureThread
 
-    /// Starts a thread named `name` running `loop(wake, shouldStop)`; `loop` returns nil when
+    /// Starts a thread named `name`, marked as a thread of `delivery`'s source
+    /// (`CaptureThread.isOwned(by:)`), running `loop(wake, shouldStop)`; `loop` returns nil when
     /// asked to stop (`shouldStop()` true after a wake-up), or the failure that ended it. The
     /// wake-up event also wakes it for jobs of the delivery's `CaptureExecutor`, if the loop
     /// attaches it.
@@ -28,7 +29,7 @@ final class CaptureRun: Sendable {
         let wake = try WakeUpEvent()
         self.wake = wake
         let flags = self.flags
-        thread = try CaptureThread(name: name) {
+        thread = try CaptureThread(name: name, owner: delivery) {
             let failure = loop(wake) { flags.stopRequested.load(ordering: .acquiring) }
             cleanup(failure)
             flags.running.store(false, ordering: .releasing)

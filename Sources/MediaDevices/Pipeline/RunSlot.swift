@@ -14,9 +14,6 @@ final class RunSlot: Sendable {
     /// Whether a run is delivering frames.
     var isRunning: Bool { current?.isRunning ?? false }
 
-    /// Whether the caller is the current run's thread (a consumer callback of this source).
-    var isCurrentThread: Bool { current?.isCurrentThread ?? false }
-
     /// Takes the run out of the slot, stops it and waits for its thread (see
     /// `CaptureRun.stop(restarting:)`); returns whether there was one.
     func stop(restarting: Bool) -> Bool {
@@ -26,14 +23,5 @@ final class RunSlot: Sendable {
         }) else { return false }
         run.stop(restarting: restarting)
         return true
-    }
-
-    /// Throws `.invalidState` when called from the current run's thread, where waiting for the
-    /// thread to stop would wait forever.
-    func refuseOnCaptureThread(device: String, operation: String) throws {
-        if isCurrentThread {
-            throw MediaDevicesError(.invalidState, device: device, operation: operation,
-                                    detail: "Called from this source's frame callback, which runs on the capture thread that would have to stop; call it from another thread or task")
-        }
     }
 }

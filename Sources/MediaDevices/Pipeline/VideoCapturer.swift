@@ -10,11 +10,14 @@
 ///   buffer (held until the loop body ends); other sources give pooled copies.
 public protocol VideoCapturer: AnyObject, Sendable {
     /// Prepares the source: opens the device and negotiates the format. (`initCapture`)
-    func initialize() throws
+    /// - Throws: the device's failure (`.notFound`, `.busy`, `.permissionDenied`,
+    ///   `.unsupportedFormat`, …); `.invalidState` from the source's own capture thread.
+    func initialize() throws(MediaDevicesError)
     /// Releases everything `initialize` acquired; stops first if capturing. (`releaseCapture`)
     func release()
     /// Starts delivering frames from a dedicated capture thread. (`startCapture`)
-    func start() throws
+    /// - Throws: what `initialize()` throws, or the failure to start streaming.
+    func start() throws(MediaDevicesError)
     /// Stops delivering frames and waits for the capture thread to finish. (`stopCapture`)
     func stop()
     /// Whether frames are being delivered. (`isCaptureStarted`)
@@ -31,8 +34,8 @@ public protocol VideoCapturer: AnyObject, Sendable {
     /// A new asynchronous sequence of frames converted to `output` (format, size, rotation,
     /// mirroring) on the capture thread. Each sequence may ask for a different output. Frames
     /// that cannot be converted (corrupt JPEGs) are dropped and counted in `statistics`.
-    /// Throws `.unsupportedFormat` for an output the pipeline cannot produce.
-    func frames(bufferSize: Int, output: OutputFormat) throws -> VideoFrames
+    /// - Throws: `.unsupportedFormat` for an output the pipeline cannot produce.
+    func frames(bufferSize: Int, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames
     /// Counters and measurements of the current or last run.
     var statistics: CaptureStatistics { get }
 }

@@ -21,6 +21,8 @@ import Synchronization
 public struct VideoFrames: AsyncSequence, Sendable {
     /// Each element is one frame: the driver's buffer on lease or a pooled copy.
     public typealias Element = VideoFrameBuffer
+    /// What the sequence throws: the source's failure.
+    public typealias Failure = MediaDevicesError
     let queue: FrameQueue
     /// Keeps the source feeding `queue` while this sequence or an iterator of it lives (`nil` for
     /// a queue fed directly).
@@ -41,6 +43,8 @@ public struct VideoFrames: AsyncSequence, Sendable {
 
     /// The iterator.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// What the iterator throws: the source's failure.
+        public typealias Failure = MediaDevicesError
         @usableFromInline let queue: FrameQueue
         /// Keeps the sequence fed while the iterator lives.
         let subscription: FrameDelivery.Subscription?
@@ -60,7 +64,7 @@ public struct VideoFrames: AsyncSequence, Sendable {
         /// the generic one), which under a task-executor preference takes the task's
         /// status-record lock on every frame.
         @inlinable
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> VideoFrameBuffer? {
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaDevicesError) -> VideoFrameBuffer? {
             switch try queue.nextWithoutWaiting() {
             case .frame(let buffer): return buffer
             case .end: return nil
@@ -69,7 +73,7 @@ public struct VideoFrames: AsyncSequence, Sendable {
         }
 
         /// The next frame, `nil` at the end; throws the source's failure.
-        public mutating func next() async throws -> VideoFrameBuffer? { try await next(isolation: nil) }
+        public mutating func next() async throws(MediaDevicesError) -> VideoFrameBuffer? { try await next(isolation: nil) }
     }
 
     /// Makes the iterator.
@@ -372,12 +376,12 @@ final class FrameQueue: Sendable {
     /// loop while it may (see `CaptureExecutor.stepForReader`) rather than answer `.wait`.
     /// Synchronous, so that the caller's `next` costs no executor hop when a frame is there.
     @usableFromInline
-    func nextWithoutWaiting() throws -> Ready {
+    func nextWithoutWaiting() throws(MediaDevicesError) -> Ready {
         repeat {
             switch state.withLock({ take(&$0, parking: nil) }) {
             case .frame(let buffer): return .frame(buffer)
             case .end: return .end
-            case .failure(let error): throw error
+            case .failure(let error): throw MediaDevicesError.converting(error, device: nil, operation: "VideoFrames.next()")
             case .wait: break
             }
         } while executor?.stepForReader() == true
@@ -386,7 +390,16 @@ final class FrameQueue: Sendable {
 
     /// The next frame, waiting if none is queued; `nil` once finished and drained.
     @usableFromInline
-    func waitForNext() async throws -> VideoFrameBuffer? {
+    func waitForNext() async throws(MediaDevicesError) -> VideoFrameBuffer? {
+        do {
+            return try await waitForNextUntyped()
+        } catch {
+            throw MediaDevicesError.converting(error, device: nil, operation: "VideoFrames.next()")
+        }
+    }
+
+    /// `waitForNext()`, throwing what the continuation was resumed with.
+    private func waitForNextUntyped() async throws -> VideoFrameBuffer? {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<VideoFrameBuffer?, any Error>) in
                 switch state.withLock({ take(&$0, parking: continuation) }) {

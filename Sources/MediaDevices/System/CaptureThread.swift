@@ -20,11 +20,13 @@ final class CaptureThread: @unchecked Sendable {
     private var thread = pthread_t()  // written once, in init
     private let joined = Mutex(false)
 
-    /// Starts `body` on a new thread named `name` (at most 15 characters, Linux's limit).
-    init(name: String, body: @escaping @Sendable () -> Void) throws {
+    /// Starts `body` on a new thread named `name` (at most 15 characters, Linux's limit),
+    /// marked as a thread of `owner` (`isOwned(by:)`) when one is given; `owner` must outlive it.
+    init(name: String, owner: AnyObject? = nil, body: @escaping @Sendable () -> Void) throws {
         let key = CaptureThread.marker
+        let mark = owner.map { UInt(bitPattern: ObjectIdentifier($0)) } ?? 1
         let context = Unmanaged.passRetained(Body {
-            pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+            pthread_setspecific(key, UnsafeRawPointer(bitPattern: mark))
             Thread.current.name = name  // shows in top -H, gdb and /proc/PID/task/*/comm
             body()
         }).toOpaque()
@@ -41,6 +43,13 @@ final class CaptureThread: @unchecked Sendable {
 
     /// Whether the caller is any capture thread (a consumer callback runs on one).
     static var isCaptureThread: Bool { pthread_getspecific(marker) != nil }
+
+    /// Whether the caller is a thread started for `owner` (a source's capture thread: its
+    /// consumer callback, or a task on its capture executor), from the thread's first
+    /// instruction to its last, whatever the source's run slot says meanwhile.
+    static func isOwned(by owner: AnyObject) -> Bool {
+        pthread_getspecific(marker) == UnsafeMutableRawPointer(bitPattern: UInt(bitPattern: ObjectIdentifier(owner)))
+    }
 
     /// Whether the caller is this thread.
     var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
