@@ -36,11 +36,7 @@ public final class VoiceProcessor: @unchecked Sendable {
     /// Makes a processor for `format` with `options.processing` on. Throws `.unsupportedFormat`
     /// naming what it takes for any other rate, channel count or sample format.
     public init(format: AudioFormat, options: VoiceProcessingOptions = VoiceProcessingOptions()) throws {
-        let maximumChannels = options.library == .speexDSP ? 1 : 2
-        guard Self.sampleRates.contains(format.sampleRate), (1...maximumChannels).contains(format.channels), format.sampleFormat != .s32LE else {
-            throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "create voice processor",
-                                    detail: "\(options.library) voice processing takes 8000, 16000, 32000 or 48000 Hz, \(maximumChannels == 1 ? "1 channel" : "1 or 2 channels"), S16_LE or FLOAT_LE; asked for \(format) (initialize the side at such a format: the driver converts the device's)")
-        }
+        try Self.check(format, options: options)
         self.format = format
         self.options = options
         blockFrames = format.sampleRate / 100
@@ -58,6 +54,17 @@ public final class VoiceProcessor: @unchecked Sendable {
         captureIn.initialize(repeating: 0, count: blockSamples)
         captureOut.initialize(repeating: 0, count: blockSamples)
         renderBlock.initialize(repeating: 0, count: blockSamples)
+    }
+
+    /// Throws `.unsupportedFormat`, naming what it takes, when `format` is not one of them.
+    @discardableResult
+    public static func check(_ format: AudioFormat, options: VoiceProcessingOptions) throws -> AudioFormat {
+        let maximumChannels = options.library == .speexDSP ? 1 : 2
+        guard sampleRates.contains(format.sampleRate), (1...maximumChannels).contains(format.channels), format.sampleFormat != .s32LE else {
+            throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "create voice processor",
+                                    detail: "\(options.library) voice processing takes 8000, 16000, 32000 or 48000 Hz, \(maximumChannels == 1 ? "1 channel" : "1 or 2 channels"), S16_LE or FLOAT_LE; asked for \(format) (initialize the side at such a format: the driver converts the device's)")
+        }
+        return format
     }
 
     deinit {
