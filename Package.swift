@@ -44,11 +44,17 @@ let package = Package(
         .systemLibrary(name: "CPipeWireHeaders", path: "CShims/CPipeWireHeaders", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CPipeWire", dependencies: ["CPipeWireHeaders"], path: "CShims/CPipeWire"),
+        // WebRTC's audio processing module (C++) for voice processing, behind a C shim (CWebRTCAPM).
+        .systemLibrary(name: "CWebRTCAPMLibrary", path: "CShims/CWebRTCAPMLibrary", pkgConfig: "webrtc-audio-processing",
+                       providers: [.apt(["libwebrtc-audio-processing-dev"])]),
+        // The defines are those of `pkg-config --cflags webrtc-audio-processing` (SwiftPM passes on only its -I).
+        .target(name: "CWebRTCAPM", dependencies: ["CWebRTCAPMLibrary"], path: "CShims/CWebRTCAPM",
+                cxxSettings: [.define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD")]),
         // Layers 2-4: system layer, device types, pipeline.
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CSoxr", "CSpeexDSP", "CXCB", "CSDBus", "CPipeWire",
+                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CSoxr", "CSpeexDSP", "CXCB", "CSDBus", "CPipeWire", "CWebRTCAPM",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -25,6 +25,9 @@ public final class AudioBus: Sendable {
     /// clears it and signals `captureArrived` (at most one signal per wait).
     private let captureWaiting = Atomic<Bool>(false)
     private let captureArrived = DispatchSemaphore(value: 0)
+    /// The driver's voice processing: captured frames pass through it on their way in, frames
+    /// taken to play are its echo reference (see `AudioDriver.setVoiceProcessing`).
+    let voice = VoiceLink()
 
     /// Creates a bus whose rings hold `capacityBytes` each (rounded up to a power of two;
     /// 1 MiB is 2.7 s of 48 kHz stereo float).
@@ -99,6 +102,16 @@ public final class AudioBus: Sendable {
 
     /// The drivers' own path: raw frames in the stream's format.
     func writeCaptureBytes(_ source: UnsafeRawPointer, count: Int, frameBytes: Int, sampleBytes: Int) {
+        if let session = voice.session {
+            session.processCapture(source, bytes: count, delay: voice.echoDelay) { processed, bytes in
+                storeCaptureBytes(processed, count: bytes, frameBytes: frameBytes, sampleBytes: sampleBytes)
+            }
+        } else {
+            storeCaptureBytes(source, count: count, frameBytes: frameBytes, sampleBytes: sampleBytes)
+        }
+    }
+
+    private func storeCaptureBytes(_ source: UnsafeRawPointer, count: Int, frameBytes: Int, sampleBytes: Int) {
         let written = captureRing.write(source, count: count, granularity: frameBytes)
         if written < count { overflowSamples.add((count - written) / sampleBytes, ordering: .relaxed) }
         wakeCaptureWaiter()
@@ -120,12 +133,20 @@ public final class AudioBus: Sendable {
     func readRenderBytes(into destination: UnsafeMutableRawPointer, count: Int, frameBytes: Int, sampleBytes: Int, countShortfall: Bool) -> Int {
         let got = renderRing.read(into: destination, count: count, granularity: frameBytes)
         if got < count && countShortfall { underflowSamples.add((count - got) / sampleBytes, ordering: .relaxed) }
+        if let session = voice.session {
+            session.processRender(destination, bytes: got)
+            // The silence played for what is missing is reference too (the alignment holds).
+            if got < count && countShortfall { session.processRenderSilence(frames: (count - got) / frameBytes) }
+        }
         return got
     }
 
     /// Counts samples the render side missed that `readRenderBytes` did not (a converting side).
     func countMissingRender(samples: Int) {
         if samples > 0 { underflowSamples.add(samples, ordering: .relaxed) }
+        if samples > 0, let session = voice.session, let format = session.renderFormat {
+            session.processRenderSilence(frames: samples / format.channels)
+        }
     }
 
     /// The render threads' period: fills `buffer` with up to `periodBytes` from the render ring

@@ -12,10 +12,13 @@ final class AudioBusPort: @unchecked Sendable {
     let busFormat: AudioFormat
     /// Device → bus (capture) or bus → device (render); nil when the formats are equal.
     let converter: AudioConverter?
+    /// The side's counters: the delay the stream measured last.
+    let counters: AudioCounters
 
     init(bus: AudioBus, direction: AudioDevice.Direction, deviceFormat: AudioFormat, busFormat: AudioFormat,
-         library: AudioResamplerLibrary, periodFrames: Int) throws {
+         library: AudioResamplerLibrary, periodFrames: Int, counters: AudioCounters) throws {
         self.bus = bus
+        self.counters = counters
         self.deviceFormat = deviceFormat
         self.busFormat = busFormat
         converter = deviceFormat == busFormat ? nil
@@ -32,6 +35,7 @@ final class AudioBusPort: @unchecked Sendable {
 
     /// Capture: `bytes` of device frames at `source` into the bus, converted if need be.
     func writeCapture(_ source: UnsafeRawPointer, bytes: Int) {
+        bus.voice.setCaptureDelay(delaySeconds)
         let busFrameBytes = busFormat.bytesPerFrame, sampleBytes = busFormat.sampleFormat.bytesPerSample
         guard let converter else {
             bus.writeCaptureBytes(source, count: bytes, frameBytes: busFrameBytes, sampleBytes: sampleBytes)
@@ -46,6 +50,7 @@ final class AudioBusPort: @unchecked Sendable {
     /// if need be) and returns how many bytes to play; short of a period it pads with silence
     /// (`fillsSilence`, the shortfall counted in the bus's samples) or returns what there is.
     func renderPeriod(into buffer: UnsafeMutableRawPointer, periodBytes: Int, fillsSilence: Bool) -> Int {
+        bus.voice.setRenderDelay(delaySeconds)
         guard let converter else {
             return bus.renderPeriod(into: buffer, periodBytes: periodBytes, format: deviceFormat, fillsSilence: fillsSilence)
         }
@@ -66,6 +71,12 @@ final class AudioBusPort: @unchecked Sendable {
     /// The converter's delay in device frames, as it stands once warmed up (a constant, so the
     /// control thread reads it without touching the resampler the audio thread runs).
     let delayFrames: Double
+
+    /// The side's delay as measured last (the device's, `snd_pcm_delay` or the Pulse latency,
+    /// plus the converter's), in seconds.
+    var delaySeconds: Double {
+        (Double(counters.delayFrames.load(ordering: .relaxed)) + delayFrames) / Double(deviceFormat.sampleRate)
+    }
 
     /// Forgets what an earlier run left in the converter. Not on the audio thread.
     func reset() throws { try converter?.reset() }

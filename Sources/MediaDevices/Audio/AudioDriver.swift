@@ -88,7 +88,7 @@ public final class AudioDriverSide: Sendable {
     /// another format.
     private func makePort(for stream: any AudioBackendStream, busFormat: AudioFormat, options: AudioStreamOptions) throws -> AudioBusPort {
         try AudioBusPort(bus: bus, direction: direction, deviceFormat: stream.format, busFormat: busFormat,
-                         library: options.resampler, periodFrames: stream.periodFrames)
+                         library: options.resampler, periodFrames: stream.periodFrames, counters: counters)
     }
 
     /// Opens the backend stream for `device`.
@@ -158,10 +158,11 @@ public final class AudioDriverSide: Sendable {
 
     /// The delay measured last from the device (`snd_pcm_delay`, Pulse stream latency), in
     /// seconds: capture delay for the capture side, render delay for the render side; plus the
-    /// converter's delay when the side converts.
+    /// converter's delay when the side converts, and on the capture side the voice
+    /// processing's latency when it runs (`VoiceProcessor.latency`).
     public var estimatedDelay: Double {
-        guard let (format, converterDelay) = state.withLock({ state in state.port.map { ($0.deviceFormat, $0.delayFrames) } }) else { return 0 }
-        return (Double(counters.delayFrames.load(ordering: .relaxed)) + converterDelay) / Double(format.sampleRate)
+        guard let port = state.withLock({ $0.port }) else { return 0 }
+        return port.delaySeconds + (direction == .input ? bus.voice.session?.processor.latency ?? 0 : 0)
     }
 
     /// What the current or last run measured.
@@ -412,9 +413,11 @@ public final class AudioDriver: Sendable {
     /// The measured capture delay in seconds (`snd_pcm_delay` / Pulse latency).
     public var estimatedCaptureDelay: Double { capture.estimatedDelay }
 
-    /// Opens and configures the output. See `AudioDriverSide.initialize`.
+    /// Opens and configures the output. See `AudioDriverSide.initialize`. Voice processing, if
+    /// on, takes its echo reference at the new format.
     public func initializeRendering(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws {
         try render.initialize(device: device, format: format, options: options)
+        try renderFormatDidChange()
     }
     /// Whether the render side is initialized.
     public var isRenderingInitialized: Bool { render.isInitialized }
