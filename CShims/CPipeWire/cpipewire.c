@@ -1,8 +1,8 @@
 // CPipeWire: see cpipewire.h.
 #include "cpipewire.h"
+#include "cpw_connection.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +16,7 @@
 #include <spa/utils/result.h>
 
 struct cpw_capture {
-    struct pw_loop *loop;
-    struct pw_context *context;
-    struct pw_core *core;
+    struct cpw_connection connection;
     struct spa_hook core_listener;
     struct pw_registry *registry;
     struct spa_hook registry_listener;
@@ -34,9 +32,6 @@ struct cpw_capture {
     uint64_t skipped;
     int notify_fd;  // eventfd: written when a buffer arrives (cpw_capture_fd)
 };
-
-static pthread_once_t cpw_init_once = PTHREAD_ONCE_INIT;
-static void cpw_init(void) { pw_init(NULL, NULL); }
 
 static void cpw_fail(struct cpw_capture *c, const char *what) {
     c->state = CPW_STATE_ENDED;
@@ -158,7 +153,6 @@ static const struct pw_stream_events cpw_stream_events = {
 };
 
 cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t error_size) {
-    pthread_once(&cpw_init_once, cpw_init);
     struct cpw_capture *c = calloc(1, sizeof *c);
     if (c == NULL) {
         close(fd);
@@ -166,32 +160,22 @@ cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t erro
         return NULL;
     }
     c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    c->loop = c->notify_fd < 0 ? NULL : pw_loop_new(NULL);
-    if (c->loop == NULL) {
+    if (c->notify_fd < 0) {
         close(fd);
-        if (c->notify_fd >= 0) close(c->notify_fd);
-        snprintf(error, error_size, "pw_loop_new or eventfd failed: %s", strerror(errno));
+        snprintf(error, error_size, "eventfd failed: %s", strerror(errno));
         free(c);
         return NULL;
     }
-    c->context = pw_context_new(c->loop, NULL, 0);
-    if (c->context == NULL) {
-        close(fd);
-        snprintf(error, error_size, "pw_context_new failed: %s", strerror(errno));
+    if (cpw_connection_open(&c->connection, fd, error, error_size) < 0) {
         cpw_capture_close(c);
         return NULL;
     }
-    c->core = pw_context_connect_fd(c->context, fd, NULL, 0);
-    if (c->core == NULL) {
-        snprintf(error, error_size, "pw_context_connect_fd failed: %s", strerror(errno));
-        cpw_capture_close(c);
-        return NULL;
-    }
-    pw_core_add_listener(c->core, &c->core_listener, &cpw_core_events, c);
+    struct pw_core *core = c->connection.core;
+    pw_core_add_listener(core, &c->core_listener, &cpw_core_events, c);
     c->node_id = node_id;
-    c->registry = pw_core_get_registry(c->core, PW_VERSION_REGISTRY, 0);
+    c->registry = pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
     if (c->registry != NULL) pw_registry_add_listener(c->registry, &c->registry_listener, &cpw_registry_events, c);
-    c->stream = pw_stream_new(c->core, "mediadevices screen",
+    c->stream = pw_stream_new(core, "mediadevices screen",
                               pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
                                                 PW_KEY_MEDIA_ROLE, "Screen", NULL));
     if (c->stream == NULL) {
@@ -227,9 +211,7 @@ cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t erro
 }
 
 int cpw_capture_iterate(cpw_capture *c, int timeout_ms) {
-    pw_loop_enter(c->loop);
-    int result = pw_loop_iterate(c->loop, timeout_ms);
-    pw_loop_leave(c->loop);
+    int result = cpw_connection_iterate(&c->connection, timeout_ms);
     if (result < 0 && result != -EINTR) {
         char text[120];
         snprintf(text, sizeof text, "pw_loop_iterate failed: %s", spa_strerror(result));
@@ -263,7 +245,7 @@ int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
     struct pw_buffer *newest = NULL;
     struct pw_buffer *buffer;
     if (c->stream != NULL && c->state != CPW_STATE_ENDED) {
-        pw_loop_enter(c->loop);
+        pw_loop_enter(c->connection.loop);
         while ((buffer = pw_stream_dequeue_buffer(c->stream)) != NULL) {
             if (!cpw_has_picture(buffer) || !c->has_format) {
                 pw_stream_queue_buffer(c->stream, buffer);
@@ -277,7 +259,7 @@ int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
             newest = buffer;
         }
         if (newest != NULL && c->held != NULL) pw_stream_queue_buffer(c->stream, c->held);
-        pw_loop_leave(c->loop);
+        pw_loop_leave(c->connection.loop);
     }
     if (newest != NULL) {
         c->held = newest;
@@ -309,12 +291,8 @@ void cpw_capture_close(cpw_capture *c) {
         spa_hook_remove(&c->registry_listener);
         pw_proxy_destroy((struct pw_proxy *)c->registry);
     }
-    if (c->core != NULL) {
-        spa_hook_remove(&c->core_listener);
-        pw_core_disconnect(c->core);
-    }
-    if (c->context != NULL) pw_context_destroy(c->context);
-    if (c->loop != NULL) pw_loop_destroy(c->loop);
+    if (c->connection.core != NULL) spa_hook_remove(&c->core_listener);
+    cpw_connection_close(&c->connection);
     close(c->notify_fd);
     free(c);
 }
