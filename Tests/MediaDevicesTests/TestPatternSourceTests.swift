@@ -139,6 +139,14 @@ final class TestPatternSourceTests: XCTestCase {
         XCTAssertLessThanOrEqual(probe.allocations, 2 * 200 + 8, "only the executor's wake-ups allocate")
     }
 
+    /// The lifecycle rules every source shares (one core): calls from the callback, twice, after release.
+    func testLifecycleRulesHoldAsForEverySource() throws {
+        let request = FormatRequest(pixelFormat: .grey, size: Size(width: 64, height: 48), frameRate: FrameRate(100))
+        let source = TestPatternSource(request: request)
+        let broken = try SourceLifecycleRules.violations(of: source, change: { try source.setFormat(request) })
+        XCTAssertEqual(broken, [], "rules broken by the test pattern")
+    }
+
     func testUnsupportedRequestIsAClearError() {
         let source = TestPatternSource(request: FormatRequest(pixelFormat: .mjpeg))
         XCTAssertThrowsError(try source.initialize()) { error in

@@ -30,9 +30,14 @@ public final class AudioDriverSide: Sendable {
     private let switching = Atomic<Bool>(false)
     private let lastFailure = Mutex<MediaDevicesError?>(nil)
 
-    init(direction: AudioDevice.Direction, bus: AudioBus) {
+    /// Opens a device's backend stream: `AudioDriverSide.open`, or a stand-in in tests.
+    typealias Opener = @Sendable (AudioDevice, AudioFormat, AudioStreamOptions) throws -> any AudioBackendStream
+    private let opener: Opener
+
+    init(direction: AudioDevice.Direction, bus: AudioBus, opener: @escaping Opener = AudioDriverSide.open) {
         self.direction = direction
         self.bus = bus
+        self.opener = opener
     }
 
     deinit {
@@ -62,7 +67,7 @@ public final class AudioDriverSide: Sendable {
                                     detail: "A format needs at least one channel and a positive rate; asked for \(format)")
         }
         terminate()
-        let stream = try Self.open(device, format: format, options: options)
+        let stream = try opener(device, format, options)
         let port: AudioBusPort
         do {
             port = try makePort(for: stream, busFormat: options.convertsFormat ? format : stream.format, options: options)
@@ -87,7 +92,7 @@ public final class AudioDriverSide: Sendable {
     }
 
     /// Opens the backend stream for `device`.
-    static func open(_ device: AudioDevice, format: AudioFormat, options: AudioStreamOptions) throws -> any AudioBackendStream {
+    @Sendable static func open(_ device: AudioDevice, format: AudioFormat, options: AudioStreamOptions) throws -> any AudioBackendStream {
         switch device.backend {
         case .alsa: try ALSAStream(device: device, format: format, options: options)
         case .pulse: try PulseStream(device: device, format: format, options: options)
@@ -117,8 +122,9 @@ public final class AudioDriverSide: Sendable {
     public var endError: MediaDevicesError? { lastFailure.withLock { $0 } }
 
     /// Called on the audio thread once a run has ended, with the failure that ended it (nil for
-    /// `stop()`). Must not call `stop()` or `start()` of this side. Takes effect at the next
-    /// `start()`.
+    /// `stop()`). It may read this side (`device`, `estimatedDelay`, `statistics`) while another
+    /// thread starts it again; `start()` and `switchDevice` called from it throw `.invalidState`
+    /// (start again from another thread or task). Takes effect at the next `start()`.
     public var onStop: (@Sendable (MediaDevicesError?) -> Void)? {
         get { state.withLock { $0.onStop } }
         set { state.withLock { $0.onStop = newValue } }
@@ -167,22 +173,43 @@ public final class AudioDriverSide: Sendable {
     }
 
     /// Starts the audio thread. The bus direction is emptied first (do not read or write it
-    /// during the call).
+    /// during the call). Throws `.invalidState` when called from this side's own audio thread
+    /// (its `onStop` or period observer): start it again from another thread or task.
     public func start() throws {
-        try state.withLock { state in
-            guard !running.load(ordering: .acquiring) else { return }
-            try launch(&state, continuingBus: false)
+        try refuseOnAudioThread("start \(sideName)")
+        // A run that ended on its own may still be telling `onStop`, which may read this side:
+        // wait for its thread with no lock held, then start under the lock.
+        while true {
+            let ended = state.withLock { state -> CaptureThread? in
+                running.load(ordering: .acquiring) ? nil : state.thread
+            }
+            ended?.join()
+            let started = try state.withLock { state -> Bool in
+                guard !running.load(ordering: .acquiring) else { return true }
+                guard state.thread === ended else { return false }  // another start came first: look again
+                try launch(&state, continuingBus: false)
+                return true
+            }
+            if started { return }
         }
+    }
+
+    /// Throws `.invalidState` on this side's own audio thread, where waiting for the thread
+    /// (to stop it or to start another) would wait for itself.
+    private func refuseOnAudioThread(_ operation: String) throws {
+        guard state.withLock({ $0.thread?.isCurrent ?? false }) else { return }
+        throw MediaDevicesError(.invalidState, device: device?.uniqueID, operation: operation,
+                                detail: "Called from the \(sideName) side's own audio thread (its onStop, onFallback or period observer); call it from another thread or task")
     }
 
     /// Starts a run of `state.stream` on a new audio thread. `continuingBus` (a device switch)
     /// keeps what the bus holds and its shortfall count, so the application reads on as before.
+    /// The previous run's thread has ended (`start` and `switchDevice` wait for it, unlocked).
     private func launch(_ state: inout State, continuingBus: Bool) throws {
         guard let stream = state.stream, let port = state.port else {
             throw MediaDevicesError(.invalidState, device: state.device?.uniqueID, operation: "start \(sideName)",
                                     detail: "Initialize the \(sideName) side before starting it")
         }
-        state.thread?.join()
         let wake = try WakeUpEvent()
         try port.reset()
         counters.reset()
@@ -243,6 +270,7 @@ public final class AudioDriverSide: Sendable {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
                                     detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue) (see `mediadevices list`)")
         }
+        try refuseOnAudioThread(operation)
         let (current, oldDevice, oldOptions, wasRunning) = state.withLock { ($0.port?.busFormat, $0.device, $0.options, running.load(ordering: .acquiring)) }
         guard let current else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
@@ -250,7 +278,7 @@ public final class AudioDriverSide: Sendable {
         }
         let openStarted = MonotonicClock.now()
         let newOptions = options ?? oldOptions
-        let stream = try Self.open(device, format: current, options: newOptions)
+        let stream = try opener(device, current, newOptions)
         let port: AudioBusPort
         do {
             guard newOptions.convertsFormat || stream.format == current else {
@@ -299,7 +327,7 @@ public final class AudioDriverSide: Sendable {
         let (fallback, from, options) = state.withLock { ($0.fallback, $0.device, $0.options) }
         guard let fallback, fallback != from else { return nil }
         let started = MonotonicClock.now()
-        guard let next = try? Self.open(fallback, format: busFormat, options: options) else { return nil }
+        guard let next = try? opener(fallback, busFormat, options) else { return nil }
         guard options.convertsFormat || next.format == busFormat,
               let port = try? makePort(for: next, busFormat: busFormat, options: options) else {
             next.close()

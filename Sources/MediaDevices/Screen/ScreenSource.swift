@@ -34,7 +34,7 @@ import Synchronization
 /// Reading another program's framebuffer (KMS) needs `CAP_SYS_ADMIN` or being the DRM master;
 /// without either, `initialize()` throws `.permissionDenied` saying how to grant it. X11 needs
 /// only a connection to the server.
-public final class ScreenSource: VideoCapturer, @unchecked Sendable {
+public final class ScreenSource: VideoCapturer, Sendable {
     /// The rate used when none is given: 15 fps, the seeds' screen-sharing rate.
     public static let defaultFrameRate = FrameRate(15)
 
@@ -157,11 +157,74 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         var settings: CaptureSettings?
     }
 
-    private let delivery = FrameDelivery()
-    /// Serializes control calls; held while waiting for the capture thread, which never takes it.
-    private let control = NSLock()
-    private let state = Mutex(State())
-    private let run = RunSlot()
+    /// The device part: opens the backend's grabber and runs the paced capture loop.
+    private struct Grab: SourceDevice {
+        let screen: Screen
+        let frameRate: FrameRate
+        let region: Rect?
+        let showsCursor: Bool
+        let mapping: FramebufferMapping
+        let skipsUnchangedFrames: Bool
+        let exportsDMABuf: Bool
+        let portal: PortalOptions
+        let state: PublishedState<State>
+
+        func open() throws {
+            if state.withLock({ $0.grabbing }) != nil { return }
+            if let region, region.width <= 0 || region.height <= 0 {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
+                                        detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
+            }
+            if exportsDMABuf && screen.backend != .kms {
+                let why = screen.backend == .x11 ? "X11 screens are read through MIT-SHM, which has no DMA-BUF"
+                    : "portal screens come in shared-memory buffers here (DMA-BUF from PipeWire is not supported yet)"
+                throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "export DMA-BUF",
+                                        detail: "\(why); capture without exportsDMABuf, or grab the KMS output (`--backend kms`)")
+            }
+            let grabber: any ScreenGrabbing = switch screen.backend {
+            case .kms: try makeKMSGrabber()
+            case .x11: try X11ScreenGrabber(screen: screen, region: region, showsCursor: showsCursor)
+            case .portal: try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portal)
+            }
+            var format: VideoFormat?
+            guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
+                  let format else {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "DRM_IOCTL_MODE_GETCRTC",
+                                        detail: "\(screen.name) shows no framebuffer (it is off or blanked) or the region lies outside it; turn it on or choose another region")
+            }
+            let settings = CaptureSettings(format: format, frameRate: frameRate)
+            let grabbing = Grabbing(grabber)
+            state.withLock { $0.grabbing = grabbing; $0.settings = settings }
+        }
+
+        /// Opens the card and finds the screen's connector as it is now.
+        private func makeKMSGrabber() throws -> ScreenGrabber {
+            let card = try DRMCard(path: screen.card)
+            // The screen as it is now (its CRTC and planes may have changed since enumeration).
+            guard let current = try card.screens().first(where: { $0.connectorID == screen.connectorID }) else {
+                throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "find connector",
+                                        detail: "\(screen.name) is no longer connected; run `mediadevices screens`")
+            }
+            return try ScreenGrabber(card: card, screen: current, region: region, showsCursor: showsCursor, method: mapping,
+                                    exportsDMABuf: exportsDMABuf)
+        }
+
+        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+            guard let grabbing = state.withLock({ $0.grabbing }) else {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "start",
+                                        detail: "The screen is not open; initialize the source first")
+            }
+            let (rate, skips) = (frameRate, skipsUnchangedFrames)
+            return try CaptureRun(name: "md-screen", delivery: delivery, loop: { wake, _ in
+                ScreenSource.capture(grabbing.grabber, rate: rate, skipsUnchanged: skips, wake: wake, delivery: delivery)
+            }, cleanup: { _ in })
+        }
+
+        func close() { state.withLock { $0.grabbing = nil; $0.settings = nil } }
+    }
+
+    private let state: PublishedState<State>
+    private let core: SourceCore<Grab>
 
     /// A source for `screen` at `frameRate`, optionally cut to `region`, with the cursor,
     /// delivering unchanged pictures again (`skipsUnchangedFrames: false`), exporting the
@@ -178,9 +241,15 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
         self.mapping = mapping
         self.skipsUnchangedFrames = skipsUnchangedFrames
         self.exportsDMABuf = exportsDMABuf
+        let state = PublishedState(State())
+        self.state = state
+        core = SourceCore(device: Grab(screen: screen, frameRate: frameRate, region: region, showsCursor: showsCursor,
+                                       mapping: mapping, skipsUnchangedFrames: skipsUnchangedFrames,
+                                       exportsDMABuf: exportsDMABuf, portal: portal, state: state),
+                          label: screen.uniqueID)
     }
 
-    deinit { release() }
+    deinit { core.release() }
 
     /// Opens the card (KMS) or connects to the X server (X11) and grabs once, to learn the
     /// format and check the privilege. KMS throws `.permissionDenied` (with the remedy) when
@@ -194,68 +263,10 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     /// `.permissionDenied` when the user cancels the dialog, `.timeout` when no answer or
     /// picture comes in time; a shared screen or window that goes away while capturing ends
     /// the capture with `.disconnected`.
-    public func initialize() throws {
-        control.lock(); defer { control.unlock() }
-        try initializeLocked()
-    }
-
-    private func initializeLocked() throws {
-        if state.withLock({ $0.grabbing }) != nil { return }
-        if let region, region.width <= 0 || region.height <= 0 {
-            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
-                                    detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
-        }
-        if exportsDMABuf && screen.backend != .kms {
-            let why = screen.backend == .x11 ? "X11 screens are read through MIT-SHM, which has no DMA-BUF"
-                : "portal screens come in shared-memory buffers here (DMA-BUF from PipeWire is not supported yet)"
-            throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "export DMA-BUF",
-                                    detail: "\(why); capture without exportsDMABuf, or grab the KMS output (`--backend kms`)")
-        }
-        let grabber: any ScreenGrabbing = switch screen.backend {
-        case .kms: try makeKMSGrabber()
-        case .x11: try X11ScreenGrabber(screen: screen, region: region, showsCursor: showsCursor)
-        case .portal: try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portalOptions)
-        }
-        var format: VideoFormat?
-        guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
-              let format else {
-            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "DRM_IOCTL_MODE_GETCRTC",
-                                    detail: "\(screen.name) shows no framebuffer (it is off or blanked) or the region lies outside it; turn it on or choose another region")
-        }
-        let settings = CaptureSettings(format: format, frameRate: frameRate)
-        state.withLock { $0.grabbing = Grabbing(grabber); $0.settings = settings }
-    }
-
-    /// Opens the card and finds the screen's connector as it is now.
-    private func makeKMSGrabber() throws -> ScreenGrabber {
-        let card = try DRMCard(path: screen.card)
-        // The screen as it is now (its CRTC and planes may have changed since enumeration).
-        guard let current = try card.screens().first(where: { $0.connectorID == screen.connectorID }) else {
-            throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "find connector",
-                                    detail: "\(screen.name) is no longer connected; run `mediadevices screens`")
-        }
-        return try ScreenGrabber(card: card, screen: current, region: region, showsCursor: showsCursor, method: mapping,
-                                exportsDMABuf: exportsDMABuf)
-    }
+    public func initialize() throws { try core.initialize() }
 
     /// Starts grabbing and delivering frames. If it fails, the `frames` sequences end with the error.
-    public func start() throws {
-        try run.refuseOnCaptureThread(device: screen.uniqueID, operation: "start")
-        control.lock(); defer { control.unlock() }
-        if run.isRunning { return }
-        _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
-        do {
-            try initializeLocked()
-            delivery.beginRun()
-            let (grabbing, rate, delivery, skips) = (state.withLock { $0.grabbing! }, frameRate, self.delivery, skipsUnchangedFrames)
-            run.current = try CaptureRun(name: "md-screen", delivery: delivery, loop: { wake, _ in
-                ScreenSource.capture(grabbing.grabber, rate: rate, skipsUnchanged: skips, wake: wake, delivery: delivery)
-            }, cleanup: { _ in })
-        } catch let error as MediaDevicesError {
-            delivery.finish(error: error)
-            throw error
-        }
-    }
+    public func start() throws { try core.start() }
 
     /// The capture loop: one grab per deadline; a grab with nothing to show (output off)
     /// leaves a sequence gap; an unchanged screen (X11 damage), when skipped, is counted and
@@ -310,47 +321,31 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
 
     /// Stops and waits for the capture thread to end; ends every `frames` sequence. From this
     /// source's own callback it returns at once and capture ends when the callback returns.
-    public func stop() {
-        if let current = run.current, current.isCurrentThread {
-            current.stop()
-            return
-        }
-        control.lock()
-        let stopped = run.stop(restarting: false)
-        control.unlock()
-        if !stopped { delivery.finish(error: nil) }
-    }
+    public func stop() { core.stop() }
 
-    /// Stops and closes the card, the X connection or the portal session. From this source's own callback it only stops (the capture
-    /// thread still uses the card); call it again from elsewhere to close the card.
-    public func release() {
-        if let current = run.current, current.isCurrentThread {
-            current.stop()
-            return
-        }
-        stop()
-        control.lock(); defer { control.unlock() }
-        state.withLock { $0.grabbing = nil; $0.settings = nil }
-    }
+    /// Stops and closes the card, the X connection or the portal session. From this source's own
+    /// callback it only stops (the capture thread still uses the card); call it again from
+    /// elsewhere to close the card.
+    public func release() { core.release() }
 
     /// Grabs one frame now and lends it to `body` (a screenshot); initializes first if needed.
     /// Not while capturing (use the consumer or `frames` then): throws `.invalidState`.
     public func grabFrame<R>(_ body: (VideoFrame) throws -> R) throws -> R {
-        try run.refuseOnCaptureThread(device: screen.uniqueID, operation: "grabFrame")
-        control.lock(); defer { control.unlock() }
-        if run.isRunning {
-            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
-                                    detail: "The source is capturing; take frames from its consumer or `frames` sequence, or stop it first")
+        try core.withControl("grabFrame") { grab, control in
+            if control.isRunning {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
+                                        detail: "The source is capturing; take frames from its consumer or `frames` sequence, or stop it first")
+            }
+            try grab.open()
+            let grabber = state.withLock { $0.grabbing! }.grabber
+            var result: Result<R, any Error>?
+            guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { frame in result = Result { try body(frame) } }) == .delivered,
+                  let result else {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
+                                        detail: "\(screen.name) shows no framebuffer now (off or blanked)")
+            }
+            return try result.get()
         }
-        try initializeLocked()
-        let grabber = state.withLock { $0.grabbing!.grabber }
-        var result: Result<R, any Error>?
-        guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { frame in result = Result { try body(frame) } }) == .delivered,
-              let result else {
-            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
-                                    detail: "\(screen.name) shows no framebuffer now (off or blanked)")
-        }
-        return try result.get()
     }
 
     /// The token that brings back the user's portal choice in a later session without asking
@@ -373,7 +368,7 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
     public var framebuffer: FramebufferDescription? { (state.withLock { $0.grabbing }?.grabber as? ScreenGrabber)?.framebuffer }
 
     /// Whether frames are being delivered.
-    public var isCapturing: Bool { run.isRunning }
+    public var isCapturing: Bool { core.isCapturing }
 
     /// The format at initialization (it follows the screen's mode while capturing: each
     /// frame's own `format` is the truth) and the requested rate.
@@ -385,22 +380,22 @@ public final class ScreenSource: VideoCapturer, @unchecked Sendable {
 
     /// The callback consumer.
     public var consumer: (any VideoFrameConsumer)? {
-        get { delivery.consumer }
-        set { delivery.consumer = newValue }
+        get { core.delivery.consumer }
+        set { core.delivery.consumer = newValue }
     }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
+    public func frames(bufferSize: Int = 4) -> VideoFrames { core.delivery.makeFrames(bufferSize: bufferSize) }
 
     /// A new asynchronous sequence of frames converted to `output` on the capture thread — the
     /// seeds' screen capturer publishes `OutputFormat(.argb)`; encoders want `.nv12`. Give
     /// `output.size` to keep one size across mode changes (frames are scaled to it).
     public func frames(bufferSize: Int = 4, output: OutputFormat) throws -> VideoFrames {
-        delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: screen.uniqueID))
+        core.delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: screen.uniqueID))
     }
 
     /// Counters of the current or last run.
-    public var statistics: CaptureStatistics { delivery.statistics }
+    public var statistics: CaptureStatistics { core.delivery.statistics }
 }
 
 extension ScreenSource {

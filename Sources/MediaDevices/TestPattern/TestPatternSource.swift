@@ -5,7 +5,7 @@ import Synchronization
 /// A built-in video source that runs anywhere: moving colour bars with a frame counter, or
 /// white noise (like the seeds' white-noise capturer), paced by `CLOCK_MONOTONIC` on its own
 /// thread, with the same capturer contract, consumers and statistics as a camera.
-public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
+public final class TestPatternSource: VideoCapturer, Sendable {
     /// What the source draws.
     public enum Pattern: String, Sendable, CaseIterable, Codable {
         /// 100% colour bars moving 4 pixels left per frame, with the frame number at the top left.
@@ -28,122 +28,99 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
                                                                                     maxInterval: Fraction(1, 1), step: nil)])])
     }
 
+    /// The requested format and the outcome of its negotiation, for readers on any thread.
     private struct State {
         var request: FormatRequest
         var negotiation: FormatNegotiation?
     }
 
+    /// The device part: negotiation over `supportedFormats`, and the drawing thread.
+    private struct Drawing: SourceDevice {
+        let pattern: Pattern
+        let state: PublishedState<State>
+
+        func open() throws {
+            if state.withLock({ $0.negotiation }) != nil { return }
+            let asked = state.withLock { $0.request }
+            var request = asked
+            if request.pixelFormat == nil { request.pixelFormat = .yuyv }
+            if request.frameRate == nil { request.frameRate = TestPatternSource.defaultFrameRate }
+            let choice = try FormatSelection.choose(request, from: TestPatternSource.supportedFormats, device: "testpattern")
+            let format = VideoFormat(pixelFormat: choice.pixelFormat, width: choice.size.width, height: choice.size.height)
+            let negotiation = FormatNegotiation(request: asked, format: format, frameRate: choice.frameRate,
+                                                adjustments: choice.adjustments)
+            state.withLock { $0.negotiation = negotiation }
+        }
+
+        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+            guard let negotiation = state.withLock({ $0.negotiation }) else {
+                throw MediaDevicesError(.invalidState, device: "testpattern", operation: "start", detail: "Initialize the source before starting it")
+            }
+            let pattern = self.pattern
+            let rate = negotiation.frameRate ?? TestPatternSource.defaultFrameRate
+            return try CaptureRun(name: "md-testpattern", delivery: delivery, loop: { wake, _ in
+                TestPatternSource.draw(format: negotiation.format, rate: rate, pattern: pattern, wake: wake, delivery: delivery)
+                return nil
+            }, cleanup: { _ in })
+        }
+
+        func close() { state.withLock { $0.negotiation = nil } }
+    }
+
     /// What is drawn.
     public let pattern: Pattern
-    private let delivery = FrameDelivery()
-    /// Serializes control calls; held while waiting for the drawing thread, which never takes it.
-    private let control = NSLock()
-    private let state: Mutex<State>
-    private let run = RunSlot()
+    private let state: PublishedState<State>
+    private let core: SourceCore<Drawing>
 
     /// A source drawing `pattern` in the format `request` asks for (default YUYV 640x480 at 30 fps).
     public init(pattern: Pattern = .colorBars, request: FormatRequest = FormatRequest()) {
         self.pattern = pattern
-        state = Mutex(State(request: request))
+        let state = PublishedState(State(request: request))
+        self.state = state
+        core = SourceCore(device: Drawing(pattern: pattern, state: state), label: "testpattern")
     }
 
-    deinit { release() }
+    deinit { core.release() }
 
     /// The outcome of the negotiation over `supportedFormats`.
     public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
-    private func refuseOnCaptureThread(_ operation: String) throws {
-        try run.refuseOnCaptureThread(device: "testpattern", operation: operation)
-    }
-
-    /// Chooses the format.
-    public func initialize() throws {
-        control.lock(); defer { control.unlock() }
-        try initializeLocked()
-    }
-
-    private func initializeLocked() throws {
-        if state.withLock({ $0.negotiation }) != nil { return }
-        let asked = state.withLock { $0.request }
-        var request = asked
-        if request.pixelFormat == nil { request.pixelFormat = .yuyv }
-        if request.frameRate == nil { request.frameRate = TestPatternSource.defaultFrameRate }
-        let choice = try FormatSelection.choose(request, from: TestPatternSource.supportedFormats, device: "testpattern")
-        let format = VideoFormat(pixelFormat: choice.pixelFormat, width: choice.size.width, height: choice.size.height)
-        let negotiation = FormatNegotiation(request: asked, format: format, frameRate: choice.frameRate,
-                                            adjustments: choice.adjustments)
-        state.withLock { $0.negotiation = negotiation }
-    }
+    /// Chooses the format. Not from this source's own callback (`.invalidState`).
+    public func initialize() throws { try core.initialize() }
 
     /// Starts drawing and delivering frames. If it fails, the `frames` sequences end with the error.
-    public func start() throws {
-        try refuseOnCaptureThread("start")
-        control.lock(); defer { control.unlock() }
-        if run.isRunning { return }
-        _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
-        do {
-            try initializeLocked()
-            delivery.beginRun()
-            try startRunLocked()
-        } catch let error as MediaDevicesError {
-            delivery.finish(error: error)
-            throw error
-        }
-    }
-
-    private func startRunLocked() throws {
-        let negotiation = state.withLock { $0.negotiation! }
-        let (delivery, pattern) = (self.delivery, self.pattern)
-        let rate = negotiation.frameRate ?? TestPatternSource.defaultFrameRate
-        run.current = try CaptureRun(name: "md-testpattern", delivery: delivery, loop: { wake, _ in
-            TestPatternSource.draw(format: negotiation.format, rate: rate, pattern: pattern, wake: wake, delivery: delivery)
-            return nil
-        }, cleanup: { _ in })
-    }
+    public func start() throws { try core.start() }
 
     /// Stops and waits for the drawing thread to end; ends every `frames` sequence. From this
     /// source's own callback it returns at once and drawing ends when the callback returns.
-    public func stop() {
-        if let current = run.current, current.isCurrentThread {
-            current.stop()
-            return
-        }
-        control.lock()
-        let stopped = run.stop(restarting: false)
-        control.unlock()
-        if !stopped { delivery.finish(error: nil) }
-    }
+    public func stop() { core.stop() }
 
-    /// Stops and forgets the negotiated format.
-    public func release() {
-        stop()
-        state.withLock { $0.negotiation = nil }
-    }
+    /// Stops and forgets the negotiated format. From this source's own callback it only stops.
+    public func release() { core.release() }
 
     /// Changes the format, also while running; consumers stay subscribed. If the new format
     /// cannot be made, the old one stays and the error is thrown. Not from this source's own
     /// callback.
     @discardableResult
     public func setFormat(_ request: FormatRequest) throws -> FormatNegotiation {
-        try refuseOnCaptureThread("setFormat")
-        control.lock(); defer { control.unlock() }
-        let wasRunning = run.stop(restarting: true)
-        let old = state.withLock { ($0.request, $0.negotiation) }
-        state.withLock { $0.request = request; $0.negotiation = nil }
-        do {
-            try initializeLocked()
-        } catch {
-            state.withLock { $0.request = old.0; $0.negotiation = old.1 }
-            if wasRunning { try startRunLocked() }
-            throw error
+        try core.withControl("setFormat") { drawing, control in
+            let wasRunning = control.pauseRun()
+            let old = state.withLock { ($0.request, $0.negotiation) }
+            state.withLock { $0.request = request; $0.negotiation = nil }
+            do {
+                try drawing.open()
+            } catch {
+                state.withLock { $0.request = old.0; $0.negotiation = old.1 }
+                if wasRunning { try control.resumeRun(drawing) }
+                throw error
+            }
+            if wasRunning { try control.resumeRun(drawing) }
+            return state.withLock { $0.negotiation! }
         }
-        delivery.streamRestarted()
-        if wasRunning { try startRunLocked() }
-        return state.withLock { $0.negotiation! }
     }
 
     /// Whether frames are being delivered.
-    public var isCapturing: Bool { run.isRunning }
+    public var isCapturing: Bool { core.isCapturing }
 
     /// The format and rate in force.
     public var captureSettings: CaptureSettings? {
@@ -155,20 +132,20 @@ public final class TestPatternSource: VideoCapturer, @unchecked Sendable {
 
     /// The callback consumer.
     public var consumer: (any VideoFrameConsumer)? {
-        get { delivery.consumer }
-        set { delivery.consumer = newValue }
+        get { core.delivery.consumer }
+        set { core.delivery.consumer = newValue }
     }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
+    public func frames(bufferSize: Int = 4) -> VideoFrames { core.delivery.makeFrames(bufferSize: bufferSize) }
 
     /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
     public func frames(bufferSize: Int = 4, output: OutputFormat) throws -> VideoFrames {
-        delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: "testpattern"))
+        core.delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: "testpattern"))
     }
 
     /// Counters of the current or last run.
-    public var statistics: CaptureStatistics { delivery.statistics }
+    public var statistics: CaptureStatistics { core.delivery.statistics }
 
     /// The drawing loop: one frame per interval at absolute deadlines (see `FramePacer`).
     private static func draw(format: VideoFormat, rate: FrameRate, pattern: Pattern, wake: WakeUpEvent, delivery: FrameDelivery) {

@@ -13,13 +13,54 @@ import Synchronization
 ///
 /// The format can change and the device can be switched while capturing; consumers and
 /// `frames` sequences stay subscribed across both.
-public final class CameraSource: VideoCapturer, @unchecked Sendable {
+public final class CameraSource: VideoCapturer, Sendable {
+    /// What readers (and the capture thread) see; never held while waiting for anything.
     private struct Snapshot {
         var device: CaptureDevice
         var request: FormatRequest
         var negotiation: FormatNegotiation?
         var orientation: VideoOrientation = .up
         var tracker: (any OrientationTracker)?
+    }
+
+    /// The device part: the open V4L2 session and its capture runs.
+    private struct Camera: SourceDevice {
+        let snapshot: PublishedState<Snapshot>
+        let plan: CameraStream.BufferPlan
+        var session: CameraSession?
+
+        mutating func open() throws {
+            if let session, !session.device.file.isClosed { return }
+            session = nil  // closed after a failure: open again
+            let (device, request) = snapshot.withLock { ($0.device, $0.request) }
+            let opened = try CameraSession(info: device, request: request)
+            session = opened
+            publish()
+        }
+
+        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+            guard let session else {
+                throw MediaDevicesError(.invalidState, device: snapshot.withLock { $0.device.path }, operation: "start",
+                                        detail: "The device is not open; initialize the source first")
+            }
+            return try CameraStream.start(session: session, buffers: plan, delivery: delivery,
+                                          tracker: snapshot.withLock { $0.tracker })
+        }
+
+        mutating func close() {
+            session = nil
+            publish()
+        }
+
+        /// Publishes the session's negotiation, orientation and device to readers.
+        func publish() {
+            let session = self.session
+            snapshot.withLock {
+                $0.negotiation = session?.negotiation
+                $0.orientation = session?.orientation ?? .up
+                if let session { $0.device = session.info }
+            }
+        }
     }
 
     /// Buffers requested from the driver (at least 3).
@@ -31,15 +72,8 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     /// `dmaBuf` for zero-copy hand-off to encoders, EGL, Vulkan or GStreamer. Costs one
     /// descriptor per buffer and plane while capturing.
     public let exportsDMABuf: Bool
-    private let delivery = FrameDelivery()
-    /// Serializes the control calls (initialize, start, stop, format and device changes). Held
-    /// while waiting for the capture thread, so the capture thread never takes it.
-    private let control = NSLock()
-    /// What readers (and the capture thread) see; never held while waiting for anything.
-    private let snapshot: Mutex<Snapshot>
-    /// The open device; only touched with `control` held.
-    private var session: CameraSession?
-    private let run = RunSlot()
+    private let snapshot: PublishedState<Snapshot>
+    private let core: SourceCore<Camera>
 
     /// A source for `device`, to be configured as `request` asks when initialized, with
     /// `bufferCount` driver buffers of which `minimumQueuedBuffers` stay queued whatever the
@@ -49,10 +83,13 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         self.bufferCount = max(3, bufferCount)
         self.minimumQueuedBuffers = max(1, minimumQueuedBuffers)
         self.exportsDMABuf = exportsDMABuf
-        snapshot = Mutex(Snapshot(device: device, request: request))
+        let snapshot = PublishedState(Snapshot(device: device, request: request))
+        self.snapshot = snapshot
+        let plan = CameraStream.BufferPlan(count: self.bufferCount, minimumQueued: self.minimumQueuedBuffers, exportsDMABuf: exportsDMABuf)
+        core = SourceCore(device: Camera(snapshot: snapshot, plan: plan), label: device.path)
     }
 
-    deinit { release() }
+    deinit { core.release() }
 
     /// The device captured from.
     public var device: CaptureDevice { snapshot.withLock { $0.device } }
@@ -60,80 +97,27 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     /// The outcome of the last negotiation: format and rate in force and what was adjusted.
     public var negotiation: FormatNegotiation? { snapshot.withLock { $0.negotiation } }
 
-    private func refuseOnCaptureThread(_ operation: String) throws {
-        try run.refuseOnCaptureThread(device: device.path, operation: operation)
-    }
-
-    /// Opens the device and negotiates the requested format.
-    public func initialize() throws {
-        try refuseOnCaptureThread("initialize")
-        control.lock(); defer { control.unlock() }
-        try initializeLocked()
-    }
-
-    private func initializeLocked() throws {
-        if let session, !session.device.file.isClosed { return }
-        session = nil  // closed after a failure: open again
-        let (device, request) = snapshot.withLock { ($0.device, $0.request) }
-        let session = try CameraSession(info: device, request: request)
-        self.session = session
-        publish(session)
-    }
-
-    private func publish(_ session: CameraSession?) {
-        snapshot.withLock {
-            $0.negotiation = session?.negotiation
-            $0.orientation = session?.orientation ?? .up
-            if let session { $0.device = session.info }
-        }
-    }
+    /// Opens the device and negotiates the requested format. Not from this source's own
+    /// callback (`.invalidState`).
+    public func initialize() throws { try core.initialize() }
 
     /// Starts capturing (initializing first if needed). The corresponding ioctls are
     /// `VIDIOC_REQBUFS`, `VIDIOC_QBUF` and `VIDIOC_STREAMON`. If it fails, the `frames`
     /// sequences end with the error.
-    public func start() throws {
-        try refuseOnCaptureThread("start")
-        control.lock(); defer { control.unlock() }
-        if run.isRunning { return }
-        _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
-        do {
-            try initializeLocked()
-            delivery.beginRun()
-            run.current = try CameraStream.start(session: session!, buffers: bufferPlan, delivery: delivery,
-                                                 tracker: snapshot.withLock { $0.tracker })
-        } catch let error as MediaDevicesError {
-            delivery.finish(error: error)
-            throw error
-        }
-    }
+    public func start() throws { try core.start() }
 
     /// Stops capturing and waits until the buffers are released; the device stays open and
     /// configured. Ends every `frames` sequence and tells the consumer, once. Called from this
     /// source's own callback, it returns at once and capture ends when the callback returns.
-    public func stop() {
-        if let current = run.current, current.isCurrentThread {
-            current.stop()
-            return
-        }
-        control.lock()
-        let stopped = run.stop(restarting: false)
-        control.unlock()
-        if !stopped { delivery.finish(error: nil) }  // nothing ran: still end waiting sequences
-    }
+    public func stop() { core.stop() }
 
     /// Stops and closes the device (once the capture thread has let go of it). From this
     /// source's own callback it only stops: the device closes at the next `release()` or when
     /// the source is freed (the thread's own reference keeps it open until its buffers are gone).
-    public func release() {
-        stop()
-        if run.isCurrentThread { return }
-        control.lock(); defer { control.unlock() }
-        session = nil
-        publish(nil)
-    }
+    public func release() { core.release() }
 
     /// Whether frames are being delivered.
-    public var isCapturing: Bool { run.isRunning }
+    public var isCapturing: Bool { core.isCapturing }
 
     /// The negotiated format and rate.
     public var captureSettings: CaptureSettings? {
@@ -154,17 +138,17 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     /// Sets (or with `nil` removes) the `orientationTracker`. While capturing, the stream
     /// restarts with it (consumers stay subscribed). Not from this source's own callback.
     public func setOrientationTracker(_ tracker: (any OrientationTracker)?) throws {
-        try refuseOnCaptureThread("setOrientationTracker")
-        control.lock(); defer { control.unlock() }
-        snapshot.withLock { $0.tracker = tracker }
-        guard session != nil, run.isRunning else { return }
-        if run.stop(restarting: true) && delivery.isRunActive { try restartLocked() }
+        try core.withControl("setOrientationTracker") { camera, control in
+            snapshot.withLock { $0.tracker = tracker }
+            guard camera.session != nil, control.isRunning else { return }
+            if control.pauseRun() { try control.resumeRun(camera) }
+        }
     }
 
     /// The callback consumer.
     public var consumer: (any VideoFrameConsumer)? {
-        get { delivery.consumer }
-        set { delivery.consumer = newValue }
+        get { core.delivery.consumer }
+        set { core.delivery.consumer = newValue }
     }
 
     /// Runs the tasks that prefer it on this source's capture thread:
@@ -173,52 +157,49 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
     /// steps the capture loop itself while its sequence is empty; see `CaptureExecutor`). Make
     /// the task after `start()`: from then on its jobs run on the capture thread; before, they
     /// go to Swift's global executor.
-    public var captureExecutor: CaptureExecutor { delivery.executor }
+    public var captureExecutor: CaptureExecutor { core.delivery.executor }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
+    public func frames(bufferSize: Int = 4) -> VideoFrames { core.delivery.makeFrames(bufferSize: bufferSize) }
 
     /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
     public func frames(bufferSize: Int = 4, output: OutputFormat) throws -> VideoFrames {
-        delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: device.path))
+        core.delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: device.path))
     }
 
     /// Counters of the current or last run.
-    public var statistics: CaptureStatistics { delivery.statistics }
+    public var statistics: CaptureStatistics { core.delivery.statistics }
 
     /// Changes the format, also while capturing: the stream stops, the new format is negotiated
     /// and the stream starts again; consumers stay subscribed. If the new format cannot be set,
     /// the old one is restored and the error is thrown. Not from this source's own callback.
     @discardableResult
     public func setFormat(_ request: FormatRequest) throws -> FormatNegotiation {
-        try refuseOnCaptureThread("setFormat")
-        control.lock(); defer { control.unlock() }
-        let old = snapshot.withLock { $0.request }
-        snapshot.withLock { $0.request = request }
-        guard let session, !session.device.file.isClosed else {
-            self.session = nil
+        try core.withControl("setFormat") { camera, control in
+            let old = snapshot.withLock { $0.request }
+            snapshot.withLock { $0.request = request }
+            guard let session = camera.session, !session.device.file.isClosed else {
+                do {
+                    try camera.open()
+                } catch {
+                    snapshot.withLock { $0.request = old }
+                    throw error
+                }
+                return camera.session!.negotiation
+            }
+            let wasRunning = control.pauseRun()
             do {
-                try initializeLocked()
+                try session.renegotiate(request)
             } catch {
                 snapshot.withLock { $0.request = old }
+                try? session.renegotiate(old)
+                if wasRunning { try control.resumeRun(camera) }
                 throw error
             }
-            return self.session!.negotiation
+            camera.publish()
+            if wasRunning { try control.resumeRun(camera) }
+            return session.negotiation
         }
-        // A run that ended by itself (unplugged) finished its delivery run: `start()` begins a
-        // new one, a restart here would deliver into the finished one.
-        let wasRunning = run.stop(restarting: true) && delivery.isRunActive
-        do {
-            try session.renegotiate(request)
-        } catch {
-            snapshot.withLock { $0.request = old }
-            try? session.renegotiate(old)
-            if wasRunning { try restartLocked() }
-            throw error
-        }
-        publish(session)
-        if wasRunning { try restartLocked() }
-        return session.negotiation
     }
 
     /// Switches to another device, also while capturing (Twilio's
@@ -232,31 +213,16 @@ public final class CameraSource: VideoCapturer, @unchecked Sendable {
         if device.path == self.device.path {
             return try setFormat(request ?? snapshot.withLock { $0.request })
         }
-        try refuseOnCaptureThread("selectCaptureDevice")
-        control.lock(); defer { control.unlock() }
-        let request = request ?? snapshot.withLock { $0.request }
-        let newSession = try CameraSession(info: device, request: request)
-        let wasRunning = run.stop(restarting: true) && delivery.isRunActive  // (see setFormat)
-        session = newSession
-        snapshot.withLock { $0.request = request }
-        publish(newSession)
-        if wasRunning { try restartLocked() }
-        return newSession.negotiation
-    }
-
-    private var bufferPlan: CameraStream.BufferPlan {
-        CameraStream.BufferPlan(count: bufferCount, minimumQueued: minimumQueuedBuffers, exportsDMABuf: exportsDMABuf)
-    }
-
-    /// Starts a new run after a format change or device switch, within the same delivery run.
-    private func restartLocked() throws {
-        delivery.streamRestarted()
-        do {
-            run.current = try CameraStream.start(session: session!, buffers: bufferPlan, delivery: delivery,
-                                                 tracker: snapshot.withLock { $0.tracker })
-        } catch let error as MediaDevicesError {
-            delivery.finish(error: error)
-            throw error
+        return try core.withControl("selectCaptureDevice") { camera, control in
+            let request = request ?? snapshot.withLock { $0.request }
+            let newSession = try CameraSession(info: device, request: request)
+            let wasRunning = control.pauseRun()
+            camera.session = newSession
+            snapshot.withLock { $0.request = request }
+            camera.publish()
+            core.setLabel(device.path)
+            if wasRunning { try control.resumeRun(camera) }
+            return newSession.negotiation
         }
     }
 }

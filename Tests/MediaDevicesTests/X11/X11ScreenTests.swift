@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 @testable import MediaDevices
 import XCTest
 
@@ -42,6 +43,14 @@ final class X11ScreenTests: XCTestCase {
         XCTAssertEqual(screen.frame, Rect(x: 0, y: 0, width: 640, height: 480))
         XCTAssertEqual(screen.mode?.size, Size(width: 640, height: 480))
         XCTAssertEqual(screen.uniqueID, "x11:\(server.display)/\(screen.name)")
+    }
+
+    /// The lifecycle rules every source shares (one core), on an X11 screen: calls from the
+    /// callback (`grabFrame` as the change), twice, after release.
+    func testLifecycleRulesHoldAsForEverySource() throws {
+        let source = ScreenSource(screen: try screen(named: "screen"), frameRate: FrameRate(30), skipsUnchangedFrames: false)
+        let broken = try SourceLifecycleRules.violations(of: source, change: { try source.grabFrame { _ in } })
+        XCTAssertEqual(broken, [], "rules broken by the X11 screen source")
     }
 
     func testGrabEqualsTheDrawnPatternPixelForPixel() throws {
