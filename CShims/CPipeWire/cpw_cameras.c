@@ -75,6 +75,13 @@ uint32_t cpw_fourcc_of_spa_format(uint32_t spa_format) {
     }
 }
 
+uint32_t cpw_spa_format_of_fourcc(uint32_t fourcc) {
+    for (const struct spa_type_info *info = spa_type_video_format; fourcc != 0 && info->name != NULL; info++) {
+        if (cpw_fourcc_of_spa_format(info->type) == fourcc) return info->type;
+    }
+    return SPA_VIDEO_FORMAT_UNKNOWN;
+}
+
 uint32_t cpw_spa_format_named(const char *name) {
     uint32_t format = spa_debug_type_find_type_short(spa_type_video_format, name);
     return format == SPA_ID_INVALID ? SPA_VIDEO_FORMAT_UNKNOWN : format;

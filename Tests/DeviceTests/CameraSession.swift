@@ -54,6 +54,14 @@ final class CameraSession {
         try Rig.run("XDG_RUNTIME_DIR=\(directory) PIPEWIRE_REMOTE=\(remote) \(command)", file: file, line: line)
     }
 
+    /// SIGKILL to the session's process `name` (`wireplumber`, `pipewire`), waiting until it is gone.
+    func kill(_ name: String) throws {
+        let pid = try Rig.run("awk '$2 == \"\(name)\" { print $3 }' \(directory)/started").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let number = pid_t(pid) else { XCTFail("no \(name) in the session: \(pid)"); throw RigError.commandFailed("kill \(name)") }
+        Glibc.kill(number, SIGKILL)
+        for _ in 0..<200 where Glibc.kill(number, 0) == 0 { usleep(10_000) }
+    }
+
     /// The last lines of the daemons' logs, for a failure message.
     var report: String { Rig.shell("tail -n 12 \(directory)/*.log").output }
 

@@ -88,6 +88,9 @@ void cpw_cameras_free(cpw_cameras *cameras);
 /// The V4L2 fourcc of SPA video format `spa_format`, 0 when there is none.
 uint32_t cpw_fourcc_of_spa_format(uint32_t spa_format);
 
+/// The SPA video format whose bytes V4L2 fourcc `fourcc` describes, 0 when there is none.
+uint32_t cpw_spa_format_of_fourcc(uint32_t fourcc);
+
 /// The SPA video format SPA calls `name` ("YUY2", as pw-cli prints after "VideoFormat:"),
 /// SPA_VIDEO_FORMAT_UNKNOWN (0) when there is none.
 uint32_t cpw_spa_format_named(const char *name);
