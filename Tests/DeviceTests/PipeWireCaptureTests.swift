@@ -80,6 +80,22 @@ final class PipeWireCaptureTests: XCTestCase {
         print("figure: sharing: \(during) frames of ours while pipewiresrc read 20 buffers")
     }
 
+    /// The capture thread (which also runs the stream's PipeWire loop and its process callback)
+    /// allocates nothing per frame, with a `frames` sequence nobody reads beside the callback.
+    func testCaptureAllocatesNothingPerFrame() throws {
+        try Rig.requireAllocationCounting()
+        let path = try Rig.loadVivid("node_types=1")[0]
+        let session = try CameraSession(name: "allocations", devices: [path])
+        defer { session.stop() }
+        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let source = try PipeWireCameraSource(device: camera, request: request)
+        defer { source.release() }
+        let (probe, frames) = try CaptureRuns.allocationsWithTheSequenceUnread(source, warmUp: 5, measured: 30)
+        XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 30 frames")
+        print("figure: heap allocations on the PipeWire camera capture thread over 30 frames (YUYV 640x480): \(probe.allocations)")
+        XCTAssertGreaterThan(frames.droppedFrames, 25)
+    }
+
     /// WirePlumber made the node: when it goes, PipeWire removes the node (registry
     /// global_remove) while the daemon stays.
     func testTheNodeGoingAwayEndsCaptureAsDisconnected() throws {

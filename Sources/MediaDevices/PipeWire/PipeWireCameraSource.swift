@@ -133,7 +133,8 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
 
     /// The capture loop: sleeps on the stream's buffer eventfd, its loop and the wake-up
     /// event; delivers each newest buffer. Allocates nothing per frame (the frame's format is
-    /// made again only when the stride or size changes).
+    /// made again only when the stride or size changes; no generic collection calls such as
+    /// `first`, which allocate in debug builds).
     private static func pump(_ capture: PipeWireCapture, format negotiated: VideoFormat, wake: WakeUpEvent,
                              shouldStop: () -> Bool, delivery: FrameDelivery) -> MediaDevicesError? {
         let fds = UnsafeMutablePointer<pollfd>.allocate(capacity: 3)
@@ -151,7 +152,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             guard isNew, let data = picture.data else { continue }
             let timestamp = MonotonicClock.now()
             if Int(picture.width) != format.width || Int(picture.height) != format.height
-                || (picture.stride > 0 && Int(picture.stride) != format.bytesPerRow.first) {
+                || (picture.stride > 0 && (format.bytesPerRow.isEmpty || Int(picture.stride) != format.bytesPerRow[0])) {
                 format = layout(of: picture, pixelFormat: negotiated.pixelFormat, colorimetry: negotiated.colorimetry)
                 locations = format.planeLocations
             }
