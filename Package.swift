@@ -83,7 +83,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter", "CTurboJPEG"], path: "Tests/TestSupport"),
         // Tier 1: pure unit tests, run on the host.
         .testTarget(name: "MediaDevicesTests",
-                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "CXCB", "CPNG", "TestSupport", "USBDevices",
+                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "CXCB", "CPNG", "CPipeWire", "TestSupport", "USBDevices",
                                    .product(name: "Logging", package: "swift-log")]),
         // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
         .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer", "USBDevices", "CDRM", "CTurboJPEG"]),

@@ -1,13 +1,17 @@
 // CPipeWire: see cpipewire.h.
 #include "cpipewire.h"
+#include "cpw_connection.h"
+#include "cpw_cameras.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <linux/dma-buf.h>
 
 #include <pipewire/pipewire.h>
 #include <spa/param/video/format-utils.h>
@@ -16,9 +20,7 @@
 #include <spa/utils/result.h>
 
 struct cpw_capture {
-    struct pw_loop *loop;
-    struct pw_context *context;
-    struct pw_core *core;
+    struct cpw_connection connection;
     struct spa_hook core_listener;
     struct pw_registry *registry;
     struct spa_hook registry_listener;
@@ -33,10 +35,17 @@ struct cpw_capture {
     cpw_frame held_frame;
     uint64_t skipped;
     int notify_fd;  // eventfd: written when a buffer arrives (cpw_capture_fd)
+    int camera;     // a camera stream (any raw format, MJPEG, DMA-BUF) rather than a screen cast
+    const char *gone; // why the stream ended when its node went away
+    uint32_t subtype; // enum cpw_subtype of the negotiated format
 };
 
-static pthread_once_t cpw_init_once = PTHREAD_ONCE_INIT;
-static void cpw_init(void) { pw_init(NULL, NULL); }
+/// A DMA-BUF buffer's mapping, made when the stream adds the buffer (pw_buffer.user_data).
+struct cpw_mapping {
+    void *base;
+    size_t size;
+    int fd;
+};
 
 static void cpw_fail(struct cpw_capture *c, const char *what) {
     c->state = CPW_STATE_ENDED;
@@ -71,7 +80,7 @@ static const struct pw_core_events cpw_core_events = {
 // the stream waiting for ever in "paused": the registry says it.
 static void on_global_remove(void *data, uint32_t id) {
     struct cpw_capture *c = data;
-    if (id == c->node_id) cpw_fail(c, "the shared node went away (sharing stopped, or the screen or window is gone)");
+    if (id == c->node_id) cpw_fail(c, c->gone);
 }
 
 static const struct pw_registry_events cpw_registry_events = {
@@ -87,7 +96,7 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
         cpw_fail(c, error ? error : "the stream failed");
         break;
     case PW_STREAM_STATE_UNCONNECTED:
-        cpw_fail(c, "the stream was disconnected (the shared screen or window went away)");
+        cpw_fail(c, c->gone);
         break;
     case PW_STREAM_STATE_PAUSED:
         if (c->state != CPW_STATE_ENDED) c->state = CPW_STATE_PAUSED;
@@ -105,29 +114,93 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     if (id != SPA_PARAM_Format || param == NULL) return;
     uint32_t media_type, media_subtype;
     if (spa_format_parse(param, &media_type, &media_subtype) < 0) return;
-    if (media_type != SPA_MEDIA_TYPE_video || media_subtype != SPA_MEDIA_SUBTYPE_raw) return;
-    struct spa_video_info_raw info;
-    if (spa_format_video_raw_parse(param, &info) < 0) return;
+    if (media_type != SPA_MEDIA_TYPE_video) return;
+    struct spa_video_info_raw info = {0};
+    if (media_subtype == SPA_MEDIA_SUBTYPE_raw) {
+        if (spa_format_video_raw_parse(param, &info) < 0) return;
+        c->subtype = CPW_SUBTYPE_RAW;
+    } else if (c->camera && media_subtype == SPA_MEDIA_SUBTYPE_mjpg) {
+        struct spa_video_info_mjpg mjpg;
+        if (spa_format_video_mjpg_parse(param, &mjpg) < 0) return;
+        info.size = mjpg.size;
+        info.framerate = mjpg.framerate;
+        c->subtype = CPW_SUBTYPE_MJPG;
+    } else if (c->camera && media_subtype == SPA_MEDIA_SUBTYPE_h264) {
+        struct spa_video_info_h264 h264;
+        if (spa_format_video_h264_parse(param, &h264) < 0) return;
+        info.size = h264.size;
+        info.framerate = h264.framerate;
+        c->subtype = CPW_SUBTYPE_H264;
+    } else {
+        return;
+    }
     c->info = info;
     c->has_format = 1;
 
-    // Buffers we can read with the CPU: memfd (mapped by the stream) or plain memory; and the
-    // header meta, whose flags say when a buffer is corrupt. At least 3: the grabber holds the
+    // Buffers we can read with the CPU: memfd (mapped by the stream), plain memory and, for
+    // cameras, DMA-BUF (mapped in on_add_buffer); the header meta, whose flags say when a
+    // buffer is corrupt; for cameras the VideoTransform meta. At least 3: the reader holds the
     // newest, the producer fills one, and one travels back (a buffer given back returns to
     // the producer only with the next cycle; with 2, a producer waiting for a change can be
     // left without one).
     uint8_t storage[512];
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(storage, sizeof storage);
-    const struct spa_pod *params[2];
+    const struct spa_pod *params[3];
+    int types = (1 << SPA_DATA_MemFd) | (1 << SPA_DATA_MemPtr) | (c->camera ? (1 << SPA_DATA_DmaBuf) : 0);
     params[0] = spa_pod_builder_add_object(&b,
         SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
-        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 3, 16),
-        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemFd) | (1 << SPA_DATA_MemPtr)));
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(c->camera ? 8 : 4, 3, 16),
+        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int(types));
     params[1] = spa_pod_builder_add_object(&b,
         SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
         SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
         SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
-    pw_stream_update_params(c->stream, params, 2);
+    params[2] = spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(SPA_META_VideoTransform),
+        SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_videotransform)));
+    pw_stream_update_params(c->stream, params, c->camera ? 3 : 2);
+}
+
+// A DMA-BUF buffer is mapped once, when the stream adds it (PW_STREAM_FLAG_MAP_BUFFERS maps
+// only memfd in PipeWire 0.3.65): read-only, the whole of its first plane.
+static void on_add_buffer(void *data, struct pw_buffer *buffer) {
+    (void)data;
+    struct spa_data *d = &buffer->buffer->datas[0];
+    buffer->user_data = NULL;
+    if (buffer->buffer->n_datas < 1 || d->type != SPA_DATA_DmaBuf || d->data != NULL) return;
+    struct cpw_mapping *mapping = calloc(1, sizeof *mapping);
+    if (mapping == NULL) return;
+    mapping->size = (size_t)d->mapoffset + d->maxsize;
+    mapping->fd = (int)d->fd;
+    mapping->base = mmap(NULL, mapping->size, PROT_READ, MAP_SHARED, mapping->fd, 0);
+    if (mapping->base == MAP_FAILED) {
+        free(mapping);
+        return;
+    }
+    buffer->user_data = mapping;
+}
+
+// Where a buffer's first plane is readable: the stream's mapping or ours (NULL: nowhere).
+static const uint8_t *cpw_buffer_bytes(struct pw_buffer *buffer) {
+    struct spa_data *d = &buffer->buffer->datas[0];
+    if (d->data != NULL) return d->data;
+    struct cpw_mapping *mapping = buffer->user_data;
+    return mapping != NULL ? (const uint8_t *)mapping->base + d->mapoffset : NULL;
+}
+
+// Brackets CPU reads of a DMA-BUF buffer (DMA_BUF_IOCTL_SYNC start, then end when given back).
+static void cpw_sync(struct pw_buffer *buffer, uint64_t flags) {
+    struct cpw_mapping *mapping = buffer->user_data;
+    if (mapping == NULL) return;
+    struct dma_buf_sync sync = {.flags = flags | DMA_BUF_SYNC_READ};
+    while (ioctl(mapping->fd, DMA_BUF_IOCTL_SYNC, &sync) < 0 && errno == EINTR) {}
+}
+
+// Gives a buffer back to the producer, ending a DMA-BUF read first.
+static void cpw_give_back(struct cpw_capture *c, struct pw_buffer *buffer, int was_read) {
+    if (was_read) cpw_sync(buffer, DMA_BUF_SYNC_END);
+    pw_stream_queue_buffer(c->stream, buffer);
 }
 
 // Buffers go away when the format changes (a new size) or the stream ends: the held one is
@@ -135,8 +208,15 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
 static void on_remove_buffer(void *data, struct pw_buffer *buffer) {
     struct cpw_capture *c = data;
     if (c->held == buffer) {
+        cpw_sync(buffer, DMA_BUF_SYNC_END);
         c->held = NULL;
         c->held_frame = (cpw_frame){0};
+    }
+    struct cpw_mapping *mapping = buffer->user_data;
+    if (mapping != NULL) {
+        munmap(mapping->base, mapping->size);
+        free(mapping);
+        buffer->user_data = NULL;
     }
 }
 
@@ -153,60 +233,69 @@ static const struct pw_stream_events cpw_stream_events = {
     PW_VERSION_STREAM_EVENTS,
     .state_changed = on_state_changed,
     .param_changed = on_param_changed,
+    .add_buffer = on_add_buffer,
     .remove_buffer = on_remove_buffer,
     .process = on_process,
 };
 
-cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t error_size) {
-    pthread_once(&cpw_init_once, cpw_init);
+// Makes a capture and its connection, and a stream of `role` with the listeners; NULL on failure.
+static struct cpw_capture *capture_new(int fd, uint32_t node_id, int camera, char *error, size_t error_size) {
     struct cpw_capture *c = calloc(1, sizeof *c);
     if (c == NULL) {
-        close(fd);
+        if (fd >= 0) close(fd);
         snprintf(error, error_size, "out of memory");
         return NULL;
     }
+    c->camera = camera;
+    c->gone = camera ? "the camera's node went away (unplugged, its driver unloaded, or the session manager removed it)"
+                     : "the shared node went away (sharing stopped, or the screen or window is gone)";
     c->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    c->loop = c->notify_fd < 0 ? NULL : pw_loop_new(NULL);
-    if (c->loop == NULL) {
-        close(fd);
-        if (c->notify_fd >= 0) close(c->notify_fd);
-        snprintf(error, error_size, "pw_loop_new or eventfd failed: %s", strerror(errno));
+    if (c->notify_fd < 0) {
+        if (fd >= 0) close(fd);
+        snprintf(error, error_size, "eventfd failed: %s", strerror(errno));
         free(c);
         return NULL;
     }
-    c->context = pw_context_new(c->loop, NULL, 0);
-    if (c->context == NULL) {
-        close(fd);
-        snprintf(error, error_size, "pw_context_new failed: %s", strerror(errno));
+    if (cpw_connection_open(&c->connection, fd, error, error_size) < 0) {
         cpw_capture_close(c);
         return NULL;
     }
-    c->core = pw_context_connect_fd(c->context, fd, NULL, 0);
-    if (c->core == NULL) {
-        snprintf(error, error_size, "pw_context_connect_fd failed: %s", strerror(errno));
-        cpw_capture_close(c);
-        return NULL;
-    }
-    pw_core_add_listener(c->core, &c->core_listener, &cpw_core_events, c);
+    struct pw_core *core = c->connection.core;
+    pw_core_add_listener(core, &c->core_listener, &cpw_core_events, c);
     c->node_id = node_id;
-    c->registry = pw_core_get_registry(c->core, PW_VERSION_REGISTRY, 0);
+    c->registry = pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
     if (c->registry != NULL) pw_registry_add_listener(c->registry, &c->registry_listener, &cpw_registry_events, c);
-    c->stream = pw_stream_new(c->core, "mediadevices screen",
+    c->stream = pw_stream_new(core, camera ? "mediadevices camera" : "mediadevices screen",
                               pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
-                                                PW_KEY_MEDIA_ROLE, "Screen", NULL));
+                                                PW_KEY_MEDIA_ROLE, camera ? "Camera" : "Screen", NULL));
     if (c->stream == NULL) {
         snprintf(error, error_size, "pw_stream_new failed: %s", strerror(errno));
         cpw_capture_close(c);
         return NULL;
     }
     pw_stream_add_listener(c->stream, &c->stream_listener, &cpw_stream_events, c);
+    return c;
+}
 
+static struct cpw_capture *capture_connect(struct cpw_capture *c, const struct spa_pod *format, char *error, size_t error_size) {
+    int result = pw_stream_connect(c->stream, PW_DIRECTION_INPUT, c->node_id,
+                                   PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS, &format, 1);
+    if (result < 0) {
+        snprintf(error, error_size, "pw_stream_connect to node %u failed: %s", c->node_id, spa_strerror(result));
+        cpw_capture_close(c);
+        return NULL;
+    }
+    return c;
+}
+
+cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t error_size) {
+    struct cpw_capture *c = capture_new(fd, node_id, 0, error, error_size);
+    if (c == NULL) return NULL;
     // Raw video in the 32-bit layouts the pipeline reads, any size, any rate (the portal's
     // streams announce 0/1: frames come when the screen changes).
     uint8_t storage[1024];
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(storage, sizeof storage);
-    const struct spa_pod *params[1];
-    params[0] = spa_pod_builder_add_object(&b,
+    const struct spa_pod *format = spa_pod_builder_add_object(&b,
         SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
         SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
         SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
@@ -216,20 +305,41 @@ cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t erro
                                                               &SPA_RECTANGLE(16384, 16384)),
         SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&SPA_FRACTION(0, 1), &SPA_FRACTION(0, 1),
                                                                   &SPA_FRACTION(1000, 1)));
-    int result = pw_stream_connect(c->stream, PW_DIRECTION_INPUT, node_id,
-                                   PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
-    if (result < 0) {
-        snprintf(error, error_size, "pw_stream_connect to node %u failed: %s", node_id, spa_strerror(result));
-        cpw_capture_close(c);
+    return capture_connect(c, format, error, error_size);
+}
+
+cpw_capture *cpw_capture_open_camera(int fd, uint32_t node_id, const cpw_stream_request *request,
+                                     char *error, size_t error_size) {
+    uint32_t subtype;
+    switch (request->subtype) {
+    case CPW_SUBTYPE_RAW: subtype = SPA_MEDIA_SUBTYPE_raw; break;
+    case CPW_SUBTYPE_MJPG: subtype = SPA_MEDIA_SUBTYPE_mjpg; break;
+    case CPW_SUBTYPE_H264: subtype = SPA_MEDIA_SUBTYPE_h264; break;
+    default:
+        if (fd >= 0) close(fd);
+        snprintf(error, error_size, "media subtype %u is not one a camera stream reads", request->subtype);
         return NULL;
     }
-    return c;
+    struct cpw_capture *c = capture_new(fd, node_id, 1, error, error_size);
+    if (c == NULL) return NULL;
+    // Exactly the chosen entry: subtype, format, size, and the rate where the node gives one.
+    uint8_t storage[1024];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(storage, sizeof storage);
+    struct spa_pod_frame frame;
+    spa_pod_builder_push_object(&b, &frame, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+    spa_pod_builder_add(&b, SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+                        SPA_FORMAT_mediaSubtype, SPA_POD_Id(subtype), 0);
+    if (request->subtype == CPW_SUBTYPE_RAW) spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_format, SPA_POD_Id(request->spa_format), 0);
+    spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&SPA_RECTANGLE(request->width, request->height)), 0);
+    if (request->rate_denom != 0)
+        spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_framerate,
+                            SPA_POD_Fraction(&SPA_FRACTION(request->rate_num, request->rate_denom)), 0);
+    const struct spa_pod *format = spa_pod_builder_pop(&b, &frame);
+    return capture_connect(c, format, error, error_size);
 }
 
 int cpw_capture_iterate(cpw_capture *c, int timeout_ms) {
-    pw_loop_enter(c->loop);
-    int result = pw_loop_iterate(c->loop, timeout_ms);
-    pw_loop_leave(c->loop);
+    int result = cpw_connection_iterate(&c->connection, timeout_ms);
     if (result < 0 && result != -EINTR) {
         char text[120];
         snprintf(text, sizeof text, "pw_loop_iterate failed: %s", spa_strerror(result));
@@ -240,6 +350,8 @@ int cpw_capture_iterate(cpw_capture *c, int timeout_ms) {
 
 int cpw_capture_fd(const cpw_capture *c) { return c->notify_fd; }
 
+int cpw_capture_loop_fd(const cpw_capture *c) { return pw_loop_get_fd(c->connection.loop); }
+
 enum cpw_state cpw_capture_state(const cpw_capture *c) { return c->state; }
 
 const char *cpw_capture_error(const cpw_capture *c) { return c->error; }
@@ -249,7 +361,7 @@ uint64_t cpw_capture_skipped(const cpw_capture *c) { return c->skipped; }
 /// Whether `buffer` holds a picture the CPU can read (not empty, not flagged corrupt).
 static int cpw_has_picture(struct pw_buffer *buffer) {
     struct spa_buffer *b = buffer->buffer;
-    if (b->n_datas < 1 || b->datas[0].data == NULL || b->datas[0].chunk == NULL) return 0;
+    if (b->n_datas < 1 || cpw_buffer_bytes(buffer) == NULL || b->datas[0].chunk == NULL) return 0;
     struct spa_data *d = &b->datas[0];
     if (d->chunk->size == 0 || (d->chunk->flags & SPA_CHUNK_FLAG_CORRUPTED)) return 0;
     struct spa_meta_header *header = spa_buffer_find_meta_data(b, SPA_META_Header, sizeof *header);
@@ -263,34 +375,43 @@ int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
     struct pw_buffer *newest = NULL;
     struct pw_buffer *buffer;
     if (c->stream != NULL && c->state != CPW_STATE_ENDED) {
-        pw_loop_enter(c->loop);
+        pw_loop_enter(c->connection.loop);
         while ((buffer = pw_stream_dequeue_buffer(c->stream)) != NULL) {
             if (!cpw_has_picture(buffer) || !c->has_format) {
-                pw_stream_queue_buffer(c->stream, buffer);
+                cpw_give_back(c, buffer, 0);
                 c->skipped += 1;
                 continue;
             }
             if (newest != NULL) {
-                pw_stream_queue_buffer(c->stream, newest);
+                cpw_give_back(c, newest, 0);
                 c->skipped += 1;
             }
             newest = buffer;
         }
-        if (newest != NULL && c->held != NULL) pw_stream_queue_buffer(c->stream, c->held);
-        pw_loop_leave(c->loop);
+        if (newest != NULL && c->held != NULL) cpw_give_back(c, c->held, 1);
+        pw_loop_leave(c->connection.loop);
     }
     if (newest != NULL) {
         c->held = newest;
+        cpw_sync(newest, DMA_BUF_SYNC_START);
         struct spa_data *d = &newest->buffer->datas[0];
         uint32_t offset = d->chunk->offset % (d->maxsize ? d->maxsize : 1);
-        int32_t stride = d->chunk->stride != 0 ? d->chunk->stride : (int32_t)(c->info.size.width * 4);
+        int32_t stride = d->chunk->stride != 0 ? d->chunk->stride : (c->camera ? 0 : (int32_t)(c->info.size.width * 4));
+        struct spa_meta_videotransform *transform =
+            spa_buffer_find_meta_data(newest->buffer, SPA_META_VideoTransform, sizeof *transform);
+        size_t size = d->chunk->size;
+        if (offset + size > d->maxsize) size = d->maxsize - offset;  // a chunk past its buffer: read what is there
         c->held_frame = (cpw_frame){
-            .data = SPA_PTROFF(d->data, offset, const void),
-            .size = d->chunk->size,
+            .data = cpw_buffer_bytes(newest) + offset,
+            .size = size,
             .stride = stride,
             .width = c->info.size.width,
             .height = c->info.size.height,
             .format = cpw_format_of(c->info.format),
+            .spa_format = c->subtype == CPW_SUBTYPE_RAW ? c->info.format : 0,
+            .subtype = c->subtype,
+            .transform = transform != NULL ? transform->transform : 0,
+            .is_dmabuf = newest->user_data != NULL,
         };
     }
     *frame = c->held != NULL ? c->held_frame : (cpw_frame){0};
@@ -300,7 +421,7 @@ int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
 void cpw_capture_close(cpw_capture *c) {
     if (c == NULL) return;
     if (c->stream != NULL) {
-        if (c->held != NULL) pw_stream_queue_buffer(c->stream, c->held);
+        if (c->held != NULL) cpw_give_back(c, c->held, 1);
         c->held = NULL;
         pw_stream_disconnect(c->stream);
         pw_stream_destroy(c->stream);
@@ -309,12 +430,8 @@ void cpw_capture_close(cpw_capture *c) {
         spa_hook_remove(&c->registry_listener);
         pw_proxy_destroy((struct pw_proxy *)c->registry);
     }
-    if (c->core != NULL) {
-        spa_hook_remove(&c->core_listener);
-        pw_core_disconnect(c->core);
-    }
-    if (c->context != NULL) pw_context_destroy(c->context);
-    if (c->loop != NULL) pw_loop_destroy(c->loop);
+    if (c->connection.core != NULL) spa_hook_remove(&c->core_listener);
+    cpw_connection_close(&c->connection);
     close(c->notify_fd);
     free(c);
 }

@@ -1,4 +1,4 @@
-// CPipeWire: a PipeWire video stream that a screen grabber pulls frames from, written in C
+// CPipeWire: a PipeWire video stream that a screen grabber or a camera source pulls frames from, written in C
 // because what it needs is macros and inline functions Swift cannot import (SPA pod builders,
 // pw_loop_iterate, spa_format_video_raw_parse) and a listener struct of C callbacks.
 // It owns its own loop (no thread): the caller iterates it. Every symbol is prefixed `cpw_`.
@@ -29,17 +29,36 @@ enum cpw_state {
 
 /// The newest picture the capture holds: valid until the next cpw_capture_newest or close.
 typedef struct cpw_frame {
-    const void *data;     ///< the first byte of the picture (mapped SHM or memfd)
+    const void *data;     ///< the first byte of the picture (mapped memfd, plain memory or DMA-BUF)
     size_t size;          ///< bytes from `data`
-    int32_t stride;       ///< bytes per row
+    int32_t stride;       ///< bytes per row (0: the producer did not say)
     uint32_t width;       ///< pixels
     uint32_t height;      ///< rows
-    uint32_t format;      ///< an enum cpw_format
+    uint32_t format;      ///< an enum cpw_format (screen streams)
+    uint32_t spa_format;  ///< the SPA video format of raw video (camera streams); 0 when encoded
+    uint32_t subtype;     ///< an enum cpw_subtype (cpw_cameras.h): raw, MJPEG, H.264
+    uint32_t transform;   ///< the buffer's VideoTransform meta (SPA_META_TRANSFORMATION_*; 0: none)
+    uint32_t is_dmabuf;   ///< 1 when `data` maps a DMA-BUF (read between DMA_BUF_IOCTL_SYNC start and end)
 } cpw_frame;
+
+/// The one format a camera stream asks for (one of the node's EnumFormat entries, fixed).
+typedef struct cpw_stream_request {
+    uint32_t subtype;     ///< an enum cpw_subtype
+    uint32_t spa_format;  ///< raw: the SPA video format
+    uint32_t width, height;
+    uint32_t rate_num, rate_denom; ///< frames per second; 0/0 when the node gives no rate (libcamera)
+} cpw_stream_request;
 
 /// Connects to PipeWire over `fd` (taken: closed with the capture, or here on failure) and
 /// asks for a stream from node `node_id`. NULL on failure, with a sentence in `error`.
 cpw_capture *cpw_capture_open(int fd, uint32_t node_id, char *error, size_t error_size);
+
+/// Connects over `fd` (taken), or to the default remote when `fd` is -1, and asks camera node
+/// `node_id` for a stream in exactly `request`'s format. Buffers may be memfd, plain memory or
+/// DMA-BUF (mapped here, read between DMA_BUF_IOCTL_SYNC start and end); buffers flagged
+/// corrupt are given back unread. NULL on failure, with a sentence in `error`.
+cpw_capture *cpw_capture_open_camera(int fd, uint32_t node_id, const cpw_stream_request *request,
+                                     char *error, size_t error_size);
 
 /// Runs the capture's loop once, waiting at most `timeout_ms` (0: not at all) for events.
 /// Returns what pw_loop_iterate returns (a negative errno on failure).
@@ -50,6 +69,10 @@ int cpw_capture_iterate(cpw_capture *capture, int timeout_ms);
 /// loop's own descriptor: buffers reach the stream on PipeWire's data thread, which does not
 /// wake the capture's loop.
 int cpw_capture_fd(const cpw_capture *capture);
+
+/// The capture's loop descriptor: readable when PipeWire sent something for the loop (state
+/// changes, the node going away); then call cpw_capture_iterate.
+int cpw_capture_loop_fd(const cpw_capture *capture);
 
 /// Where the stream is now.
 enum cpw_state cpw_capture_state(const cpw_capture *capture);

@@ -109,7 +109,8 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
                                      detail: "No such device node; run `mediadevices list` to see the devices there are")
         case EBUSY:
             return MediaDevicesError(.busy, device: device, operation: operation, errno: errno,
-                                     detail: "Another process is using \(name) (streaming from it or holding its buffers); close that application, or find it with `fuser \(device ?? "/dev/video*")`")
+                                     detail: "Another process is using \(name) (streaming from it or holding its buffers); close that application, or find it with `fuser \(device ?? "/dev/video*")`"
+                                         + ((device ?? "").hasPrefix("/dev/video") ? ". If it is PipeWire (wireplumber offers the camera to applications), read the camera through PipeWire instead, shared with them: CaptureDevice.devices(backends: [.pipewire]) and PipeWireCameraSource" : ""))
         case EACCES, EPERM:
             return MediaDevicesError(.permissionDenied, device: device, operation: operation, errno: errno,
                                      detail: "This user may not open \(name); add it to the `video` group (`usermod -aG video $USER`, then log in again) or install the rules in udev/ so the seat's user gets access")

@@ -35,6 +35,20 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     public let position: Position
     /// Whether the node uses the multi-planar API.
     public let isMultiplanar: Bool
+    /// The ways to reach this camera: its V4L2 node, and the PipeWire nodes that offer it when
+    /// the listing included PipeWire (`devices(backends:)`). A camera only PipeWire offers (a
+    /// libcamera camera) has only PipeWire routes; its `path` is then `pipewire:NODE_NAME`.
+    public let routes: [CaptureRoute]
+
+    /// The backends `routes` use, V4L2 first.
+    public var backends: [CaptureBackend] {
+        CaptureBackend.allCases.filter { backend in routes.contains { $0.backend == backend } }
+    }
+
+    /// The PipeWire camera nodes among `routes`.
+    public var pipeWireNodes: [PipeWireCameraNode] {
+        routes.compactMap { if case .pipewire(let node) = $0 { node } else { nil } }
+    }
 
     /// The `uniqueID`.
     public var id: String { uniqueID }
@@ -108,6 +122,7 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
         busInfo = cString(device.capability.bus_info)
         capabilities = device.deviceCaps
         isMultiplanar = device.isMultiplanar
+        routes = [.v4l2(path: device.path)]
         uniqueID = CaptureDevice.stableLink(for: device.path) ?? "v4l2:\(driver):\(busInfo)"
         switch device.control(cv4l2_CID_CAMERA_ORIENTATION) {
         case Int32(V4L2_CAMERA_ORIENTATION_FRONT): position = .front
@@ -117,13 +132,22 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
         }
     }
 
-    private init(copying other: CaptureDevice, uniqueID: String) {
-        path = other.path; name = other.name; driver = other.driver; busInfo = other.busInfo
-        capabilities = other.capabilities; position = other.position; isMultiplanar = other.isMultiplanar
-        self.uniqueID = uniqueID
+    /// A device described field by field (a camera only PipeWire offers, or a copy with new
+    /// routes or identifier).
+    init(path: String, name: String, driver: String, busInfo: String, capabilities: UInt32, uniqueID: String,
+         position: Position, isMultiplanar: Bool, routes: [CaptureRoute]) {
+        self.path = path; self.name = name; self.driver = driver; self.busInfo = busInfo
+        self.capabilities = capabilities; self.uniqueID = uniqueID; self.position = position
+        self.isMultiplanar = isMultiplanar; self.routes = routes
     }
 
-    private func with(uniqueID: String) -> CaptureDevice { CaptureDevice(copying: self, uniqueID: uniqueID) }
+    private func with(uniqueID: String) -> CaptureDevice { with(uniqueID: uniqueID, routes: routes) }
+
+    /// This device with another identifier and routes.
+    func with(uniqueID: String, routes: [CaptureRoute]) -> CaptureDevice {
+        CaptureDevice(path: path, name: name, driver: driver, busInfo: busInfo, capabilities: capabilities,
+                      uniqueID: uniqueID, position: position, isMultiplanar: isMultiplanar, routes: routes)
+    }
 
     /// The name of the udev link in `/dev/v4l/by-id` (preferred) or `/dev/v4l/by-path` that
     /// points at `path`.
@@ -142,8 +166,11 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     /// Every pixel format with every frame size and frame interval, exactly as the driver
     /// reports them. The corresponding ioctls are `VIDIOC_ENUM_FMT`, `VIDIOC_ENUM_FRAMESIZES`
     /// and `VIDIOC_ENUM_FRAMEINTERVALS`.
+    /// A camera only PipeWire offers lists what its node's `EnumFormat` params listed when the
+    /// devices were read.
     public func supportedFormats() throws -> [CaptureFormat] {
-        try V4L2Device(path: path).enumerateFormats()
+        if !backends.contains(.v4l2), let node = pipeWireNodes.first { return node.formats }
+        return try V4L2Device(path: path).enumerateFormats()
     }
 
     /// The format the device is set to now (`VIDIOC_G_FMT`).

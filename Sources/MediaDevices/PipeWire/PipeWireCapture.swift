@@ -1,24 +1,44 @@
 import CPipeWire
 import Glibc
 
-/// A PipeWire video stream from one node, over the connection the portal opened
-/// (`cpw_capture` of the CPipeWire shim): raw BGRx/RGBx/BGRA/RGBA in memfd or plain memory,
-/// with its own loop that the caller iterates (no thread). Holds the newest buffer until a
-/// newer one arrives. Owns the capture: `close()` (or `deinit`) gives the buffer back and
-/// disconnects. Used by one thread at a time.
-final class PipeWireCapture {
+/// A PipeWire video stream from one node (`cpw_capture` of the CPipeWire shim): a portal's
+/// screen cast (raw BGRx/RGBx/BGRA/RGBA in memfd or plain memory, over the portal's connection)
+/// or a camera node (the format chosen from its EnumFormat entries; memfd, plain memory or
+/// DMA-BUF), with its own loop that the caller iterates (no thread). Holds the newest buffer
+/// until a newer one arrives. Owns the capture: `close()` (or `deinit`) gives the buffer back
+/// and disconnects. Used by one thread at a time (handed to a capture thread whole: hence
+/// `@unchecked Sendable`).
+final class PipeWireCapture: @unchecked Sendable {
     private var capture: OpaquePointer?
     private let device: String
+    private let isCamera: Bool
 
-    /// Connects over `fd` (taken) to the node `nodeID`. Throws `.io` when PipeWire refuses.
+    /// Connects over `fd` (taken) to the screen-cast node `nodeID`. Throws `.io` when PipeWire refuses.
     init(fd: Int32, nodeID: UInt32, device: String) throws {
         self.device = device
+        isCamera = false
         var message = [CChar](repeating: 0, count: 256)
-        guard let capture = cpw_capture_open(fd, nodeID, &message, message.count) else {
+        let capture = cpw_capture_open(fd, nodeID, &message, message.count)
+        self.capture = try Self.opened(capture, message, device: device)
+    }
+
+    /// Connects to the default PipeWire remote (or over `fd`, taken) and asks camera node
+    /// `nodeID` for `request`'s format. Throws `.io` when PipeWire refuses.
+    init(cameraNode nodeID: UInt32, request: cpw_stream_request, fd: Int32 = -1, device: String) throws {
+        self.device = device
+        isCamera = true
+        var message = [CChar](repeating: 0, count: 256)
+        var request = request
+        let capture = cpw_capture_open_camera(fd, nodeID, &request, &message, message.count)
+        self.capture = try Self.opened(capture, message, device: device)
+    }
+
+    private static func opened(_ capture: OpaquePointer?, _ message: [CChar], device: String) throws -> OpaquePointer {
+        guard let capture else {
             throw MediaDevicesError(.io, device: device, operation: "pw_stream_connect",
                                     detail: "\(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)); is PipeWire running in the session?")
         }
-        self.capture = capture
+        return capture
     }
 
     deinit { close() }
@@ -31,6 +51,9 @@ final class PipeWireCapture {
 
     /// Readable when a buffer arrived since `newest()` last looked (-1 once closed).
     var descriptor: Int32 { capture.map { cpw_capture_fd($0) } ?? -1 }
+
+    /// Readable when PipeWire sent the loop something (`iterate` then dispatches it); -1 once closed.
+    var loopDescriptor: Int32 { capture.map { cpw_capture_loop_fd($0) } ?? -1 }
 
     /// Dispatches what PipeWire sent, waiting at most `timeoutMilliseconds` for it, and throws
     /// `.disconnected` when the stream has ended (the node went away, the connection broke).
@@ -81,6 +104,8 @@ final class PipeWireCapture {
 
     private func ended(_ why: String) -> MediaDevicesError {
         MediaDevicesError(.disconnected, device: device, operation: "pw_stream",
-                          detail: "The screen-cast stream ended (\(why)): the shared screen or window went away, sharing was stopped, or PipeWire quit; start a new capture")
+                          detail: isCamera
+                              ? "The PipeWire camera stream ended (\(why)): the camera was unplugged or removed, or PipeWire quit; pick another camera or wait for it to come back"
+                              : "The screen-cast stream ended (\(why)): the shared screen or window went away, sharing was stopped, or PipeWire quit; start a new capture")
     }
 }

@@ -1,0 +1,24 @@
+// CPipeWire's internal pieces shared by the screen-cast capture and the cameras (not exported to Swift).
+#ifndef CPW_CONNECTION_H
+#define CPW_CONNECTION_H
+#include <stddef.h>
+#include <pipewire/pipewire.h>
+
+/// A PipeWire client: its own loop (no thread: the owner iterates it), context and core.
+struct cpw_connection {
+    struct pw_loop *loop;
+    struct pw_context *context;
+    struct pw_core *core;
+};
+
+/// Connects over `fd` (taken: owned by the core, or closed here on failure), or to the default
+/// remote (PIPEWIRE_REMOTE, else $XDG_RUNTIME_DIR/pipewire-0) when `fd` is -1. Returns 0, or -1
+/// with a sentence in `error` (the connection then holds nothing).
+int cpw_connection_open(struct cpw_connection *connection, int fd, char *error, size_t error_size);
+
+/// Disconnects and frees what `cpw_connection_open` made (safe on a zeroed or half-made one).
+void cpw_connection_close(struct cpw_connection *connection);
+
+/// Runs the loop once for at most `timeout_ms`, entered as pw_loop_iterate requires.
+int cpw_connection_iterate(struct cpw_connection *connection, int timeout_ms);
+#endif

@@ -1,0 +1,60 @@
+import Foundation
+import MediaDevices
+import XCTest
+
+/// Issue 34: cameras through PipeWire. vivid → WirePlumber's V4L2 monitor → a PipeWire camera
+/// node, listed by MediaDevices as the same camera as the V4L2 device, with the formats the
+/// node's EnumFormat params give (checked against pw-cli).
+final class PipeWireCameraTests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+
+    func testVividNodeIsTheV4L2CameraWithBothRoutesAndPwCliFormats() throws {
+        let path = try Rig.loadVivid("node_types=1")[0]
+        let session = try CameraSession(name: "formats", devices: [path])
+        defer { session.stop() }
+        let node = try XCTUnwrap(session.nodes[path])
+        print(String(format: "figure: camera session (dbus-daemon, pipewire, wireplumber) offered %@ as node %u %.1f s after start", path, node.id, session.seconds))
+
+        let direct = try CaptureDevice(path: path)
+        let devices = try CaptureDevice.devices(backends: [.v4l2, .pipewire])
+        let camera = try XCTUnwrap(devices.first { $0.path == path }, "\(devices)")
+        XCTAssertEqual(camera.uniqueID, direct.uniqueID)
+        XCTAssertEqual(camera.backends, [.v4l2, .pipewire])
+        XCTAssertEqual(devices.filter { $0.uniqueID == direct.uniqueID }.count, 1, "one camera, listed once: \(devices)")
+        let listed = try XCTUnwrap(camera.pipeWireNodes.first)
+        XCTAssertEqual(listed.id, node.id)
+        XCTAssertEqual(listed.serial, node.serial)
+        XCTAssertEqual(listed.v4l2Path, path)
+        XCTAssertEqual(listed.v4l2Driver, "vivid")
+        XCTAssertEqual(listed.displayName, direct.name)
+        XCTAssertTrue(listed.givesFrameRates)
+
+        let reference = PipeWireEnumFormat.lines(try session.run("pw-cli enum-params \(node.id) EnumFormat"))
+        let ours = PipeWireEnumFormat.lines(listed)
+        let unmapped = Set(listed.unmappedFormats)
+        let expected = reference.filter { !unmapped.contains(String($0.prefix { $0 != " " })) }
+        XCTAssertGreaterThan(ours.count, 100, "vivid offers many formats and sizes: \(ours.sorted().prefix(5))")
+        XCTAssertEqual(ours, expected, "missing: \(expected.subtracting(ours).sorted().prefix(8)); extra: \(ours.subtracting(expected).sorted().prefix(8))")
+        // Every format pw-cli lists is either ours or named as unmapped (vivid's Bayer formats, say).
+        let referenceNames = Set(reference.map { String($0.prefix { $0 != " " }) })
+        XCTAssertEqual(referenceNames.subtracting(unmapped), Set(ours.map { String($0.prefix { $0 != " " }) }))
+        XCTAssertTrue(unmapped.isSubset(of: referenceNames), "\(unmapped)")
+        XCTAssertTrue(listed.formats.contains { $0.pixelFormat.fourCC == "YUYV" })
+        print("figure: vivid's node lists \(ours.count) format/size entries MediaDevices reads (\(listed.formats.count) pixel formats), unmapped: \(unmapped.sorted())")
+
+        // PipeWire alone: the same camera, with only its PipeWire route.
+        let viaPipeWire = try CaptureDevice.devices(backends: [.pipewire])
+        let only = try XCTUnwrap(viaPipeWire.first { $0.uniqueID == direct.uniqueID }, "\(viaPipeWire)")
+        XCTAssertEqual(only.backends, [.pipewire])
+    }
+
+    func testNoSessionIsNotFoundNamingWhatToStart() throws {
+        setenv("PIPEWIRE_REMOTE", "\(Rig.scratch)/no-such-pipewire-0", 1)
+        defer { unsetenv("PIPEWIRE_REMOTE") }
+        XCTAssertThrowsError(try CaptureDevice.devices(backends: [.pipewire])) { error in
+            let error = error as? MediaDevicesError
+            XCTAssertEqual(error?.code, .notFound)
+            XCTAssertTrue("\(error.map { "\($0)" } ?? "")".contains("wireplumber"), "\(String(describing: error))")
+        }
+    }
+}

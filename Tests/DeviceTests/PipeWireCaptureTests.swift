@@ -1,0 +1,118 @@
+import Foundation
+import MediaDevices
+import XCTest
+
+/// Issue 34: capture through a PipeWire camera node. vivid's colour bars read through
+/// WirePlumber's node equal the same bars read directly over V4L2; the node is shared with a
+/// second reader (GStreamer's pipewiresrc); a direct V4L2 capture beside them is `.busy` and
+/// its remedy names PipeWire.
+final class PipeWireCaptureTests: XCTestCase {
+    override func setUpWithError() throws { try Rig.require() }
+
+    private let request = FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25))
+
+    /// Captures `target` frames from `source` and returns the recorder (kept frame: index 5).
+    private func record(_ source: some VideoCapturer, target: Int = 8, file: StaticString = #filePath, line: UInt = #line) throws -> FrameRecorder {
+        let recorder = FrameRecorder(target: target)
+        var source = source
+        source.consumer = recorder
+        try source.start()
+        let reached = recorder.wait(seconds: 60)
+        source.stop()
+        XCTAssertTrue(reached, "\(target) frames within 60 s: got \(recorder.records.count), stop error \(String(describing: recorder.stopError))", file: file, line: line)
+        return recorder
+    }
+
+    func testVividThroughPipeWireEqualsVividOverV4L2() throws {
+        let path = try Rig.loadVivid("node_types=1")[0]
+        try Rig.colourBars(path)
+        let direct = try record(CameraSource(device: try CaptureDevice(path: path), request: request))
+        let session = try CameraSession(name: "picture", devices: [path])
+        defer { session.stop() }
+        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let source = try PipeWireCameraSource(device: camera, request: request)
+        try source.initialize()
+        XCTAssertEqual(source.negotiation?.format.pixelFormat, .yuyv)
+        XCTAssertEqual(source.negotiation?.format.size, .vga)
+        XCTAssertEqual(source.negotiation?.frameRate, FrameRate(25))
+        let piped = try record(source)
+        XCTAssertNil(piped.stopError)
+        XCTAssertEqual(piped.keptFormat?.size, .vga)
+        XCTAssertEqual(piped.keptFormat?.pixelFormat, .yuyv)
+        XCTAssertEqual(piped.kept.count, 1)
+        XCTAssertEqual(piped.kept.first?.bytesPerRow, direct.kept.first?.bytesPerRow)
+        let ours = piped.kept.first?.bytes ?? [], theirs = direct.kept.first?.bytes ?? []
+        XCTAssertEqual(ours.count, 640 * 480 * 2)
+        let differing = zip(ours, theirs).filter { $0 != $1 }.count
+        XCTAssertEqual(differing, 0, "the same colour bars, byte for byte (\(ours.count) vs \(theirs.count) bytes)")
+        XCTAssertEqual(source.statistics.deliveredFrames >= 8, true, "\(source.statistics)")
+        print("figure: vivid YUYV 640x480 through PipeWire node \(camera.pipeWireNodes[0].id): \(piped.records.count) frames, byte-equal to V4L2's")
+    }
+
+    func testSharedWithPipewiresrcWhileADirectOpenIsBusyNamingPipeWire() throws {
+        let path = try Rig.loadVivid("node_types=1")[0]
+        let session = try CameraSession(name: "sharing", devices: [path])
+        defer { session.stop() }
+        let node = try XCTUnwrap(session.nodes[path])
+        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let source = try PipeWireCameraSource(device: camera, request: request)
+        let recorder = FrameRecorder(target: 1_000_000)
+        source.consumer = recorder
+        try source.start()
+        defer { source.stop() }
+        // A second reader of the same node: GStreamer's pipewiresrc, 20 buffers.
+        let log = "\(session.directory)/gst.log"
+        let gst = Rig.shell("XDG_RUNTIME_DIR=\(session.directory) PIPEWIRE_REMOTE=\(session.remote) timeout 90 gst-launch-1.0 -q pipewiresrc path=\(node.id) num-buffers=20 ! videoconvert ! video/x-raw,format=I420 ! fakesink >\(log) 2>&1; echo $?")
+        XCTAssertEqual(gst.output.trimmingCharacters(in: .whitespacesAndNewlines), "0", "pipewiresrc read 20 buffers beside us: \(Rig.shell("tail -n 20 \(log)").output)\n\(session.report)")
+        let during = recorder.records.count
+        XCTAssertGreaterThan(during, 5, "our capture went on while pipewiresrc read: \(during) frames")
+        // PipeWire holds the device: a direct V4L2 capture is busy, and says PipeWire.
+        let direct = CameraSource(device: try CaptureDevice(path: path), request: request)
+        XCTAssertThrowsError(try direct.start()) { error in
+            let error = error as? MediaDevicesError
+            XCTAssertEqual(error?.code, .busy, "\(String(describing: error))")
+            XCTAssertTrue("\(error.map { "\($0)" } ?? "")".contains("PipeWire"), "\(String(describing: error))")
+        }
+        direct.release()
+        let before = recorder.records.count
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertGreaterThan(recorder.records.count, before, "frames still arrive")
+        print("figure: sharing: \(during) frames of ours while pipewiresrc read 20 buffers")
+    }
+
+    /// The capture thread (which also runs the stream's PipeWire loop and its process callback)
+    /// allocates nothing per frame, with a `frames` sequence nobody reads beside the callback.
+    func testCaptureAllocatesNothingPerFrame() throws {
+        try Rig.requireAllocationCounting()
+        let path = try Rig.loadVivid("node_types=1")[0]
+        let session = try CameraSession(name: "allocations", devices: [path])
+        defer { session.stop() }
+        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let source = try PipeWireCameraSource(device: camera, request: request)
+        defer { source.release() }
+        let (probe, frames) = try CaptureRuns.allocationsWithTheSequenceUnread(source, warmUp: 5, measured: 30)
+        XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 30 frames")
+        print("figure: heap allocations on the PipeWire camera capture thread over 30 frames (YUYV 640x480): \(probe.allocations)")
+        XCTAssertGreaterThan(frames.droppedFrames, 25)
+    }
+
+    /// WirePlumber made the node: when it goes, PipeWire removes the node (registry
+    /// global_remove) while the daemon stays.
+    func testTheNodeGoingAwayEndsCaptureAsDisconnected() throws {
+        let path = try Rig.loadVivid("node_types=1")[0]
+        let session = try CameraSession(name: "gone", devices: [path])
+        defer { session.stop() }
+        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let source = try PipeWireCameraSource(device: camera, request: request)
+        let recorder = FrameRecorder(target: 3)
+        source.consumer = recorder
+        try source.start()
+        XCTAssertTrue(recorder.wait(seconds: 60), "frames before the node goes")
+        try session.kill("wireplumber")
+        for _ in 0..<200 where source.isCapturing { usleep(50_000) }
+        XCTAssertFalse(source.isCapturing, "capture ended within 10 s")
+        XCTAssertEqual(recorder.stopError?.code, .disconnected, "\(String(describing: recorder.stopError))")
+        XCTAssertTrue("\(recorder.stopError.map { "\($0)" } ?? "")".contains("node went away"), "\(String(describing: recorder.stopError))")
+        source.release()
+    }
+}
