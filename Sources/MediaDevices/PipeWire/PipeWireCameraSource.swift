@@ -90,11 +90,11 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
     /// Chooses the format. Not from this source's own callback (`.invalidState`).
-    public func initialize() throws { try core.initialize() }
+    public func initialize() throws(MediaDevicesError) { try core.initialize() }
 
     /// Connects a stream to the node and starts delivering frames. If it fails, the `frames`
     /// sequences end with the error.
-    public func start() throws { try core.start() }
+    public func start() throws(MediaDevicesError) { try core.start() }
 
     /// Stops and waits for the capture thread to end, disconnecting the stream; ends every
     /// `frames` sequence. From this source's own callback it returns at once.
@@ -121,11 +121,11 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     }
 
     /// A new asynchronous sequence of frames (see `VideoFrames`).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { core.delivery.makeFrames(bufferSize: bufferSize) }
+    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
 
     /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
-    public func frames(bufferSize: Int = 4, output: OutputFormat) throws -> VideoFrames {
-        core.delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: core.label))
+    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
+        try core.frames(bufferSize: bufferSize, output: output)
     }
 
     /// Counters of the current or last run.
