@@ -9,7 +9,7 @@ struct MediaDevicesCommand: ParsableCommand {
         commandName: "mediadevices",
         abstract: "Cameras (V4L2), screens and audio on Linux: list devices and formats, capture frames.",
         subcommands: [ListCommand.self, FormatsCommand.self, ControlsCommand.self, CaptureCommand.self,
-                      SnapshotCommand.self, RecordCommand.self, PlayCommand.self, MonitorCommand.self, OrientationCommand.self,
+                      SnapshotCommand.self, RecordCommand.self, PlayCommand.self, DuplexCommand.self, MonitorCommand.self, OrientationCommand.self,
                       ScreensCommand.self, ScreenshotCommand.self, BenchmarkCommand.self, AudioBenchmarkCommand.self,
                       ScreenBenchmarkCommand.self])
 
