@@ -15,7 +15,7 @@ final class AudioPipeWireTests: XCTestCase {
     }
 
     func testRoundTripAt10And20MillisecondPeriodsAgainstPacatAndParec() throws {
-        try AudioPulseLatencyTests.roundTrips(PipeWireDaemon(name: "latency"), nearALSA: false)
+        try AudioPulseLatencyTests.roundTrips(PipeWireDaemon(name: "latency"), nearTools: false)
     }
 
     func testEnumerationAgreesWithPactl() throws { try SoundServerChecks.enumerationAgreesWithPactl(PipeWireDaemon(name: "list")) }

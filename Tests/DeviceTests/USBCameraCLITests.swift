@@ -46,7 +46,10 @@ final class USBCameraCLITests: XCTestCase {
         defer { if capture.isRunning { capture.terminate() } }
         // Wait until frames are being written, then pull the cable. The file is written under a
         // temporary name beside its path (`.unplugged.y4m.XXXXXX`) until the capture ends.
-        func written() -> Int { Int(Rig.shell("stat -c %s \(Rig.scratch)/.unplugged.y4m.* 2>/dev/null | head -n 1").output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 }
+        func written() -> Int {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: Rig.scratch)) ?? []
+            return names.filter { $0.hasPrefix(".unplugged.y4m.") }.map { Rig.fileSize("\(Rig.scratch)/\($0)") }.max() ?? 0
+        }
         for _ in 0..<900 where written() < 320 * 240 * 2 * 3 && capture.isRunning { usleep(100_000) }
         XCTAssertTrue(capture.isRunning, "the CLI captures: \(Rig.shell("cat \(Rig.scratch)/unplugged.err").output)")
         camera.unplug()
