@@ -18,7 +18,7 @@ struct CaptureCommand: ParsableCommand {
 
     @OptionGroup var controlOptions: ControlOptions
 
-    @Option(help: "Number of frames to write.")
+    @Option(help: "Number of frames to write (Ctrl-C or SIGTERM stops earlier and keeps the frames written so far).")
     var frames: Int = 30
 
     @Option(help: "Output file; its name decides what is written: .y4m (YUV4MPEG2: 4:2:0, 4:2:2 or 4:4:4 as the source has it, mono for grey), - (Y4M on standard output, for `| ffplay -`), .mjpeg (the camera's JPEG frames, no decode), or a raw extension (.yuv, .raw, .nv12, ...).")
@@ -100,6 +100,9 @@ struct CaptureCommand: ParsableCommand {
             // shows as copies and counted queue drops). With --direct, the capturer's consumer
             // callback writes each lent frame.
             let sink = FileSink(writer: writer, limit: self.frames)
+            // Ctrl-C or SIGTERM: stop now, complete the file with the frames so far.
+            let interruption = Interruption { sink.done.signal() }
+            defer { interruption.finish() }
             var sequence: VideoFrames?
             if direct {
                 capturer.consumer = try output.map { try ConvertingConsumer(output: $0, consumer: sink) } ?? sink
@@ -117,6 +120,11 @@ struct CaptureCommand: ParsableCommand {
             sink.finished.wait()
             try writer.close()
             if let failure = sink.failure { throw failure }
+            if interruption.interruptingSignal != nil {
+                report(device: deviceName, settings: settings, output: output.map { _ in fileFormat }, adjustments: adjustments(),
+                       writer: writer, statistics: capturer.statistics, sequence: sequence.map(SequenceFigures.init))
+                try interruption.exitIfInterrupted("capture: stopped after \(writer.framesWritten) of \(self.frames) frames, all in \(self.output)")
+            }
             guard finished, writer.framesWritten == self.frames else {
                 throw MediaDevicesError(.timeout, device: deviceName, operation: "capture",
                                         detail: "Only \(writer.framesWritten) of \(self.frames) frames arrived in \(limit) s; check the device, or raise --timeout")

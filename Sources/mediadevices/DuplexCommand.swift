@@ -83,6 +83,9 @@ struct DuplexCommand: ParsableCommand {
                     driver.bus.renderRing.write(bytes.baseAddress! + offset, count: bytes.count - offset, granularity: wav.format.bytesPerFrame)
                 }
             }
+            // Ctrl-C or SIGTERM: stop now, complete the file with the samples so far.
+            let interruption = Interruption { sink.finished.signal() }
+            defer { interruption.finish() }
             feed()
             try driver.startRendering()
             try driver.startCapture()
@@ -99,6 +102,7 @@ struct DuplexCommand: ParsableCommand {
             if let failure = driver.capture.endError { throw failure }
             if let failure = driver.render.endError { throw failure }
             printAudioRun(driver.capture, device: input, file: self.output, frames: sink.writer.framesWritten, json: false)
+            try interruption.exitIfInterrupted("duplex: stopped after \(sink.writer.framesWritten) of \(wanted) frames, all in \(self.output)")
             print("played \(play) on \(output.uniqueID): render delay \(String(format: "%.1f", driver.estimatedRenderDelay * 1000)) ms")
             if let processor = driver.voiceProcessor {
                 var line = "voice processing \(processor.processing) (\(processor.options.library)), latency \(String(format: "%.1f", processor.latency * 1000)) ms, \(processor.processedBlocks) blocks"

@@ -60,6 +60,9 @@ struct RecordCommand: ParsableCommand {
             // frames, the capture ends, or the deadline passes.
             driver.capture.periodObserver = { _ in sink.drain() }
             driver.capture.onStop = { _ in sink.finished.signal() }
+            // Ctrl-C or SIGTERM: stop now, complete the file with the samples so far.
+            let interruption = Interruption { sink.finished.signal() }
+            defer { interruption.finish() }
             try driver.startCapture()
             _ = sink.finished.wait(timeout: .now() + seconds * 2 + 5)
             driver.stopCapture()
@@ -70,6 +73,10 @@ struct RecordCommand: ParsableCommand {
             try writer.close()
             if let failure = sink.failure { throw failure }
             if let failure = driver.capture.endError { throw failure }
+            if interruption.interruptingSignal != nil {
+                printAudioRun(driver.capture, device: input, file: output, frames: writer.framesWritten, json: json)
+                try interruption.exitIfInterrupted("record: stopped after \(writer.framesWritten) of \(wanted) frames, all in \(output)")
+            }
             guard writer.framesWritten >= wanted else {
                 throw MediaDevicesError(.timeout, device: input.uniqueID, operation: "record",
                                         detail: "Only \(writer.framesWritten) of \(wanted) frames arrived; check that the device produces sound (for a Loopback capture, something must play into the other side or it records silence at its own pace)")
