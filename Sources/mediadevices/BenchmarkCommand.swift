@@ -12,6 +12,13 @@ struct BenchmarkCommand: ParsableCommand {
         discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part.",
         subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, CaptureCPU.self, Latency.self, Stream.self])
 
+    /// `--output-size WxH`, parsed (`nil` when not given).
+    static func outputSize(_ text: String?) throws -> Size? {
+        guard let text else { return nil }
+        guard let size = Size(parsing: text) else { throw ValidationError("--output-size takes WxH, e.g. 640x360") }
+        return size
+    }
+
     /// Options every part takes.
     struct Common: ParsableArguments {
         @Flag(help: "Print the figures as JSON.")
@@ -191,10 +198,7 @@ struct BenchmarkCommand: ParsableCommand {
                 throw ValidationError("--output-format takes NV12, I420 or ARGB")
             }
             guard repeats > 0 else { throw ValidationError("--repeats takes at least 1") }
-            let scaledTo = try outputSize.map { text -> Size in
-                guard let size = Size(parsing: text) else { throw ValidationError("--output-size takes WxH, e.g. 640x360") }
-                return size
-            }
+            let scaledTo = try BenchmarkCommand.outputSize(outputSize)
             let method: CaptureCPUBenchmark.Method
             if let baselineFrames {
                 guard baselineFrames > 0, baselineFrames < frames else { throw ValidationError("--baseline-frames takes 1 to --frames - 1") }
@@ -300,10 +304,7 @@ struct BenchmarkCommand: ParsableCommand {
             let frameSize = try stream.frameSize()
             guard let streamPath = StreamOnly.Path(rawValue: path) else { throw ValidationError("--path is callback, sequence, executor, converted or callback-converted") }
             guard let output = OutputFormat.pixelFormat(parsing: outputFormat) else { throw ValidationError("--output-format takes NV12, I420 or ARGB") }
-            let scaledTo = try outputSize.map { text -> Size in
-                guard let size = Size(parsing: text) else { throw ValidationError("--output-size takes WxH, e.g. 640x360") }
-                return size
-            }
+            let scaledTo = try BenchmarkCommand.outputSize(outputSize)
             try StreamOnly(device: stream.device, width: frameSize.width, height: frameSize.height, fps: stream.fps, frames: frames,
                            path: streamPath, pixelFormat: try stream.pixelFormat(), output: output, outputSize: scaledTo,
                            wholeDecode: jpegWholeDecode).run()
