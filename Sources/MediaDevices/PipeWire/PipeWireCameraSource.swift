@@ -131,6 +131,33 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { core.delivery.statistics }
 
+    /// The node's controls with their values now where the node gives them (read again from
+    /// the session: its PropInfo and Props params; see `PipeWireCameraNode.controls`). Throws
+    /// `.notFound` when the node is gone.
+    public func controls() throws -> [CameraControl] {
+        guard let now = try PipeWireCameraList.read().first(where: { $0.id == node.id && $0.serial == node.serial }) else {
+            throw MediaDevicesError(.notFound, device: core.label, operation: "PropInfo",
+                                    detail: "The PipeWire camera node \(node.name) is gone; list the cameras again")
+        }
+        return now.controls
+    }
+
+    /// Sets control `id` (a `CameraControl.id` of `controls()`) to `value` through the node's
+    /// Props. Throws `.notFound` for an id the node does not list, `.invalidValue` for a value
+    /// outside its range or menu, `.io` when PipeWire does not take it.
+    public func setControl(_ id: UInt32, to value: Int64) throws {
+        guard let control = try controls().first(where: { $0.id == id }) else {
+            throw MediaDevicesError(.notFound, device: core.label, operation: "Props",
+                                    detail: "The PipeWire camera node \(node.name) has no control \(id); see controls()")
+        }
+        let inMenu = control.menu.isEmpty || control.menu.contains { $0.index == value }
+        guard value >= control.minimum, value <= control.maximum, inMenu else {
+            throw MediaDevicesError(.invalidValue, device: core.label, operation: "Props",
+                                    detail: "\(control.name) takes \(control.minimum)...\(control.maximum)\(control.menu.isEmpty ? "" : " (one of its menu values)"), not \(value)")
+        }
+        try PipeWireCameraList.setControl(control, to: value, nodeID: node.id, device: core.label)
+    }
+
     /// The capture loop: sleeps on the stream's buffer eventfd, its loop and the wake-up
     /// event; delivers each newest buffer. Allocates nothing per frame (the frame's format is
     /// made again only when the stride or size changes; no generic collection calls such as
