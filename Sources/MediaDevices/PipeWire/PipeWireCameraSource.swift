@@ -200,15 +200,21 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         return nil
     }
 
-    /// The frame layout of `picture`: its size, and its stride for plane 0 with the other
-    /// planes' strides derived as V4L2 derives them (packed when the producer gave none).
+    /// The frame layout of `picture`: its size (narrowed to what a row holds when the stride
+    /// is shorter than the announced width), and its stride for plane 0 with the other planes'
+    /// strides derived as V4L2 derives them (packed when the producer gave none).
     private static func layout(of picture: cpw_frame, pixelFormat: PixelFormat, colorimetry: Colorimetry) -> VideoFormat {
         let packed = VideoFormat(pixelFormat: pixelFormat, width: Int(picture.width), height: Int(picture.height), colorimetry: colorimetry)
         guard picture.stride > 0, let layout = pixelFormat.layout, !layout.isCompressed else { return packed }
         let first = Int(picture.stride)
+        // A producer whose rows are shorter than its format's width says (libcamera through
+        // PipeWire 0.3.65 announces the 640 asked for and sends vimc's 636-pixel rows): the
+        // rows are the truth, so the width is what one row holds.
+        var width = Int(picture.width)
+        while width > 1 && layout.planes[0].minimumBytesPerRow(width: width) > first { width -= 1 }
         let strides = layout.planes.map { $0.bytesPerRow(luminanceBytesPerRow: first, luminance: layout.planes[0]) }
         let size = zip(layout.planes, strides).map { $0.rows(height: Int(picture.height)) * $1 }.reduce(0, +)
-        return VideoFormat(pixelFormat: pixelFormat, width: Int(picture.width), height: Int(picture.height),
+        return VideoFormat(pixelFormat: pixelFormat, width: width, height: Int(picture.height),
                            bytesPerRow: strides, bufferSizes: [size], colorimetry: colorimetry)
     }
 
