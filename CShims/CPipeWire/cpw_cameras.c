@@ -14,6 +14,9 @@
 #include <spa/param/video/raw-types.h>
 #include <spa/param/format-types.h>
 #include <spa/pod/iter.h>
+#include <spa/pod/parser.h>
+#include <spa/param/props.h>
+#include <stdbool.h>
 #include <spa/utils/result.h>
 
 struct cpw_camera {
@@ -23,6 +26,8 @@ struct cpw_camera {
     struct pw_properties *props;
     cpw_format_entry *formats;
     size_t format_count, format_capacity;
+    cpw_control *controls;
+    size_t control_count, control_capacity;
     int failed; // out of memory while collecting
 };
 
@@ -211,6 +216,106 @@ static void add_enum_format(struct cpw_camera *camera, const struct spa_pod *par
     }
 }
 
+static cpw_control *control_with_id(struct cpw_camera *camera, uint32_t id) {
+    for (size_t i = 0; i < camera->control_count; i++)
+        if (camera->controls[i].id == id) return &camera->controls[i];
+    return NULL;
+}
+
+// One PropInfo param into a control, if its type is one MediaDevices reads.
+static void add_prop_info(struct cpw_camera *camera, const struct spa_pod *param) {
+    const struct spa_pod_object *object = (const struct spa_pod_object *)param;
+    const struct spa_pod_prop *id_prop = spa_pod_object_find_prop(object, NULL, SPA_PROP_INFO_id);
+    const struct spa_pod_prop *type_prop = spa_pod_object_find_prop(object, NULL, SPA_PROP_INFO_type);
+    const struct spa_pod_prop *name_prop = spa_pod_object_find_prop(object, NULL, SPA_PROP_INFO_description);
+    const struct spa_pod_prop *labels_prop = spa_pod_object_find_prop(object, NULL, SPA_PROP_INFO_labels);
+    uint32_t id;
+    if (id_prop == NULL || type_prop == NULL || spa_pod_get_id(&id_prop->value, &id) < 0) return;
+    if (control_with_id(camera, id) != NULL) return;
+    cpw_control control = {.id = id};
+    const char *name = NULL;
+    if (name_prop != NULL && spa_pod_get_string(&name_prop->value, &name) == 0 && name != NULL)
+        snprintf(control.name, sizeof control.name, "%s", name);
+    else
+        snprintf(control.name, sizeof control.name, "control %u", id);
+    uint32_t count, choice;
+    const struct spa_pod *first = spa_pod_get_values(&type_prop->value, &count, &choice);
+    if (first == NULL || count == 0) return;
+    const void *values = SPA_POD_BODY_CONST(first);
+    if (first->type == SPA_TYPE_Bool) {
+        control.type = CPW_CONTROL_BOOL;
+        control.minimum = 0; control.maximum = 1; control.step = 1;
+        control.default_value = ((const int32_t *)values)[0] != 0;
+    } else if (first->type == SPA_TYPE_Int && (choice == SPA_CHOICE_Range || choice == SPA_CHOICE_Step) && count >= 3) {
+        const int32_t *v = values;
+        control.type = CPW_CONTROL_INT;
+        control.default_value = v[0]; control.minimum = v[1]; control.maximum = v[2];
+        control.step = choice == SPA_CHOICE_Step && count >= 4 ? v[3] : 1;
+    } else if (first->type == SPA_TYPE_Int && choice == SPA_CHOICE_Enum && count >= 2) {
+        const int32_t *v = values;
+        control.type = CPW_CONTROL_ENUM;
+        control.default_value = v[0];
+        control.minimum = v[1]; control.maximum = v[1]; control.step = 1;
+        for (uint32_t i = 1; i < count && control.label_count < CPW_MAX_LABELS; i++) {
+            if (v[i] < control.minimum) control.minimum = v[i];
+            if (v[i] > control.maximum) control.maximum = v[i];
+            control.labels[control.label_count].value = v[i];
+            snprintf(control.labels[control.label_count].name, sizeof control.labels[0].name, "%d", v[i]);
+            control.label_count++;
+        }
+        // Labels: a Struct of (Int value, String label) pairs.
+        if (labels_prop != NULL && spa_pod_is_struct(&labels_prop->value)) {
+            struct spa_pod_parser parser;
+            struct spa_pod_frame frame;
+            spa_pod_parser_pod(&parser, &labels_prop->value);
+            if (spa_pod_parser_push_struct(&parser, &frame) == 0) {
+                int32_t value;
+                const char *label;
+                while (spa_pod_parser_get_int(&parser, &value) == 0 && spa_pod_parser_get_string(&parser, &label) == 0) {
+                    for (uint32_t i = 0; i < control.label_count; i++)
+                        if (control.labels[i].value == value)
+                            snprintf(control.labels[i].name, sizeof control.labels[i].name, "%s", label);
+                }
+            }
+        }
+    } else if (first->type == SPA_TYPE_Float && (choice == SPA_CHOICE_Range || choice == SPA_CHOICE_Step) && count >= 3) {
+        const float *v = values;
+        control.type = CPW_CONTROL_FLOAT;
+        control.fdefault = v[0]; control.fminimum = v[1]; control.fmaximum = v[2];
+    } else {
+        return; // strings, plain values (the device path, its fd) and the rest: not controls
+    }
+    if (camera->control_count == camera->control_capacity) {
+        size_t capacity = camera->control_capacity ? camera->control_capacity * 2 : 16;
+        cpw_control *grown = realloc(camera->controls, capacity * sizeof *grown);
+        if (grown == NULL) { camera->failed = 1; return; }
+        camera->controls = grown;
+        camera->control_capacity = capacity;
+    }
+    camera->controls[camera->control_count++] = control;
+}
+
+// The node's Props: the current value of each control (asked for after PropInfo, so it
+// arrives after the controls are known).
+static void add_props(struct cpw_camera *camera, const struct spa_pod *param) {
+    const struct spa_pod_object *object = (const struct spa_pod_object *)param;
+    const struct spa_pod_prop *prop;
+    SPA_POD_OBJECT_FOREACH(object, prop) {
+        cpw_control *control = control_with_id(camera, prop->key);
+        if (control == NULL) continue;
+        int32_t i;
+        bool b;
+        float f;
+        if (control->type == CPW_CONTROL_BOOL && spa_pod_get_bool(&prop->value, &b) == 0) {
+            control->value = b; control->has_value = 1;
+        } else if (control->type == CPW_CONTROL_FLOAT && spa_pod_get_float(&prop->value, &f) == 0) {
+            control->fvalue = f; control->has_value = 1;
+        } else if (spa_pod_get_int(&prop->value, &i) == 0) {
+            control->value = i; control->has_value = 1;
+        }
+    }
+}
+
 static void on_node_info(void *data, const struct pw_node_info *info) {
     struct cpw_camera *camera = data;
     if ((info->change_mask & PW_NODE_CHANGE_MASK_PROPS) && info->props != NULL) {
@@ -223,7 +328,10 @@ static void on_node_info(void *data, const struct pw_node_info *info) {
 static void on_node_param(void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param) {
     (void)seq; (void)index; (void)next;
     struct cpw_camera *camera = data;
-    if (id == SPA_PARAM_EnumFormat && param != NULL && spa_pod_is_object(param)) add_enum_format(camera, param);
+    if (param == NULL || !spa_pod_is_object(param)) return;
+    if (id == SPA_PARAM_EnumFormat) add_enum_format(camera, param);
+    else if (id == SPA_PARAM_PropInfo) add_prop_info(camera, param);
+    else if (id == SPA_PARAM_Props) add_props(camera, param);
 }
 
 static const struct pw_node_events cpw_camera_node_events = {
@@ -255,6 +363,8 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
     if (camera->proxy == NULL) { camera->failed = 1; return; }
     pw_node_add_listener((struct pw_node *)camera->proxy, &camera->listener, &cpw_camera_node_events, camera);
     pw_node_enum_params((struct pw_node *)camera->proxy, 0, SPA_PARAM_EnumFormat, 0, UINT32_MAX, NULL);
+    pw_node_enum_params((struct pw_node *)camera->proxy, 0, SPA_PARAM_PropInfo, 0, UINT32_MAX, NULL);
+    pw_node_enum_params((struct pw_node *)camera->proxy, 0, SPA_PARAM_Props, 0, UINT32_MAX, NULL);
 }
 
 static const struct pw_registry_events cpw_cameras_registry_events = {
@@ -338,6 +448,7 @@ static void keep_cameras(struct cpw_cameras *cameras) {
         } else {
             pw_properties_free(camera->props);
             free(camera->formats);
+            free(camera->controls);
             free(camera);
         }
     }
@@ -402,12 +513,63 @@ const cpw_format_entry *cpw_cameras_format(const cpw_cameras *cameras, size_t in
     return &cameras->cameras[index]->formats[format];
 }
 
+size_t cpw_cameras_control_count(const cpw_cameras *cameras, size_t index) { return cameras->cameras[index]->control_count; }
+
+const cpw_control *cpw_cameras_control(const cpw_cameras *cameras, size_t index, size_t control) {
+    return &cameras->cameras[index]->controls[control];
+}
+
+int cpw_node_set_control(int fd, uint32_t node_id, uint32_t control_id, uint32_t type, int64_t value, double fvalue,
+                         int timeout_ms, char *error, size_t error_size) {
+    struct cpw_cameras *session = calloc(1, sizeof *session);
+    if (session == NULL) {
+        if (fd >= 0) close(fd);
+        snprintf(error, error_size, "out of memory");
+        return -1;
+    }
+    if (cpw_connection_open(&session->connection, fd, error, error_size) < 0) {
+        free(session);
+        return -1;
+    }
+    int64_t deadline = now_ms() + timeout_ms;
+    pw_core_add_listener(session->connection.core, &session->core_listener, &cpw_cameras_core_events, session);
+    session->registry = pw_core_get_registry(session->connection.core, PW_VERSION_REGISTRY, 0);
+    struct pw_proxy *node = session->registry == NULL ? NULL
+        : pw_registry_bind(session->registry, node_id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+    int result = -1;
+    if (node == NULL) {
+        snprintf(session->error, sizeof session->error, "binding node %u failed: %s", node_id, strerror(errno));
+    } else {
+        uint8_t storage[256];
+        struct spa_pod_builder b = SPA_POD_BUILDER_INIT(storage, sizeof storage);
+        struct spa_pod_frame frame;
+        spa_pod_builder_push_object(&b, &frame, SPA_TYPE_OBJECT_Props, SPA_PARAM_Props);
+        spa_pod_builder_prop(&b, control_id, 0);
+        if (type == CPW_CONTROL_BOOL) spa_pod_builder_bool(&b, value != 0);
+        else if (type == CPW_CONTROL_FLOAT) spa_pod_builder_float(&b, (float)fvalue);
+        else spa_pod_builder_int(&b, (int32_t)value);
+        const struct spa_pod *props = spa_pod_builder_pop(&b, &frame);
+        pw_node_set_param((struct pw_node *)node, SPA_PARAM_Props, 0, props);
+        result = round_trip(session, deadline);
+        pw_proxy_destroy(node);
+    }
+    if (result < 0) snprintf(error, error_size, "%s", session->error);
+    if (session->registry != NULL) {
+        pw_proxy_destroy((struct pw_proxy *)session->registry);
+        session->registry = NULL;
+    }
+    disconnect(session);
+    free(session);
+    return result;
+}
+
 void cpw_cameras_free(cpw_cameras *cameras) {
     if (cameras == NULL) return;
     disconnect(cameras);
     for (size_t i = 0; i < cameras->count; i++) {
         pw_properties_free(cameras->cameras[i]->props);
         free(cameras->cameras[i]->formats);
+        free(cameras->cameras[i]->controls);
         free(cameras->cameras[i]);
     }
     free(cameras->cameras);

@@ -21,8 +21,26 @@ struct CameraJSON: Encodable {
     let position: String
     let multiplanar: Bool
     let capabilities: String
+    let routes: [RouteJSON]
+
+    /// One way to reach the camera: `{"backend": "v4l2", "path": …}` or `{"backend": "pipewire",
+    /// "node": ID, "serial": N, "name": …, "path": DEVICE?}`.
+    struct RouteJSON: Encodable {
+        let backend: String
+        let path: String?
+        let node: UInt32?
+        let serial: UInt64?
+        let name: String?
+    }
 
     init(index: Int, _ device: CaptureDevice) {
+        routes = device.routes.map { route in
+            switch route {
+            case .v4l2(let path): RouteJSON(backend: "v4l2", path: path, node: nil, serial: nil, name: nil)
+            case .pipewire(let node):
+                RouteJSON(backend: "pipewire", path: node.v4l2Path ?? node.libcameraPath, node: node.id, serial: node.serial, name: node.name)
+            }
+        }
         self.index = index
         path = device.path
         name = device.name

@@ -8,8 +8,19 @@ struct ListCommand: ParsableCommand {
     @Flag(help: "Print JSON (see README for the shape).")
     var json = false
 
+    @Option(name: .customLong("backend"), help: "Cameras: list what this backend offers, v4l2 or pipewire; repeat it for both (default: v4l2). A camera both offer is listed once, with both routes.")
+    var backends: [CaptureBackend] = []
+
     func run() throws {
-        let (devices, problems) = CaptureDevice.enumerate()
+        var (devices, problems) = CaptureDevice.enumerate()
+        if !backends.isEmpty && backends != [.v4l2] {
+            do {
+                devices = try CaptureDevice.devices(backends: Set(backends))
+            } catch let error as MediaDevicesError {
+                problems.append(error)
+                if !backends.contains(.v4l2) { devices = [] }
+            }
+        }
         let audio = AudioDevice.enumerate()
         let inputs = audio.devices.filter { $0.direction == .input }, outputs = audio.devices.filter { $0.direction == .output }
         let (screens, screenProblems) = ScreenSource.enumerate()
@@ -28,6 +39,9 @@ struct ListCommand: ParsableCommand {
         for (index, device) in devices.enumerated() {
             print("[\(index)] \(device.path)  \(device.name)  (\(device.driver), \(device.busInfo))")
             print("    uniqueID: \(device.uniqueID)  position: \(device.position.rawValue)\(device.isMultiplanar ? "  multi-planar" : "")")
+            if device.routes != [.v4l2(path: device.path)] {
+                print("    routes: \(device.routes.map(\.description).joined(separator: "; "))")
+            }
         }
         print("[testpattern] built-in colour bars (testpattern:noise for white noise)")
         printAudio(inputs: inputs, outputs: outputs, problems: audio.problems)

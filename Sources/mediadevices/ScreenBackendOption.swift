@@ -4,6 +4,9 @@ import MediaDevices
 /// `--backend kms|x11|portal` on the screen commands.
 extension ScreenBackend: ExpressibleByArgument {}
 
+/// `--backend v4l2|pipewire` on `list`.
+extension CaptureBackend: ExpressibleByArgument {}
+
 /// The `--backend` option of the screen commands: one backend, or automatic (the portal when
 /// `WAYLAND_DISPLAY` is set and it answers, X11 when `DISPLAY` is set and its server answers,
 /// else KMS); and where the portal's restore token is kept.

@@ -48,6 +48,32 @@ final class PipeWireCameraTests: XCTestCase {
         XCTAssertEqual(only.backends, [.pipewire])
     }
 
+    /// `mediadevices list --backend v4l2 --backend pipewire`: vivid once, with both routes.
+    func testCLIListsTheCameraOnceWithBothRoutes() throws {
+        let path = try Rig.loadVivid("node_types=1")[0]
+        let session = try CameraSession(name: "cli", devices: [path])
+        defer { session.stop() }
+        let node = try XCTUnwrap(session.nodes[path])
+        let printed = try session.run("\(Rig.tool) list --backend v4l2 --backend pipewire --json")
+        struct Listing: Decodable {
+            struct Camera: Decodable {
+                struct Route: Decodable { let backend: String; let path: String?; let node: UInt32?; let serial: UInt64? }
+                let path: String; let uniqueID: String; let routes: [Route]
+            }
+            let cameras: [Camera]
+        }
+        let listing = try JSONDecoder().decode(Listing.self, from: Data(printed.utf8))
+        let cameras = listing.cameras.filter { $0.path == path }
+        XCTAssertEqual(cameras.count, 1, printed)
+        XCTAssertEqual(cameras.first?.uniqueID, try CaptureDevice(path: path).uniqueID)
+        XCTAssertEqual(cameras.first?.routes.map(\.backend), ["v4l2", "pipewire"])
+        XCTAssertEqual(cameras.first?.routes.last?.node, node.id)
+        XCTAssertEqual(cameras.first?.routes.last?.serial, node.serial)
+        XCTAssertEqual(cameras.first?.routes.last?.path, path)
+        let text = try session.run("\(Rig.tool) list --backend pipewire")
+        XCTAssertTrue(text.contains("routes: pipewire:\(node.serial)"), text)
+    }
+
     func testNoSessionIsNotFoundNamingWhatToStart() throws {
         setenv("PIPEWIRE_REMOTE", "\(Rig.scratch)/no-such-pipewire-0", 1)
         defer { unsetenv("PIPEWIRE_REMOTE") }

@@ -57,6 +57,36 @@ typedef struct cpw_format_entry {
     cpw_rate rates[CPW_MAX_RATES];
 } cpw_format_entry;
 
+/// What kind of value a control takes.
+enum cpw_control_type {
+    CPW_CONTROL_INT = 1,   ///< an integer from minimum to maximum in steps
+    CPW_CONTROL_BOOL = 2,  ///< 0 or 1
+    CPW_CONTROL_FLOAT = 3, ///< a float from fminimum to fmaximum (libcamera nodes)
+    CPW_CONTROL_ENUM = 4,  ///< one of the labelled integers in `labels`
+};
+
+/// The most labels one control keeps.
+#define CPW_MAX_LABELS 32
+
+/// One labelled value of an enumerated control.
+typedef struct cpw_control_label {
+    int64_t value;
+    char name[48];
+} cpw_control_label;
+
+/// One control a node's PropInfo params describe (only the Int, Bool and Float ones with a
+/// range, a step, a list or a plain Bool), with its value from the node's Props.
+typedef struct cpw_control {
+    uint32_t id;          ///< the Props key (SPA_PROP_brightness…, or the SPA's own id space)
+    uint32_t type;        ///< an enum cpw_control_type
+    char name[64];        ///< PropInfo's description ("Brightness")
+    int64_t minimum, maximum, step, default_value, value; ///< INT, BOOL, ENUM
+    double fminimum, fmaximum, fdefault, fvalue;          ///< FLOAT
+    uint32_t has_value;   ///< 1 when the node's Props gave the current value
+    uint32_t label_count;
+    cpw_control_label labels[CPW_MAX_LABELS];
+} cpw_control;
+
 /// Connects over `fd` (taken), or to the default remote when `fd` is -1 (PIPEWIRE_REMOTE, else
 /// $XDG_RUNTIME_DIR/pipewire-0), and reads every camera node with its properties and formats,
 /// waiting at most `timeout_ms` for the server. Disconnects before returning. NULL on failure,
@@ -81,6 +111,19 @@ size_t cpw_cameras_format_count(const cpw_cameras *cameras, size_t index);
 
 /// Camera `index`'s format entry `format`.
 const cpw_format_entry *cpw_cameras_format(const cpw_cameras *cameras, size_t index, size_t format);
+
+/// How many controls camera `index` has.
+size_t cpw_cameras_control_count(const cpw_cameras *cameras, size_t index);
+
+/// Camera `index`'s control `control`.
+const cpw_control *cpw_cameras_control(const cpw_cameras *cameras, size_t index, size_t control);
+
+/// Sets control `control_id` of node `node_id` (pw_node_set_param with a Props object holding
+/// the one value: `value` for INT, BOOL and ENUM, `fvalue` for FLOAT), over `fd` (taken) or the
+/// default remote, and waits at most `timeout_ms` for the server to have handled it. 0, or -1
+/// with a sentence in `error`.
+int cpw_node_set_control(int fd, uint32_t node_id, uint32_t control_id, uint32_t type, int64_t value, double fvalue,
+                         int timeout_ms, char *error, size_t error_size);
 
 /// Frees the snapshot.
 void cpw_cameras_free(cpw_cameras *cameras);

@@ -27,12 +27,20 @@ public struct PipeWireCameraNode: Sendable, Hashable, CustomStringConvertible {
     public let givesFrameRates: Bool
     /// SPA formats the node offers that MediaDevices has no pixel format for (their names).
     public let unmappedFormats: [String]
+    /// The controls its `PropInfo` params describe, with the values its `Props` gave when the
+    /// node was read: `id` is the Props key (SPA's `SPA_PROP_brightness`…, or the SPA's own
+    /// id space: V4L2 nodes put unnamed V4L2 controls at `SPA_PROP_START_CUSTOM` + CID,
+    /// libcamera nodes use libcamera's ids). Integer, boolean and enumerated (menu) controls;
+    /// libcamera's float controls are not listed yet. A value the node's Props do not give is
+    /// `.none` (V4L2 nodes in PipeWire 0.3.65 report ranges and defaults, not current values).
+    public let controls: [CameraControl]
     /// Every property of the node, as PipeWire gives them.
     public let properties: [String: String]
 
     /// A node description, as read from a session.
     public init(id: UInt32, serial: UInt64, properties: [String: String], formats: [CaptureFormat],
-                givesFrameRates: Bool, unmappedFormats: [String]) {
+                givesFrameRates: Bool, unmappedFormats: [String], controls: [CameraControl] = []) {
+        self.controls = controls
         self.id = id
         self.serial = serial
         self.properties = properties

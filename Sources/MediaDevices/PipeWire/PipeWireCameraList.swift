@@ -35,11 +35,57 @@ enum PipeWireCameraList {
                 entries.append(cpw_cameras_format(list, index, format).pointee)
             }
             let formats = PipeWireFormats(entries)
+            var controls: [CameraControl] = []
+            for control in 0..<cpw_cameras_control_count(list, index) {
+                if let described = cameraControl(cpw_cameras_control(list, index, control).pointee) { controls.append(described) }
+            }
             nodes.append(PipeWireCameraNode(id: cpw_cameras_id(list, index),
                                             serial: UInt64(properties["object.serial"] ?? "") ?? 0,
                                             properties: properties, formats: formats.formats,
-                                            givesFrameRates: formats.givesFrameRates, unmappedFormats: formats.unmapped))
+                                            givesFrameRates: formats.givesFrameRates, unmappedFormats: formats.unmapped,
+                                            controls: controls))
         }
         return nodes.sorted { $0.serial < $1.serial }
+    }
+
+    /// A PropInfo control as a `CameraControl` (integer, boolean or menu); nil for float ones.
+    /// Its value is `.none` when the node's Props do not say it.
+    static func cameraControl(_ control: cpw_control) -> CameraControl? {
+        var control = control
+        let name = withUnsafeBytes(of: &control.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        // V4L2 nodes in PipeWire 0.3.65 give ranges and defaults but no current values.
+        let value: ControlValue = control.has_value != 0 ? .integer(control.value) : .none
+        switch control.type {
+        case CPW_CONTROL_INT.rawValue, CPW_CONTROL_BOOL.rawValue:
+            return CameraControl(id: control.id, name: name, type: control.type == CPW_CONTROL_BOOL.rawValue ? .boolean : .integer,
+                                 minimum: control.minimum, maximum: control.maximum, step: UInt64(max(control.step, 1)),
+                                 defaultValue: control.default_value, flags: ControlFlags(rawValue: 0), value: value)
+        case CPW_CONTROL_ENUM.rawValue:
+            let count = Int(min(control.label_count, UInt32(CPW_MAX_LABELS)))
+            let menu: [CameraControl.MenuEntry] = withUnsafeBytes(of: &control.labels) { raw in
+                let labels = raw.bindMemory(to: cpw_control_label.self)
+                return (0..<count).map { i in
+                    var label = labels[i]
+                    let text = withUnsafeBytes(of: &label.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                    return CameraControl.MenuEntry(index: label.value, name: text)
+                }
+            }
+            return CameraControl(id: control.id, name: name, type: .menu, minimum: control.minimum, maximum: control.maximum,
+                                 step: 1, defaultValue: control.default_value, flags: ControlFlags(rawValue: 0), menu: menu, value: value)
+        default:
+            return nil
+        }
+    }
+
+    /// Sets control `control` of node `nodeID` to `value` on the default remote (Props), and
+    /// waits until PipeWire handled it. Throws `.io` when PipeWire refuses or is not there.
+    static func setControl(_ control: CameraControl, to value: Int64, nodeID: UInt32, device: String) throws {
+        var message = [CChar](repeating: 0, count: 256)
+        let type = control.type == .boolean ? CPW_CONTROL_BOOL : control.type == .menu ? CPW_CONTROL_ENUM : CPW_CONTROL_INT
+        guard cpw_node_set_control(-1, nodeID, control.id, type.rawValue, value, 0, 5000, &message, message.count) == 0 else {
+            let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw MediaDevicesError(.io, device: device, operation: "pw_node_set_param(Props)",
+                                    detail: "PipeWire did not set \(control.name) to \(value) (\(why)); is the camera's node still there?")
+        }
     }
 }

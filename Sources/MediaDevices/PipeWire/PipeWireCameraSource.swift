@@ -131,6 +131,33 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { core.delivery.statistics }
 
+    /// The node's controls with their values now where the node gives them (read again from
+    /// the session: its PropInfo and Props params; see `PipeWireCameraNode.controls`). Throws
+    /// `.notFound` when the node is gone.
+    public func controls() throws -> [CameraControl] {
+        guard let now = try PipeWireCameraList.read().first(where: { $0.id == node.id && $0.serial == node.serial }) else {
+            throw MediaDevicesError(.notFound, device: core.label, operation: "PropInfo",
+                                    detail: "The PipeWire camera node \(node.name) is gone; list the cameras again")
+        }
+        return now.controls
+    }
+
+    /// Sets control `id` (a `CameraControl.id` of `controls()`) to `value` through the node's
+    /// Props. Throws `.notFound` for an id the node does not list, `.invalidValue` for a value
+    /// outside its range or menu, `.io` when PipeWire does not take it.
+    public func setControl(_ id: UInt32, to value: Int64) throws {
+        guard let control = try controls().first(where: { $0.id == id }) else {
+            throw MediaDevicesError(.notFound, device: core.label, operation: "Props",
+                                    detail: "The PipeWire camera node \(node.name) has no control \(id); see controls()")
+        }
+        let inMenu = control.menu.isEmpty || control.menu.contains { $0.index == value }
+        guard value >= control.minimum, value <= control.maximum, inMenu else {
+            throw MediaDevicesError(.invalidValue, device: core.label, operation: "Props",
+                                    detail: "\(control.name) takes \(control.minimum)...\(control.maximum)\(control.menu.isEmpty ? "" : " (one of its menu values)"), not \(value)")
+        }
+        try PipeWireCameraList.setControl(control, to: value, nodeID: node.id, device: core.label)
+    }
+
     /// The capture loop: sleeps on the stream's buffer eventfd, its loop and the wake-up
     /// event; delivers each newest buffer. Allocates nothing per frame (the frame's format is
     /// made again only when the stride or size changes; no generic collection calls such as
@@ -173,15 +200,21 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         return nil
     }
 
-    /// The frame layout of `picture`: its size, and its stride for plane 0 with the other
-    /// planes' strides derived as V4L2 derives them (packed when the producer gave none).
+    /// The frame layout of `picture`: its size (narrowed to what a row holds when the stride
+    /// is shorter than the announced width), and its stride for plane 0 with the other planes'
+    /// strides derived as V4L2 derives them (packed when the producer gave none).
     private static func layout(of picture: cpw_frame, pixelFormat: PixelFormat, colorimetry: Colorimetry) -> VideoFormat {
         let packed = VideoFormat(pixelFormat: pixelFormat, width: Int(picture.width), height: Int(picture.height), colorimetry: colorimetry)
         guard picture.stride > 0, let layout = pixelFormat.layout, !layout.isCompressed else { return packed }
         let first = Int(picture.stride)
+        // A producer whose rows are shorter than its format's width says (libcamera through
+        // PipeWire 0.3.65 announces the 640 asked for and sends vimc's 636-pixel rows): the
+        // rows are the truth, so the width is what one row holds.
+        var width = Int(picture.width)
+        while width > 1 && layout.planes[0].minimumBytesPerRow(width: width) > first { width -= 1 }
         let strides = layout.planes.map { $0.bytesPerRow(luminanceBytesPerRow: first, luminance: layout.planes[0]) }
         let size = zip(layout.planes, strides).map { $0.rows(height: Int(picture.height)) * $1 }.reduce(0, +)
-        return VideoFormat(pixelFormat: pixelFormat, width: Int(picture.width), height: Int(picture.height),
+        return VideoFormat(pixelFormat: pixelFormat, width: width, height: Int(picture.height),
                            bytesPerRow: strides, bufferSizes: [size], colorimetry: colorimetry)
     }
 

@@ -5,9 +5,12 @@
 extension CaptureDevice {
     /// Every control the driver exposes, grouped by class in the driver's order, with menus and
     /// current values. The corresponding ioctls are `VIDIOC_QUERY_EXT_CTRL`,
-    /// `VIDIOC_QUERYMENU` and `VIDIOC_G_EXT_CTRLS`.
+    /// `VIDIOC_QUERYMENU` and `VIDIOC_G_EXT_CTRLS`. A camera only PipeWire offers lists its
+    /// node's controls as they were when the devices were read (`PipeWireCameraNode.controls`;
+    /// set them with `PipeWireCameraSource.setControl`).
     public func controls() throws -> [CameraControl] {
-        try V4L2Device(path: path).queryControls()
+        if !backends.contains(.v4l2), let node = pipeWireNodes.first { return node.controls }
+        return try V4L2Device(path: path).queryControls()
     }
 
     /// The standard control `id` with its current value, or nil when the driver has none.

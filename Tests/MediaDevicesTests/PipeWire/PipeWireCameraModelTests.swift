@@ -106,4 +106,17 @@ final class PipeWireCameraModelTests: XCTestCase {
         XCTAssertEqual(merged[1].driver, "libcamera")
         XCTAssertEqual(merged[1].pipeWireNodes.map(\.id), [50, 51])
     }
+
+    /// A camera only PipeWire offers answers formats and controls from its node, not a device file.
+    func testAPipeWireOnlyCameraListsItsNodesFormatsAndControls() throws {
+        let brightness = CameraControl(id: 0x20001, name: "Brightness", type: .integer, minimum: 0, maximum: 255, step: 1,
+                                       defaultValue: 128, flags: ControlFlags(rawValue: 0), value: .none)
+        let format = CaptureFormat(pixelFormat: .yuyv, description: "YUY2 (PipeWire)", isCompressed: false, isEmulated: false,
+                                   frameSizes: [FrameSizeOption(sizes: .discrete(.vga), frameRateRanges: [])])
+        let node = PipeWireCameraNode(id: 7, serial: 70, properties: ["node.name": "libcamera_input.x", "api.libcamera.path": "x"],
+                                      formats: [format], givesFrameRates: false, unmappedFormats: [], controls: [brightness])
+        let device = try XCTUnwrap(CaptureDevice.merging([], [node], stableLink: { _ in nil }).first)
+        XCTAssertEqual(try device.supportedFormats(), [format])
+        XCTAssertEqual(try device.controls(), [brightness])
+    }
 }
