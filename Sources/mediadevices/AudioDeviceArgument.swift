@@ -27,7 +27,8 @@ enum AudioDeviceArgument {
         }
         if text.hasPrefix("alsa:") { return .alsa(String(text.dropFirst("alsa:".count)), direction: direction) }
         if text == "default" || text.contains(":") && !text.hasPrefix("/") { return .alsa(text, direction: direction) }
-        let devices = direction == .input ? AudioDevice.inputs : AudioDevice.outputs
+        let found = AudioDevice.scan()
+        let devices = direction == .input ? found.inputs : found.outputs
         if let index = Int(text) {
             guard devices.indices.contains(index) else {
                 throw MediaDevicesError(.notFound, device: text, operation: "find audio device",
@@ -44,6 +45,6 @@ enum AudioDeviceArgument {
 /// The Pulse devices, looked up only when a `pulse:` name is given.
 enum PulseAudioLookup {
     static func devices(_ direction: AudioDevice.Direction) -> [AudioDevice] {
-        AudioDevice.enumerate(pulseTimeout: 2).devices.filter { $0.backend == .pulse && $0.direction == direction }
+        AudioDevice.scan().devices.filter { $0.backend == .pulse && $0.direction == direction }
     }
 }

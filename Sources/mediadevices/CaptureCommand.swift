@@ -169,7 +169,7 @@ struct CaptureCommand: ParsableCommand {
         print("wrote \(writer.framesWritten) frames of \(written)\(converted) @ \(settings.frameRate?.description ?? "unknown rate") to \(writer.path) (\(writer.container.rawValue))")
         print(String(format: "delivered %d, dropped %d (driver) + %d (queue) + %d (corrupt), measured %.2f fps, capture delay mean %.0f µs, max %.0f µs",
                      statistics.deliveredFrames, statistics.droppedFrames, statistics.queueDroppedFrames, statistics.corruptFrames,
-                     statistics.measuredFrameRate, statistics.meanCaptureDelayMicroseconds, statistics.maxCaptureDelayMicroseconds))
+                     statistics.measuredFrameRate, statistics.meanCaptureDelay.inMicroseconds, statistics.maxCaptureDelay.inMicroseconds))
         if let reason = statistics.lastCorruptFrameReason { print("last corrupt frame: \(reason)") }
         if statistics.scaledDecodeFrames > 0 || statistics.sharedDecodeFrames > 0 {
             print("MJPEG: \(statistics.scaledDecodeFrames) frames decoded scaled in the DCT (last at \(statistics.lastDecodeScale?.description ?? "1")), \(statistics.sharedDecodeFrames) decoded once for several outputs")

@@ -13,7 +13,7 @@ enum DeviceSelection {
         if text == "testpattern" || text == "testpattern:bars" { return .testPattern(.colorBars) }
         if text == "testpattern:noise" { return .testPattern(.noise) }
         if text == "screen" || text.hasPrefix("screen:") { return .screen(try resolveScreen(text, backend: screenBackend)) }
-        let devices = CaptureDevice.devices
+        let devices = CaptureDevice.scan().devices
         if let index = Int(text) {
             guard devices.indices.contains(index) else {
                 throw MediaDevicesError(.notFound, device: text, operation: "find device",
@@ -31,7 +31,8 @@ enum DeviceSelection {
     /// (connector or monitor name such as `Virtual-1`, or uniqueID such as
     /// `/dev/dri/card0:Virtual-1`) among the screens of `backend` (automatic when `nil`).
     static func resolveScreen(_ text: String, backend: ScreenBackend? = nil) throws -> Screen {
-        let (screens, problems) = ScreenSource.enumerate(backend: backend)
+        let discovery = ScreenSource.scan(backend: backend)
+        let (screens, problems) = (discovery.devices, discovery.problems)
         let key = text == "screen" ? "0" : String(text.dropFirst("screen:".count))
         let found = Int(key).flatMap { screens.indices.contains($0) ? screens[$0] : nil }
             ?? screens.first { $0.name == key || $0.uniqueID == key }

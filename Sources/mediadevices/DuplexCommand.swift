@@ -70,7 +70,7 @@ struct DuplexCommand: ParsableCommand {
             try driver.initializeCapture(device: input, format: AudioFormat(sampleRate: rate, channels: channels), options: options, voiceProcessing: voice)
             defer { driver.capture.terminate() }
             let format = driver.captureFormat!
-            let duration = seconds ?? wav.format.seconds(frames: wav.frames) + 0.5
+            let duration = seconds ?? wav.format.duration(frames: wav.frames).inSeconds + 0.5
             let wanted = Int((duration * Double(format.sampleRate)).rounded())
             let sink = RecordingSink(bus: driver.bus, writer: try WAVWriter(path: self.output, format: format), wanted: wanted,
                                      levels: meter ? LevelMeterPrinter(format: format) : nil)
@@ -103,7 +103,7 @@ struct DuplexCommand: ParsableCommand {
             if let failure = driver.render.endError { throw failure }
             printAudioRun(driver.capture, device: input, file: self.output, frames: sink.writer.framesWritten, json: false)
             try interruption.exitIfInterrupted("duplex: stopped after \(sink.writer.framesWritten) of \(wanted) frames, all in \(self.output)")
-            print("played \(play) on \(output.uniqueID): render delay \(String(format: "%.1f", driver.estimatedRenderDelay * 1000)) ms")
+            print("played \(play) on \(output.uniqueID): render delay \(String(format: "%.1f", driver.estimatedRenderDelay.inMilliseconds)) ms")
             if let processor = driver.voiceProcessor {
                 var line = "voice processing \(processor.processing) (\(processor.options.library)), latency \(String(format: "%.1f", processor.latency * 1000)) ms, \(processor.processedBlocks) blocks"
                 if let echo = processor.echoMetrics {

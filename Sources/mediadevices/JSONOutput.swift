@@ -169,7 +169,7 @@ struct ErrorJSON: Encodable {
     let error: Body
     init(_ error: MediaDevicesError) {
         self.error = Body(code: error.code.rawValue, device: error.device, operation: error.operation,
-                          errno: error.errno, message: error.description)
+                          errno: error.errno?.rawValue, message: error.description)
     }
 }
 

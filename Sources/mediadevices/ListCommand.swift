@@ -12,18 +12,12 @@ struct ListCommand: ParsableCommand {
     var backends: [CaptureBackend] = []
 
     func run() throws {
-        var (devices, problems) = CaptureDevice.enumerate()
-        if !backends.isEmpty && backends != [.v4l2] {
-            do {
-                devices = try CaptureDevice.devices(backends: Set(backends))
-            } catch let error as MediaDevicesError {
-                problems.append(error)
-                if !backends.contains(.v4l2) { devices = [] }
-            }
-        }
-        let audio = AudioDevice.enumerate()
-        let inputs = audio.devices.filter { $0.direction == .input }, outputs = audio.devices.filter { $0.direction == .output }
-        let (screens, screenProblems) = ScreenSource.enumerate()
+        let cameras = CaptureDevice.scan(backends: backends.isEmpty ? [.v4l2] : Set(backends))
+        let (devices, problems) = (cameras.devices, cameras.problems)
+        let audio = AudioDevice.scan()
+        let (inputs, outputs) = (audio.inputs, audio.outputs)
+        let found = ScreenSource.scan()
+        let (screens, screenProblems) = (found.devices, found.problems)
         if json {
             struct Output: Encodable { let cameras: [CameraJSON]; let skipped: [ErrorJSON.Body]; let audio: AudioListJSON; let screens: [ScreenJSON] }
             printJSON(Output(cameras: devices.enumerated().map { CameraJSON(index: $0.offset, $0.element) },

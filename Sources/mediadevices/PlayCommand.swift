@@ -48,7 +48,7 @@ struct PlayCommand: ParsableCommand {
             }
             // Let the bus and the device buffer play out.
             while driver.bus.renderRing.availableToRead > 0 && driver.isRendering { usleep(5000) }
-            usleep(UInt32(min(2, driver.estimatedRenderDelay) * 1e6) + 20_000)
+            usleep(UInt32(min(2, driver.estimatedRenderDelay.inSeconds) * 1e6) + 20_000)
             driver.stopRendering()
             if let failure = driver.render.endError { throw failure }
             printAudioRun(driver.render, device: output, file: file, frames: wav.frames, json: json)

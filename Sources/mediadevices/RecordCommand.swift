@@ -94,15 +94,15 @@ func printAudioRun(_ side: AudioDriverSide, device: AudioDevice, file: String, f
         printJSON(AudioRunJSON(device: device.uniqueID, direction: device.direction.rawValue, format: AudioFormatJSON(format),
                                deviceFormat: AudioFormatJSON(deviceFormat),
                                periodFrames: side.periodFrames ?? 0, bufferFrames: side.bufferFrames ?? 0, file: file,
-                               frames: frames, seconds: format.seconds(frames: frames), statistics: stats))
+                               frames: frames, seconds: format.duration(frames: frames).inSeconds, statistics: stats))
         return
     }
-    print("\(device.direction == .input ? "recorded" : "played") \(frames) frames (\(String(format: "%.2f", format.seconds(frames: frames))) s) of \(format) \(device.direction == .input ? "to" : "from") \(file)")
+    print("\(device.direction == .input ? "recorded" : "played") \(frames) frames (\(String(format: "%.2f", format.duration(frames: frames).inSeconds)) s) of \(format) \(device.direction == .input ? "to" : "from") \(file)")
     print("device \(device.uniqueID)\(side.isConverting ? " at \(deviceFormat), converted" : ""), period \(side.periodFrames ?? 0) frames, buffer \(side.bufferFrames ?? 0) frames")
     print(String(format: "achieved rate %.1f Hz, xruns %d, %@ %d samples, measured %@ delay mean %.0f µs, max %.0f µs",
                  stats.achievedSampleRate, stats.xruns, device.direction == .input ? "bus overflow" : "bus underflow",
                  stats.busShortfallSamples, device.direction == .input ? "capture" : "render",
-                 stats.meanDelayMicroseconds, stats.maxDelayMicroseconds))
+                 stats.meanDelay.inMicroseconds, stats.maxDelay.inMicroseconds))
 }
 
 /// `record --meter`: every 100 ms of recorded audio, one meter line (`AudioLevel.meter`) on

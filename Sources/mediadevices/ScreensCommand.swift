@@ -67,7 +67,8 @@ struct ScreensCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let (screens, problems) = ScreenSource.enumerate(backend: backendOption.backend)
+        let found = ScreenSource.scan(backend: backendOption.backend)
+        let (screens, problems) = (found.devices, found.problems)
         if json {
             struct Output: Encodable { let screens: [ScreenJSON]; let skipped: [ErrorJSON.Body] }
             printJSON(Output(screens: screens.enumerated().map { ScreenJSON(index: $0.offset, $0.element) },

@@ -80,13 +80,13 @@ final class AudioConversionTests: XCTestCase {
             XCTAssertEqual(level, ToneAnalysis.sineDecibels(amplitude: AudioToneRun.amplitude), accuracy: 0.1, "\(label) channel \(channel): level")
             XCTAssertLessThan(thdn, -80, "\(label) channel \(channel): THD+N")
             print(String(format: "figure: snd-aloop %@ channel %d: %.4f Hz, %.3f dBFS, THD+N %.1f dB (median of %d windows of 200 ms), xruns %d (render %d), estimated delay %.1f ms",
-                         label, channel, frequency, level, thdn, fits.count, xruns, driver.render.statistics.xruns, side.estimatedDelay * 1000))
+                         label, channel, frequency, level, thdn, fits.count, xruns, driver.render.statistics.xruns, side.estimatedDelay.inMilliseconds))
         }
         if counting {
             XCTAssertEqual(probe.done.wait(timeout: .now() + 5), .success, "\(label): 70 periods on the converting side")
             print(String(format: "figure: %@: heap allocations on the converting audio thread over 60 periods: %llu, xruns %d; mean period cost %.1f µs converting, %.1f µs on the other side",
-                         label, probe.allocations, xruns, side.statistics.meanPeriodCostNanoseconds / 1000,
-                         (side === driver.render ? driver.capture : driver.render).statistics.meanPeriodCostNanoseconds / 1000))
+                         label, probe.allocations, xruns, side.statistics.meanPeriodCost.inMicroseconds,
+                         (side === driver.render ? driver.capture : driver.render).statistics.meanPeriodCost.inMicroseconds))
             if xruns == 0 {
                 XCTAssertEqual(probe.allocations, 0, "\(label): heap allocations on the converting thread (first in period \(probe.firstAllocatingPeriod))")
             } else {

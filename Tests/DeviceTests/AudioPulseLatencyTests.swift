@@ -57,7 +57,7 @@ final class AudioPulseLatencyTests: XCTestCase {
                 print("figure: \(daemon.product) round trip at \(milliseconds) ms periods (tlength \(periods * milliseconds) ms, fragsize \(milliseconds) ms), attempt \(attempt): "
                       + "ours \(ms(ours.roundTrip)), pacat|parec \(ms(tools)), snd-aloop with the same periods \(ms(alsa))"
                       + String(format: "; reported latency: render %.1f ms (mean %.1f ms), capture %.1f ms (mean %.1f ms)",
-                               ours.renderLatency * 1000, ours.render.meanDelayMicroseconds / 1000, ours.captureLatency * 1000, ours.capture.meanDelayMicroseconds / 1000))
+                               ours.renderLatency * 1000, ours.render.meanDelay.inMicroseconds / 1000, ours.captureLatency * 1000, ours.capture.meanDelay.inMicroseconds / 1000))
                 var failures: [String] = []
                 if ours.roundTrip == nil { failures.append("the tone did not come back through the monitor") }
                 if tools == nil { failures.append("the tone did not come back through pacat and parec") }
@@ -103,7 +103,7 @@ final class AudioPulseLatencyTests: XCTestCase {
     /// holds nothing (no latency to report), and libpulse's queues grow past their free lists
     /// (12 allocations on the capture thread in one stalled attempt on a host at load 13).
     private static func assertJudgedAttempt(_ ours: RoundTrip, periods: Int, period: Double, label: String) {
-        XCTAssertGreaterThan(ours.render.meanDelayMicroseconds, 0, "\(label): the server reports the render latency")
+        XCTAssertGreaterThan(ours.render.meanDelay.inMicroseconds, 0, "\(label): the server reports the render latency")
         XCTAssertLessThanOrEqual(ours.renderLatency, 2 * Double(periods) * period, "\(label): the reported render latency keeps to the request")
         XCTAssertEqual(ours.captureAllocations.count, 0, "\(label): heap allocations on the capture thread (first in period \(ours.captureAllocations.first))")
         XCTAssertEqual(ours.renderAllocations.count, 0, "\(label): heap allocations on the render thread (first in period \(ours.renderAllocations.first))")
@@ -167,7 +167,7 @@ final class AudioPulseLatencyTests: XCTestCase {
         let wholeTone = AudioToneRun.isWholeTone(run.captured, format: format, skip: 0.1)
         if last { _ = AudioToneRun.assertTone(run.captured, format: format, skip: 0.1, label: "Pulse \(label)") }
         let render = driver.render.statistics, capture = driver.capture.statistics
-        let renderLatency = driver.estimatedRenderDelay, captureLatency = driver.estimatedCaptureDelay
+        let renderLatency = driver.estimatedRenderDelay.inSeconds, captureLatency = driver.estimatedCaptureDelay.inSeconds
         XCTAssertEqual(captureProbe.done.wait(timeout: .now()), .success, "\(label): 30 capture periods ran")
         XCTAssertEqual(renderProbe.done.wait(timeout: .now()), .success, "\(label): 30 render periods ran")
         return RoundTrip(roundTrip: roundTrip, renderLatency: renderLatency, captureLatency: captureLatency, render: render, capture: capture,

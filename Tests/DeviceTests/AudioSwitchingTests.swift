@@ -85,7 +85,7 @@ final class AudioSwitchingTests: XCTestCase {
             AudioToneRun.assertTone(slice, format: Self.format, skip: 0, label: "captured from \(name)")
         }
         report(switches, side: "capture", period: driver.capture.periodFrames ?? Self.options.periodFrames,
-               latency: driver.capture.statistics.maxDelayMicroseconds / 1e6)
+               latency: driver.capture.statistics.maxDelay.inMicroseconds / 1e6)
     }
 
     /// The capture side moves from the Pulse null sink's monitor (which takes the bus's format)
@@ -123,7 +123,7 @@ final class AudioSwitchingTests: XCTestCase {
         AudioToneRun.assertTone(Array(captured.suffix(second + second / 4)), format: Self.format, skip: 0,
                                 label: "captured from snd-aloop at 44.1 kHz mono float, converted to 48 kHz stereo S16")
         print(String(format: "figure: capture switch Pulse → snd-aloop of another format (44.1 kHz mono float, converted): open %.1f ms, pause %.1f ms, gap %@",
-                     change.openSeconds * 1000, change.pauseSeconds * 1000, change.gapSeconds.map { String(format: "%.1f ms", $0 * 1000) } ?? "not measured"))
+                     change.open.inSeconds * 1000, change.pause.inSeconds * 1000, change.gap.map { String(format: "%.1f ms", $0.inMilliseconds) } ?? "not measured"))
     }
 
     /// The render side moves ALSA → Pulse → ALSA while it plays a tone; both devices' other
@@ -178,7 +178,7 @@ final class AudioSwitchingTests: XCTestCase {
             }
         }
         report(switches, side: "render", period: driver.render.periodFrames ?? Self.options.periodFrames,
-               latency: driver.render.statistics.maxDelayMicroseconds / 1e6)
+               latency: driver.render.statistics.maxDelay.inMicroseconds / 1e6)
     }
 
     /// What cannot be switched says why and loses nothing: the running side stays on its device.
@@ -195,7 +195,7 @@ final class AudioSwitchingTests: XCTestCase {
         }
         // A stopped side switches without starting, and starts on the new device.
         let stopped = try driver.switchCaptureDevice(to: .alsa("hw:Loopback,1,1", direction: .input))
-        XCTAssertNil(stopped.gapSeconds)
+        XCTAssertNil(stopped.gap)
         XCTAssertFalse(driver.isCapturing)
         XCTAssertEqual(driver.capture.device?.name, "hw:Loopback,1,1")
         try driver.startCapture()
@@ -224,14 +224,14 @@ final class AudioSwitchingTests: XCTestCase {
                         file: StaticString = #filePath, line: UInt = #line) {
         let periodSeconds = Double(period) / Double(Self.format.sampleRate)
         for change in switches {
-            let gap = change.gapSeconds
+            let gap = change.gap?.inSeconds
             XCTAssertNotNil(gap, "\(side) \(change.from?.name ?? "?") → \(change.to.name): the new device moved a period", file: file, line: line)
             XCTAssertLessThanOrEqual(gap ?? .infinity, periodSeconds + latency + 0.25,
                                      "\(side) \(change.from?.name ?? "?") → \(change.to.name): gap", file: file, line: line)
         }
         print("figure: \(side) device switch while running (period \(String(format: "%.1f", periodSeconds * 1000)) ms, device latency max \(String(format: "%.1f", latency * 1000)) ms): "
               + switches.map { String(format: "%@ → %@: open %.1f ms (old still running), pause %.1f ms, gap %.1f ms",
-                                      $0.from?.uniqueID ?? "?", $0.to.uniqueID, $0.openSeconds * 1000, $0.pauseSeconds * 1000, ($0.gapSeconds ?? .nan) * 1000) }
+                                      $0.from?.uniqueID ?? "?", $0.to.uniqueID, $0.open.inSeconds * 1000, $0.pause.inSeconds * 1000, ($0.gap?.inSeconds ?? .nan) * 1000) }
                 .joined(separator: "; "))
     }
 }

@@ -75,8 +75,8 @@ final class CaptureTests: XCTestCase {
         XCTAssertLessThan(records.last!.timestamp, nowNS, "timestamps are CLOCK_MONOTONIC: in the past")
         let age = Double(nowNS &- records.first!.timestamp) / 1e9
         XCTAssertLessThan(age, 60, "… and from this capture, not another clock (first frame \(age) s old)")
-        XCTAssertGreaterThan(stats.meanCaptureDelayMicroseconds, 0, "dequeue time minus start-of-exposure timestamp")
-        XCTAssertLessThan(stats.meanCaptureDelayMicroseconds, 500_000)
+        XCTAssertGreaterThan(stats.meanCaptureDelay.inMicroseconds, 0, "dequeue time minus start-of-exposure timestamp")
+        XCTAssertLessThan(stats.meanCaptureDelay.inMicroseconds, 500_000)
         XCTAssertTrue(records.allSatisfy { $0.captureDelay > .zero }, "every frame carries its delay")
 
         // The bars are the known colours.
@@ -103,6 +103,6 @@ final class CaptureTests: XCTestCase {
         XCTAssertGreaterThan(Double(same) / Double(max(frameBytes, 1)), 0.99, "our frame and v4l2-ctl's agree byte for byte")
         print(String(format: "figure: %@ %@: %d frames, %d dropped, %.2f fps measured, capture delay mean %.0f µs max %.0f µs, %d of %d bytes equal to v4l2-ctl's frame",
                      node, pixelFormat.name, records.count, stats.droppedFrames, stats.measuredFrameRate,
-                     stats.meanCaptureDelayMicroseconds, stats.maxCaptureDelayMicroseconds, same, frameBytes))
+                     stats.meanCaptureDelay.inMicroseconds, stats.maxCaptureDelay.inMicroseconds, same, frameBytes))
     }
 }

@@ -6,23 +6,25 @@ import XCTest
 final class EnumerationTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
 
-    func testTwoSinglePlanarDevicesAgreeWithV4L2Ctl() throws {
+    func testTwoSinglePlanarDevicesAgreeWithV4L2Ctl() async throws {
         let nodes = try Rig.loadVivid("n_devs=2")
         XCTAssertEqual(nodes.count, 2)
-        try assertDevicesAgree(nodes)
+        try await assertDevicesAgree(nodes)
     }
 
-    func testMultiplanarDeviceAgreesWithV4L2Ctl() throws {
+    func testMultiplanarDeviceAgreesWithV4L2Ctl() async throws {
         let nodes = try Rig.loadVivid("n_devs=1 multiplanar=2")
         XCTAssertEqual(nodes.count, 1)
-        let device = try XCTUnwrap(CaptureDevice.devices.first)
+        let device = try XCTUnwrap(CaptureDevice.scan().devices.first)
         XCTAssertTrue(device.isMultiplanar, "multiplanar=2 must give a multi-planar capture node")
-        try assertDevicesAgree(nodes)
+        try await assertDevicesAgree(nodes)
     }
 
     /// The device list, each device's fields and every format agree with v4l2-ctl; so does the CLI.
-    private func assertDevicesAgree(_ nodes: [String]) throws {
-        let devices = CaptureDevice.devices
+    private func assertDevicesAgree(_ nodes: [String]) async throws {
+        let discovery = await CaptureDevice.discover()
+        XCTAssertEqual(discovery.problems.count, 0, "\(discovery.problems)")
+        let devices = discovery.devices
         XCTAssertEqual(devices.map(\.path), nodes, "capture nodes differ from v4l2-ctl's")
         let groups = try V4L2Reference.deviceGroups()
         for device in devices {

@@ -70,7 +70,7 @@ final class FailureTests: XCTestCase {
         XCTAssertFalse(maps.contains("/dev/video"), "no buffer of the device is still mapped")
         // The process goes on, and a new device works.
         try Rig.loadVivid("n_devs=1")
-        XCTAssertFalse(CaptureDevice.devices.isEmpty)
+        XCTAssertFalse(CaptureDevice.scan().devices.isEmpty)
     }
 
     func testInjectedStreamOnErrorIsClearAndTheDeviceWorksAfterwards() throws {

@@ -38,7 +38,7 @@ final class FrameRecorder: VideoFrameConsumer, @unchecked Sendable {
             kept = (0..<frame.planeCount).map { (Array(frame.plane($0).bytes), frame.plane($0).bytesPerRow) }
             keptFormat = frame.format
         }
-        records.append(Record(timestamp: frame.timestamp, sequence: frame.sequence, format: frame.format, captureDelay: frame.captureDelay,
+        records.append(Record(timestamp: frame.timestamp.nanoseconds, sequence: frame.sequence, format: frame.format, captureDelay: frame.captureDelay,
                               orientation: frame.orientation))
         if records.count == target { signal() }
     }

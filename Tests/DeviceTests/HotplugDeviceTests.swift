@@ -47,7 +47,7 @@ final class HotplugDeviceTests: XCTestCase {
         try Rig.run("modprobe vivid n_devs=1")
         let cameraAdded = try XCTUnwrap(events.wait("camera added") { $0.action == .added && $0.kind == .camera })
         print("hotplug: camera added after \(Int(Date().timeIntervalSince(started) * 1000)) ms: \(cameraAdded)")
-        let enumerated = try XCTUnwrap(CaptureDevice.devices.first { $0.path == cameraAdded.device.devnode })
+        let enumerated = try XCTUnwrap(CaptureDevice.scan().devices.first { $0.path == cameraAdded.device.devnode })
         XCTAssertEqual(cameraAdded.camera, enumerated, "the event carries the same description as enumeration")
         XCTAssertEqual(cameraAdded.uniqueID, enumerated.uniqueID)
         XCTAssertEqual(cameraAdded.camera?.driver, "vivid")
@@ -63,7 +63,7 @@ final class HotplugDeviceTests: XCTestCase {
         let aplay = Rig.shell("aplay -l").output
         XCTAssertTrue(aplay.contains("card \(card): Loopback"), "aplay agrees on the card number:\n\(aplay)")
         // The event carries the card's PCMs as audio enumeration describes them.
-        let enumeratedPCMs = AudioDevice.enumerate(pulseTimeout: 0.2).devices.filter { $0.backend == .alsa && $0.card == card }
+        let enumeratedPCMs = AudioDevice.scan(pulseTimeout: .milliseconds(200)).devices.filter { $0.backend == .alsa && $0.card == card }
         XCTAssertFalse(soundAdded.audioDevices.isEmpty, "the added card's PCMs")
         XCTAssertEqual(Set(soundAdded.audioDevices.map(\.uniqueID)), Set(enumeratedPCMs.map(\.uniqueID)))
 
@@ -151,7 +151,7 @@ final class HotplugDeviceTests: XCTestCase {
         XCTAssertEqual(added.device.name, "bochs-drm", "the DRM driver")
         XCTAssertTrue(added.uniqueID.hasPrefix("drm:pci0000:00/"), added.uniqueID)
         // The event carries the card's screens as screen enumeration describes them.
-        XCTAssertEqual(added.screens.map(\.uniqueID), ScreenSource.screens.filter { $0.card == added.device.devnode }.map(\.uniqueID))
+        XCTAssertEqual(added.screens.map(\.uniqueID), ScreenSource.scan().devices.filter { $0.card == added.device.devnode }.map(\.uniqueID))
         XCTAssertEqual(added.screens.first?.name, "Virtual-1")
         XCTAssertFalse(events.all.contains { $0.device.sysname.hasPrefix("renderD") || $0.device.sysname.contains("-") },
                        "only cards, not connectors or render nodes")

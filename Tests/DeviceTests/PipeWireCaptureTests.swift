@@ -29,7 +29,7 @@ final class PipeWireCaptureTests: XCTestCase {
         let direct = try record(CameraSource(device: try CaptureDevice(path: path), request: request))
         let session = try CameraSession(name: "picture", devices: [path])
         defer { session.stop() }
-        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == path })
         let source = try PipeWireCameraSource(device: camera, request: request)
         try source.initialize()
         XCTAssertEqual(source.negotiation?.format.pixelFormat, .yuyv)
@@ -54,7 +54,7 @@ final class PipeWireCaptureTests: XCTestCase {
         let session = try CameraSession(name: "sharing", devices: [path])
         defer { session.stop() }
         let node = try XCTUnwrap(session.nodes[path])
-        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == path })
         let source = try PipeWireCameraSource(device: camera, request: request)
         let recorder = FrameRecorder(target: 1_000_000)
         source.consumer = recorder
@@ -87,7 +87,7 @@ final class PipeWireCaptureTests: XCTestCase {
         let path = try Rig.loadVivid("node_types=1")[0]
         let session = try CameraSession(name: "allocations", devices: [path])
         defer { session.stop() }
-        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == path })
         let source = try PipeWireCameraSource(device: camera, request: request)
         defer { source.release() }
         let (probe, frames) = try CaptureRuns.allocationsWithTheSequenceUnread(source, warmUp: 5, measured: 30)
@@ -102,7 +102,7 @@ final class PipeWireCaptureTests: XCTestCase {
         let path = try Rig.loadVivid("node_types=1")[0]
         let session = try CameraSession(name: "gone", devices: [path])
         defer { session.stop() }
-        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == path })
         let source = try PipeWireCameraSource(device: camera, request: request)
         let recorder = FrameRecorder(target: 3)
         source.consumer = recorder

@@ -11,7 +11,7 @@ final class PipeWireControlTests: XCTestCase {
         let path = try Rig.loadVivid("node_types=1")[0]
         let session = try CameraSession(name: "controls", devices: [path])
         defer { session.stop() }
-        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.path == path })
+        let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == path })
         let listed = try XCTUnwrap(camera.pipeWireNodes.first?.controls)
         let source = try PipeWireCameraSource(device: camera, request: FormatRequest(pixelFormat: .yuyv, size: .vga))
         let recorder = FrameRecorder(target: 3)

@@ -18,7 +18,7 @@ final class PipeWireLibcameraTests: XCTestCase {
         let session = try CameraSession(name: "libcamera", devices: [Self.camera])
         defer { session.stop() }
         let node = try XCTUnwrap(session.nodes[Self.camera])
-        let devices = try CaptureDevice.devices(backends: [.pipewire])
+        let devices = CaptureDevice.scan(backends: [.pipewire]).devices
         let camera = try XCTUnwrap(devices.first { $0.uniqueID == "libcamera:\(Self.camera)" }, "\(devices.map(\.uniqueID))")
         XCTAssertEqual(camera.driver, "libcamera")
         XCTAssertEqual(camera.backends, [.pipewire])
@@ -43,7 +43,7 @@ final class PipeWireLibcameraTests: XCTestCase {
         try udevd.trigger(["media", "video4linux"])
         let session = try CameraSession(name: "libcamera-frames", devices: [Self.camera])
         defer { session.stop() }
-        let camera = try XCTUnwrap(try CaptureDevice.devices(backends: [.pipewire]).first { $0.uniqueID == "libcamera:\(Self.camera)" })
+        let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.uniqueID == "libcamera:\(Self.camera)" })
         let source = try PipeWireCameraSource(device: camera, request: FormatRequest(pixelFormat: PixelFormat(v4l2: "BGR3"), size: .vga))
         defer { source.release() }
         let recorder = FrameRecorder(target: 8)

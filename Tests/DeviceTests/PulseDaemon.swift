@@ -75,6 +75,6 @@ extension AudioStreamOptions {
     /// 5 s default to accept a stream (a loaded CI run); these tests check what a connected
     /// stream does, not how fast an emulated server answers.
     static func rig(periodFrames: Int, periods: Int) -> AudioStreamOptions {
-        AudioStreamOptions(periodFrames: periodFrames, periods: periods, serverTimeout: 30)
+        AudioStreamOptions(periodFrames: periodFrames, periods: periods, serverTimeout: .seconds(30))
     }
 }

@@ -10,16 +10,16 @@ enum ScreenScenarios {
     static func loadDisplay(_ module: String, file: StaticString = #filePath, line: UInt = #line) throws -> Screen {
         try Rig.run("modprobe \(module)", file: file, line: line)
         for _ in 0..<100 {
-            if let screen = ScreenSource.screens.first(where: { $0.card == "/dev/dri/card0" && $0.mode != nil }) { return screen }
+            if let screen = ScreenSource.scan().devices.first(where: { $0.card == "/dev/dri/card0" && $0.mode != nil }) { return screen }
             usleep(50_000)
         }
-        XCTFail("\(module): no screen appeared on /dev/dri/card0 (\(ScreenSource.enumerate().problems))", file: file, line: line)
+        XCTFail("\(module): no screen appeared on /dev/dri/card0 (\(ScreenSource.scan().problems))", file: file, line: line)
         throw RigError.commandFailed("modprobe \(module)")
     }
 
     /// The screen as enumerated now (its mode follows the test display's modesets).
     static func current(_ screen: Screen) throws -> Screen {
-        try XCTUnwrap(ScreenSource.screens.first { $0.uniqueID == screen.uniqueID })
+        try XCTUnwrap(ScreenSource.scan().devices.first { $0.uniqueID == screen.uniqueID })
     }
 
     /// A screen showing the test display's pattern, and the process's figures taken then: what a
@@ -120,7 +120,7 @@ enum ScreenScenarios {
         source.stop()
         let (count, timestamps) = recorder.results
         let statistics = source.statistics
-        print("figure: screen capture at 20 fps: \(count) frames + \(statistics.droppedFrames) skipped deadlines in 1.6 s, measured \(String(format: "%.2f", statistics.measuredFrameRate)) fps, mean capture delay \(String(format: "%.0f", statistics.meanCaptureDelayMicroseconds)) µs")
+        print("figure: screen capture at 20 fps: \(count) frames + \(statistics.droppedFrames) skipped deadlines in 1.6 s, measured \(String(format: "%.2f", statistics.measuredFrameRate)) fps, mean capture delay \(String(format: "%.0f", statistics.meanCaptureDelay.inMicroseconds)) µs")
         // Every deadline (33 in 1.6 s at 20 fps, counting the first at 0) gives a frame or, when
         // the emulated machine is too loaded to keep up, a counted gap; never more than the rate.
         XCTAssertEqual(Double(count + statistics.droppedFrames), 33, accuracy: 2, "deadlines: frames + counted gaps")
@@ -181,8 +181,8 @@ enum ScreenScenarios {
         func next() async throws -> (Size, Bool) {
             guard let buffer = try await iterator.next() else { throw TestDisplayError.failed("capture ended: \(seen)") }
             return buffer.withFrame { frame in
-                XCTAssertGreaterThan(frame.timestamp, lastTimestamp)
-                lastTimestamp = frame.timestamp
+                XCTAssertGreaterThan(frame.timestamp.nanoseconds, lastTimestamp)
+                lastTimestamp = frame.timestamp.nanoseconds
                 seen.append(frame.format.size)
                 return (frame.format.size, ScreenCheck.firstMismatch(frame, screenWidth: frame.width, screenHeight: frame.height) == nil)
             }
@@ -263,7 +263,7 @@ final class ScreenFrameRecorder: VideoFrameConsumer, @unchecked Sendable {
 
     init() { timestamps.reserveCapacity(256) }
 
-    func consumeFrame(_ frame: VideoFrame) { lock.withLock { timestamps.append(frame.timestamp) } }
+    func consumeFrame(_ frame: VideoFrame) { lock.withLock { timestamps.append(frame.timestamp.nanoseconds) } }
 
     var results: (count: Int, timestamps: [UInt64]) { lock.withLock { (timestamps.count, timestamps) } }
 }

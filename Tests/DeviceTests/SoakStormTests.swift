@@ -29,7 +29,7 @@ final class SoakStormTests: XCTestCase {
         var moments: [String: Int] = [:], outcomes: [String: Int] = [:]
         for cycle in 0..<(count + 1) {
             // Cycle 0 only warms up (a first capture thread's arena), then the figures start.
-            let device = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName }, "cycle \(cycle): the microphone is listed")
+            let device = try XCTUnwrap(AudioDevice.scan().inputs.first { $0.name == microphone.hwName }, "cycle \(cycle): the microphone is listed")
             if cycle == 1 { first = ProcessFigures.settled() }
             let driver = AudioDriver()
             let ended = USBMicrophoneTests.EndRecorder()
@@ -75,7 +75,7 @@ final class SoakStormTests: XCTestCase {
             try microphone.replug()
             // Back in: it records again.
             let again = AudioDriver()
-            let replugged = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName }, "\(label): listed again")
+            let replugged = try XCTUnwrap(AudioDevice.scan().inputs.first { $0.name == microphone.hwName }, "\(label): listed again")
             try again.initializeCapture(device: replugged, format: format, options: options)
             try again.startCapture()
             XCTAssertTrue(Soak.waitUntil(seconds: 30) { again.capture.statistics.periods >= 1 }, "\(label): records after the replug")

@@ -213,7 +213,7 @@ final class SoakTests: XCTestCase {
                 if let typed = error as? MediaDevicesError, typed.code != .disconnected { print("soak: \(label): \(typed)") }
             }
             XCTAssertFalse(camera.isPlugged)
-            XCTAssertTrue(Soak.waitUntil(seconds: 20) { !CaptureDevice.devices.contains { $0.uniqueID.contains(serial) } },
+            XCTAssertTrue(Soak.waitUntil(seconds: 20) { !CaptureDevice.scan().devices.contains { $0.uniqueID.contains(serial) } },
                           "\(label): the node goes away")
 
             // Back in: resumeWhenReconnected finds it and frames flow again.
@@ -344,8 +344,8 @@ final class SoakTests: XCTestCase {
                                "\(label): delivered + dropped = sequence span \(consumer.firstSequence)...\(consumer.lastSequence): \(stats)")
             }
             XCTAssertTrue(stats.measuredFrameRate.isFinite && stats.measuredFrameRate >= 0, "\(label): \(stats)")
-            XCTAssertTrue(stats.meanCaptureDelayMicroseconds.isFinite && stats.meanCaptureDelayMicroseconds >= 0, "\(label): \(stats)")
-            XCTAssertGreaterThanOrEqual(stats.maxCaptureDelayMicroseconds, stats.meanCaptureDelayMicroseconds, "\(label): \(stats)")
+            XCTAssertTrue(stats.meanCaptureDelay.inMicroseconds.isFinite && stats.meanCaptureDelay.inMicroseconds >= 0, "\(label): \(stats)")
+            XCTAssertGreaterThanOrEqual(stats.maxCaptureDelay.inMicroseconds, stats.meanCaptureDelay.inMicroseconds, "\(label): \(stats)")
             droppedTotal += stats.droppedFrames
             deliveredTotal += stats.deliveredFrames
 
@@ -524,10 +524,10 @@ final class SoakConsumer: VideoFrameConsumer, @unchecked Sendable {
             state.firstSequence = frame.sequence
         } else {
             if frame.sequence < state.lastSequence { state.wrapped = true }
-            if frame.timestamp < state.lastTimestamp { state.timestampWentBack = true }
+            if frame.timestamp.nanoseconds < state.lastTimestamp { state.timestampWentBack = true }
         }
         state.lastSequence = frame.sequence
-        state.lastTimestamp = frame.timestamp
+        state.lastTimestamp = frame.timestamp.nanoseconds
         state.frames += 1
         state.byFormat[frame.format, default: 0] += 1
     }

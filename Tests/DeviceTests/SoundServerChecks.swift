@@ -39,10 +39,10 @@ enum SoundServerChecks {
                                                                              gainDecibels: gain) else { break }
                 // Where the tone came back whole: a server whose client starved (a broken tone) has
                 // nothing buffered and reports no latency.
-                if whole { XCTAssertGreaterThan(render.meanDelayMicroseconds, 0, "the render latency comes from the server") }
+                if whole { XCTAssertGreaterThan(render.meanDelay.inMicroseconds, 0, "the render latency comes from the server") }
                 print(String(format: "figure: %@ null sink %@, attempt %d: %.3f Hz, %.2f dBFS, round trip %.1f ms, render latency mean %.1f ms, capture latency mean %.1f ms",
                              daemon.product, "\(format)", attempt, frequency, level, (result.roundTrip ?? 0) * 1000,
-                             render.meanDelayMicroseconds / 1000, capture.meanDelayMicroseconds / 1000))
+                             render.meanDelay.inMicroseconds / 1000, capture.meanDelay.inMicroseconds / 1000))
                 break
             }
         }
@@ -53,7 +53,7 @@ enum SoundServerChecks {
 
     static func enumerationAgreesWithPactl(_ daemon: SoundServer) throws {
         defer { daemon.kill() }
-        let devices = AudioDevice.enumerate().devices.filter { $0.backend == .pulse }
+        let devices = AudioDevice.scan().devices.filter { $0.backend == .pulse }
         for (kind, direction) in [("sinks", AudioDevice.Direction.output), ("sources", .input)] {
             let names = try daemon.pactl("list short \(kind)").split(separator: "\n").map { String($0.split(separator: "\t")[1]) }
             XCTAssertEqual(Set(devices.filter { $0.direction == direction }.map(\.name)), Set(names), kind)
@@ -84,7 +84,7 @@ enum SoundServerChecks {
         // The process goes on: stop and terminate are harmless, enumeration says why Pulse is missing.
         driver.stopCapture()
         driver.render.terminate()
-        let problems = AudioDevice.enumerate(pulseTimeout: 1).problems
+        let problems = AudioDevice.scan(pulseTimeout: .seconds(1)).problems
         XCTAssertTrue(problems.contains { $0.device == "pulse" }, "\(problems)")
         XCTAssertThrowsError(try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format)) { error in
             XCTAssertEqual((error as? MediaDevicesError)?.code, .notFound, "\(error)")

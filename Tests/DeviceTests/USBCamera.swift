@@ -34,13 +34,13 @@ final class USBCamera: @unchecked Sendable {
         let start = Date()
         while Date().timeIntervalSince(start) < timeout {
             udevd.settle()
-            if let device = CaptureDevice.devices.first(where: { $0.driver == "uvcvideo" && $0.uniqueID.contains(serial) }) {
+            if let device = CaptureDevice.scan().devices.first(where: { $0.driver == "uvcvideo" && $0.uniqueID.contains(serial) }) {
                 enumerationSeconds = Date().timeIntervalSince(start)
                 return device
             }
             usleep(200_000)
         }
-        let devices = CaptureDevice.devices.map { "\($0.path) \($0.driver) \($0.uniqueID)" }
+        let devices = CaptureDevice.scan().devices.map { "\($0.path) \($0.driver) \($0.uniqueID)" }
         XCTFail("the USB camera \(serial) did not appear in \(timeout) s; devices: \(devices); dmesg: \(Rig.shell("dmesg | tail -20").output)", file: file, line: line)
         throw RigError.commandFailed("USB camera enumeration")
     }
@@ -90,7 +90,7 @@ final class USBCamera: @unchecked Sendable {
     /// Unplugs it, frees it, waits until its node is gone and stops udevd.
     func close() {
         usbdev_camera_destroy(handle)
-        for _ in 0..<100 where CaptureDevice.devices.contains(where: { $0.uniqueID.contains(serial) }) { usleep(50_000) }
+        for _ in 0..<100 where CaptureDevice.scan().devices.contains(where: { $0.uniqueID.contains(serial) }) { usleep(50_000) }
         udevd.stop()
     }
 

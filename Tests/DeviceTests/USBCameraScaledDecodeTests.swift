@@ -59,7 +59,7 @@ final class USBCameraScaledDecodeTests: XCTestCase {
             func plane(_ start: Int, _ plane: Size) -> FramePlane {
                 FramePlane(bytes: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + plane.width * plane.height)]), bytesPerRow: plane.width)
             }
-            let frame = VideoFrame(format: format, timestamp: 0, sequence: 0, orientation: .up, captureDelay: .zero, planeCount: 3,
+            let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, orientation: .up, captureDelay: .zero, planeCount: 3,
                                    bytesUsed: tight.count, plane0: plane(0, size), plane1: plane(luma, chroma),
                                    plane2: plane(luma + chroma.width * chroma.height, chroma))
             return try converter.convert(frame) { out in

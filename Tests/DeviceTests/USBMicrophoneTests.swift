@@ -26,7 +26,7 @@ final class USBMicrophoneTests: XCTestCase {
 
     func testListedByAudioDeviceAsArecordListsIt() throws {
         let microphone = try USBMicrophone.plug()
-        let (devices, _) = AudioDevice.enumerate()
+        let devices = AudioDevice.scan().devices
         let (expected, listing) = try Rig.alsaPCMs("arecord -l")
         XCTAssertTrue(expected.contains("\(microphone.card),0"), "arecord -l lists the microphone:\n\(listing)")
         let ours = devices.filter { $0.direction == .input && $0.backend == .alsa && $0.name.hasPrefix("hw:") }
@@ -37,7 +37,7 @@ final class USBMicrophoneTests: XCTestCase {
         XCTAssertEqual(input.card, microphone.card)
         XCTAssertEqual(input.deviceNumber, 0)
         XCTAssertTrue(input.description.contains(USBMicrophone.product), input.description)
-        XCTAssertTrue(AudioDevice.inputs.contains { $0.name == "plughw:CARD=\(microphone.cardID),DEV=0" })
+        XCTAssertTrue(AudioDevice.scan().inputs.contains { $0.name == "plughw:CARD=\(microphone.cardID),DEV=0" })
         XCTAssertFalse(devices.contains { $0.direction == .output && $0.card == microphone.card }, "a microphone only records")
 
         let formats = try input.supportedFormats()
@@ -45,7 +45,7 @@ final class USBMicrophoneTests: XCTestCase {
         XCTAssertEqual(formats.standardSampleRates, [48000])
         XCTAssertEqual(formats.channels, 1...1)
         XCTAssertEqual(formats.sampleFormats, [.s16LE])
-        print(String(format: "figure: USB microphone (snd-usb-audio) enumerated in %.2f s as %@ (card %d); formats %d…%d Hz, %d…%d ch, %@; arecord -l and AudioDevice.inputs: %d hw: devices each",
+        print(String(format: "figure: USB microphone (snd-usb-audio) enumerated in %.2f s as %@ (card %d); formats %d…%d Hz, %d…%d ch, %@; arecord -l and AudioDevice.scan().inputs: %d hw: devices each",
                      microphone.enumerationSeconds, microphone.hwName, microphone.card, formats.sampleRates.lowerBound,
                      formats.sampleRates.upperBound, formats.channels.lowerBound, formats.channels.upperBound,
                      formats.sampleFormats.map(\.rawValue).joined(separator: ","), expected.count))
@@ -55,7 +55,7 @@ final class USBMicrophoneTests: XCTestCase {
 
     func testCaptureRecordsTheToneSampleForSample() throws {
         let microphone = try USBMicrophone.plug()
-        let device = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName })
+        let device = try XCTUnwrap(AudioDevice.scan().inputs.first { $0.name == microphone.hwName })
         let driver = AudioDriver()
         try driver.initializeCapture(device: device, format: Self.format, options: Self.options)
         XCTAssertEqual(driver.captureFormat, Self.format, "hw: takes the device's own format as asked")
@@ -84,14 +84,14 @@ final class USBMicrophoneTests: XCTestCase {
         }
         print(String(format: "figure: USB microphone capture %@: %.3f Hz, %.2f dBFS (expected %.2f), %@; 1.5 s took %.2f s (device %.0f%% of real time), period %d, buffer %d, xruns %d, capture delay mean %.0f ms",
                      "\(Self.format)", tone?.frequency ?? .nan, tone?.level ?? .nan, ToneAnalysis.sineDecibels(amplitude: USBMicrophone.amplitude),
-                     exact, elapsed, 150 / elapsed, period, buffer, stats.xruns, stats.meanDelayMicroseconds / 1000))
+                     exact, elapsed, 150 / elapsed, period, buffer, stats.xruns, stats.meanDelay.inMicroseconds / 1000))
     }
 
     // MARK: Device loss
 
     func testUnplugWhileRecordingEndsWithDisconnectedAndLeaksNothing() throws {
         let microphone = try USBMicrophone.plug()
-        let device = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName })
+        let device = try XCTUnwrap(AudioDevice.scan().inputs.first { $0.name == microphone.hwName })
         XCTAssertFalse(Self.audioThreadRuns, "no audio thread before the test")
         let before = ProcessFigures.settled()
         let driver = AudioDriver()
@@ -122,10 +122,10 @@ final class USBMicrophoneTests: XCTestCase {
 
         // The process goes on: the card leaves the list, and the microphone plugged in again records.
         USBMicrophone.waitUntilGone(card: microphone.card)
-        XCTAssertFalse(AudioDevice.inputs.contains { $0.name == microphone.hwName }, "the unplugged card is not listed")
+        XCTAssertFalse(AudioDevice.scan().inputs.contains { $0.name == microphone.hwName }, "the unplugged card is not listed")
         try microphone.replug()
         let again = AudioDriver()
-        let replugged = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName })
+        let replugged = try XCTUnwrap(AudioDevice.scan().inputs.first { $0.name == microphone.hwName })
         try again.initializeCapture(device: replugged, format: Self.format, options: Self.options)
         try again.startCapture()
         let after = Self.capture(again, frames: 24_000)
@@ -156,7 +156,7 @@ final class USBMicrophoneTests: XCTestCase {
         defer { tone.finish(); player.render.terminate() }
 
         let microphone = try USBMicrophone.plug()
-        let device = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName })
+        let device = try XCTUnwrap(AudioDevice.scan().inputs.first { $0.name == microphone.hwName })
         let driver = AudioDriver()
         let stops = StopCounter(driver)
         let fellBack = FallbackRecorder()
@@ -184,7 +184,7 @@ final class USBMicrophoneTests: XCTestCase {
         XCTAssertEqual(stops.errors, 0)
         driver.capture.terminate()
         print(String(format: "figure: USB microphone unplugged while recording, fallback: %@ → %@ (opened in %.1f ms), the bus went on with %.3f Hz from the default input",
-                     change.from?.uniqueID ?? "?", change.to.uniqueID, change.openSeconds * 1000, measured?.frequency ?? .nan))
+                     change.from?.uniqueID ?? "?", change.to.uniqueID, change.open.inSeconds * 1000, measured?.frequency ?? .nan))
     }
 
     /// What `onFallback` reported, from the audio thread.
@@ -242,11 +242,11 @@ final class USBMicrophoneTests: XCTestCase {
     /// is unplugged.
     func testCapturedChunksCarryTheToneAndEndWithTheRun() async throws {
         let microphone = try USBMicrophone.plug()
-        let device = try XCTUnwrap(AudioDevice.inputs.first { $0.name == microphone.hwName })
+        let device = try XCTUnwrap(AudioDevice.scan().inputs.first { $0.name == microphone.hwName })
         let expected = ToneAnalysis.sineDecibels(amplitude: USBMicrophone.amplitude)
         for ending in ["stop", "unplug"] {
             let driver = AudioDriver()
-            try driver.initializeCapture(device: device, format: Self.format, options: Self.options)
+            try await driver.initializeCapture(device: device, format: Self.format, options: Self.options)
             try driver.startCapture()
             var chunks = 0, nextFrame = 0, worst = 0.0
             var thrown: Error?

@@ -34,7 +34,7 @@ final class UdevRulesTests: XCTestCase {
         try Rig.run("modprobe vivid n_devs=1 && modprobe snd-aloop && modprobe vgem && udevadm settle --timeout=60")
 
         // Cameras: group video, 0660, uaccess, and our stable name.
-        let camera = try XCTUnwrap(CaptureDevice.devices.first { $0.driver == "vivid" })
+        let camera = try XCTUnwrap(CaptureDevice.scan().devices.first { $0.driver == "vivid" })
         XCTAssertEqual(try modeAndGroup(camera.path), "660 video")
         let cameraTags = try tags(camera.path)
         XCTAssertTrue(cameraTags.contains(":uaccess:"), cameraTags)

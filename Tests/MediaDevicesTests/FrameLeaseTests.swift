@@ -49,7 +49,7 @@ private final class FakeLender: FrameBufferLender, @unchecked Sendable {
         let bytes = memory[index]
         for offset in 0..<bytes.count { bytes[offset] = fill }
         let format = VideoFormat(pixelFormat: .grey, width: bytes.count, height: 1, bytesPerRow: [bytes.count], bufferSizes: [bytes.count])
-        let frame = VideoFrame(format: format, timestamp: UInt64(sequence), sequence: sequence, orientation: .up,
+        let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: UInt64(sequence)), sequence: sequence, orientation: .up,
                                captureDelay: .zero, planeCount: 1, bytesUsed: bytes.count,
                                plane0: FramePlane(bytes: UnsafeRawBufferPointer(bytes), bytesPerRow: bytes.count),
                                plane1: .empty, plane2: .empty,
@@ -102,7 +102,7 @@ final class FrameLeaseTests: XCTestCase {
         XCTAssertNotEqual(first, second)
         func lend(_ format: VideoFormat, id: UInt64) -> VideoFormat {
             let lendable = LendableBuffer(lender: lender, index: 0, formatID: id)
-            let frame = VideoFrame(format: format, timestamp: 0, sequence: 0, orientation: .up, captureDelay: .zero, planeCount: 1,
+            let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, orientation: .up, captureDelay: .zero, planeCount: 1,
                                    bytesUsed: 64, plane0: FramePlane(bytes: UnsafeRawBufferPointer(lender.memory[0]), bytesPerRow: 64),
                                    plane1: .empty, plane2: .empty, dmaBuf: nil, lendable: lendable)
             XCTAssertTrue(lendable.lease())
@@ -249,7 +249,7 @@ extension FrameLeaseTests {
             DMABufPlane(descriptor: 102, offset: 0, bytesPerRow: 4, length: 8),
             DMABufPlane(descriptor: 103, offset: 0, bytesPerRow: 4, length: 8),
         ])
-        let frame = VideoFrame(format: format, timestamp: 1, sequence: 1, orientation: .up, captureDelay: .zero, planeCount: 2,
+        let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 1), sequence: 1, orientation: .up, captureDelay: .zero, planeCount: 2,
                                bytesUsed: 8, plane0: FramePlane(bytes: UnsafeRawBufferPointer(luma), bytesPerRow: 4),
                                plane1: FramePlane(bytes: UnsafeRawBufferPointer(rebasing: chroma[0..<4]), bytesPerRow: 4),
                                plane2: .empty, dmaBuf: dmaBuf, lendable: LendableBuffer(lender: lender, index: 2))

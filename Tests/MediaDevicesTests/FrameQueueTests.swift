@@ -37,7 +37,7 @@ final class FrameQueueTests: XCTestCase {
         let buffer = try await queue.next()
         XCTAssertEqual(buffer.map { $0.withUnsafeBytes { Array($0) } }, [9, 8, 7, 6, 5])
         XCTAssertEqual(buffer?.sequence, 42)
-        XCTAssertEqual(buffer?.timestamp, 123_456)
+        XCTAssertEqual(buffer?.timestamp, MonotonicInstant(nanoseconds: 123_456))
         XCTAssertEqual(buffer?.captureDelay, .microseconds(70))
         XCTAssertEqual(buffer?.bytesUsed, 5)
         XCTAssertEqual(buffer?.format.pixelFormat, .grey)

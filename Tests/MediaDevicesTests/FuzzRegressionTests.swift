@@ -103,7 +103,7 @@ final class FuzzRegressionTests: XCTestCase {
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         buffer.copyBytes(from: jpeg)
         let format = VideoFormat(pixelFormat: .mjpeg, width: streamWidth, height: streamHeight, bytesPerRow: [0], bufferSizes: [buffer.count])
-        let frame = VideoFrame(format: format, timestamp: 1, sequence: 1, orientation: .up, captureDelay: .zero,
+        let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 1), sequence: 1, orientation: .up, captureDelay: .zero,
                                planeCount: 1, bytesUsed: jpeg.count, plane0: FramePlane(bytes: UnsafeRawBufferPointer(buffer), bytesPerRow: 0))
         return try converter.convert(frame) { $0.format.size }
     }

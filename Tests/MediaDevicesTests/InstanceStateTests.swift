@@ -51,7 +51,8 @@ final class InstanceStateTests: XCTestCase {
         let kept = Lines()
         var logger = Logger(label: "app.cameras") { _ in Recorder(kept: kept) }
         logger.logLevel = .debug
-        let (devices, problems) = CaptureDevice.enumerate(in: directory, logger: logger)
+        let found = CaptureDevice.enumerate(in: directory, logger: logger)
+        let (devices, problems) = (found.devices, found.problems)
         XCTAssertEqual(devices.count, 0)
         XCTAssertEqual(problems.count, 1)
         let lines = kept.lines.withLock { $0 }

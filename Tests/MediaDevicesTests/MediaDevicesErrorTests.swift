@@ -33,7 +33,7 @@ final class MediaDevicesErrorTests: XCTestCase {
     func testBusy() {
         let error = map(EBUSY)
         XCTAssertEqual(error.code, .busy)
-        XCTAssertEqual(error.errno, EBUSY)
+        XCTAssertEqual(error.errno, .resourceBusy)
     }
 
     func testPermissionDenied() {

@@ -9,7 +9,7 @@ final class SequenceWrapDropTests: XCTestCase {
         var accumulator = StatisticsAccumulator()
         let sequences: [UInt32] = [UInt32.max - 3, UInt32.max - 1, 1, 2, 5]  // dropped: max-2, max, 0, 3, 4
         for (index, sequence) in sequences.enumerated() {
-            accumulator.record(timestamp: UInt64(index), sequence: sequence, captureDelay: .zero)
+            accumulator.record(timestamp: MonotonicInstant(nanoseconds: UInt64(index)), sequence: sequence, captureDelay: .zero)
         }
         XCTAssertEqual(accumulator.statistics.droppedFrames, 5)
         XCTAssertEqual(accumulator.statistics.deliveredFrames, 5)
@@ -18,7 +18,7 @@ final class SequenceWrapDropTests: XCTestCase {
     func testAStepBackIsNotADrop() {
         var accumulator = StatisticsAccumulator()
         for sequence: UInt32 in [100, 101, 7, 8] {
-            accumulator.record(timestamp: UInt64(sequence), sequence: sequence, captureDelay: .zero)
+            accumulator.record(timestamp: MonotonicInstant(nanoseconds: UInt64(sequence)), sequence: sequence, captureDelay: .zero)
         }
         XCTAssertEqual(accumulator.statistics.droppedFrames, 0)
     }

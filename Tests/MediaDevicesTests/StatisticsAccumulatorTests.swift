@@ -5,7 +5,7 @@ final class StatisticsAccumulatorTests: XCTestCase {
     func testSequenceGapsCountAsDrops() {
         var accumulator = StatisticsAccumulator()
         for sequence: UInt32 in [0, 1, 3, 4, 8] {
-            accumulator.record(timestamp: UInt64(sequence) * 1_000_000, sequence: sequence, captureDelay: .zero)
+            accumulator.record(timestamp: MonotonicInstant(nanoseconds: UInt64(sequence) * 1_000_000), sequence: sequence, captureDelay: .zero)
         }
         XCTAssertEqual(accumulator.statistics.droppedFrames, 4)  // 2, 5, 6, 7
         XCTAssertEqual(accumulator.statistics.deliveredFrames, 5)
@@ -14,7 +14,7 @@ final class StatisticsAccumulatorTests: XCTestCase {
     func testMeasuredFrameRate() {
         var accumulator = StatisticsAccumulator()
         for index in 0..<11 {
-            accumulator.record(timestamp: 5_000_000_000 + UInt64(index) * 40_000_000, sequence: UInt32(index),
+            accumulator.record(timestamp: MonotonicInstant(nanoseconds: 5_000_000_000 + UInt64(index) * 40_000_000), sequence: UInt32(index),
                                captureDelay: .zero)
         }
         XCTAssertEqual(accumulator.statistics.measuredFrameRate, 25.0, accuracy: 1e-9)
@@ -24,40 +24,40 @@ final class StatisticsAccumulatorTests: XCTestCase {
 
     func testRateNeedsTwoFrames() {
         var accumulator = StatisticsAccumulator()
-        accumulator.record(timestamp: 1_000, sequence: 0, captureDelay: .zero)
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 1_000), sequence: 0, captureDelay: .zero)
         XCTAssertEqual(accumulator.statistics.measuredFrameRate, 0)
     }
 
     func testRestartIsNotADrop() {
         var accumulator = StatisticsAccumulator()
         for sequence: UInt32 in 0..<100 {
-            accumulator.record(timestamp: UInt64(sequence), sequence: sequence, captureDelay: .zero)
+            accumulator.record(timestamp: MonotonicInstant(nanoseconds: UInt64(sequence)), sequence: sequence, captureDelay: .zero)
         }
         accumulator.restartSequence()
         for sequence: UInt32 in [0, 1, 2] {
-            accumulator.record(timestamp: 200 + UInt64(sequence), sequence: sequence, captureDelay: .zero)
+            accumulator.record(timestamp: MonotonicInstant(nanoseconds: 200 + UInt64(sequence)), sequence: sequence, captureDelay: .zero)
         }
         XCTAssertEqual(accumulator.statistics.droppedFrames, 0)
         XCTAssertEqual(accumulator.statistics.deliveredFrames, 103)
         // Counting resumes after the restart.
-        accumulator.record(timestamp: 300, sequence: 5, captureDelay: .zero)
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 300), sequence: 5, captureDelay: .zero)
         XCTAssertEqual(accumulator.statistics.droppedFrames, 2)
     }
 
     func testSequenceWrapIsNotADrop() {
         var accumulator = StatisticsAccumulator()
-        accumulator.record(timestamp: 1, sequence: UInt32.max, captureDelay: .zero)
-        accumulator.record(timestamp: 2, sequence: 0, captureDelay: .zero)
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 1), sequence: UInt32.max, captureDelay: .zero)
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 2), sequence: 0, captureDelay: .zero)
         XCTAssertEqual(accumulator.statistics.droppedFrames, 0)
     }
 
     func testCaptureDelay() {
         var accumulator = StatisticsAccumulator()
-        accumulator.record(timestamp: 0, sequence: 0, captureDelay: .milliseconds(1))
-        accumulator.record(timestamp: 1, sequence: 1, captureDelay: .microseconds(3000))
-        accumulator.record(timestamp: 2, sequence: 2, captureDelay: .microseconds(500))
-        XCTAssertEqual(accumulator.statistics.meanCaptureDelayMicroseconds, 1500, accuracy: 1e-6)
-        XCTAssertEqual(accumulator.statistics.maxCaptureDelayMicroseconds, 3000, accuracy: 1e-6)
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, captureDelay: .milliseconds(1))
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 1), sequence: 1, captureDelay: .microseconds(3000))
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 2), sequence: 2, captureDelay: .microseconds(500))
+        XCTAssertEqual(accumulator.statistics.meanCaptureDelay.inMicroseconds, 1500, accuracy: 1e-6)
+        XCTAssertEqual(accumulator.statistics.maxCaptureDelay.inMicroseconds, 3000, accuracy: 1e-6)
     }
 
     func testQueueDrops() {

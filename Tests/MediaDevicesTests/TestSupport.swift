@@ -7,7 +7,7 @@ func withGreyFrame<R>(sequence: UInt32, timestamp: UInt64 = 0, bytes: [UInt8],
     let format = VideoFormat(pixelFormat: .grey, width: bytes.count, height: 1,
                              bytesPerRow: [bytes.count], bufferSizes: [bytes.count])
     return try bytes.withUnsafeBytes { raw in
-        let frame = VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: .up,
+        let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: timestamp), sequence: sequence, orientation: .up,
                                captureDelay: captureDelay, planeCount: 1, bytesUsed: raw.count,
                                plane0: FramePlane(bytes: raw, bytesPerRow: raw.count))
         return try body(frame)

@@ -11,7 +11,7 @@ final class VideoFrameBufferTests: XCTestCase {
         let buffer = VideoFrameBuffer(format: format)
         luma.withUnsafeBytes { y in
             chroma.withUnsafeBytes { uv in
-                let frame = VideoFrame(format: format, timestamp: 99, sequence: 3, orientation: .left,
+                let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 99), sequence: 3, orientation: .left,
                                        captureDelay: .microseconds(5), planeCount: 2, bytesUsed: 12,
                                        plane0: FramePlane(bytes: y, bytesPerRow: 4),
                                        plane1: FramePlane(bytes: uv, bytesPerRow: 4))
@@ -20,7 +20,7 @@ final class VideoFrameBufferTests: XCTestCase {
         }
         XCTAssertEqual(buffer.withUnsafeBytes { Array($0) }, luma + chroma)
         XCTAssertEqual(buffer.sequence, 3)
-        XCTAssertEqual(buffer.timestamp, 99)
+        XCTAssertEqual(buffer.timestamp, MonotonicInstant(nanoseconds: 99))
         XCTAssertEqual(buffer.orientation, .left)
         buffer.withFrame { frame in
             XCTAssertEqual(frame.planeCount, 2)
@@ -51,7 +51,7 @@ final class VideoFrameBufferTests: XCTestCase {
         let y: [UInt8] = [1, 2, 3, 4], u: [UInt8] = [5], v: [UInt8] = [6]
         let buffer = VideoFrameBuffer(format: format)
         y.withUnsafeBytes { yb in u.withUnsafeBytes { ub in v.withUnsafeBytes { vb in
-            buffer.fill(from: VideoFrame(format: format, timestamp: 0, sequence: 0, orientation: .up, captureDelay: .zero,
+            buffer.fill(from: VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, orientation: .up, captureDelay: .zero,
                                          planeCount: 3, bytesUsed: 6,
                                          plane0: FramePlane(bytes: yb, bytesPerRow: 2),
                                          plane1: FramePlane(bytes: ub, bytesPerRow: 1),

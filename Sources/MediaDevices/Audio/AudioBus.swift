@@ -199,8 +199,7 @@ public final class AudioBus: Sendable {
                 return true
             }
             if deadline == nil {
-                let (seconds, attoseconds) = timeout.components
-                deadline = DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+                deadline = DispatchTime.now() + .nanoseconds(Int(timeout.nanosecondCount))
             }
             if captureArrived.wait(timeout: deadline!) == .timedOut {
                 withdrawCaptureWait()

@@ -4,7 +4,7 @@
 /// `AudioConverter` made for this device converts between them on the audio thread; when they
 /// are equal, periods are copied as they are. Built with each stream (initialize, device
 /// switch, fallback), so a new device gets a converter of its own.
-final class AudioBusPort: @unchecked Sendable {
+final class AudioBusPort: Sendable {
     let bus: AudioBus
     /// The format the device runs at.
     let deviceFormat: AudioFormat

@@ -49,24 +49,25 @@ public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
         self.deviceNumber = deviceNumber
     }
 
-    /// Every input (ALSA capture PCMs, then Pulse sources when a server answers).
-    public static var inputs: [AudioDevice] { enumerate().devices.filter { $0.direction == .input } }
-    /// Every output (ALSA playback PCMs, then Pulse sinks when a server answers).
-    public static var outputs: [AudioDevice] { enumerate().devices.filter { $0.direction == .output } }
+    /// Every device of both backends (ALSA PCMs, then Pulse sinks and sources when a server
+    /// answers; `inputs` and `outputs` of the result split them), plus why a backend
+    /// contributed nothing (no sound card, no Pulse server). Pulse gets `pulseTimeout` to
+    /// answer; cancelling the calling task ends the wait at once (the result then lists the
+    /// ALSA devices and a `.cancelled` problem).
+    public static func discover(pulseTimeout: Duration = .seconds(2)) async -> DeviceDiscovery<AudioDevice> {
+        await discovering("audio devices") { scan(pulseTimeout: pulseTimeout) }
+    }
 
-    /// Every device of both backends, plus why a backend contributed nothing (no sound card, no
-    /// Pulse server). Never hangs: Pulse gets `pulseTimeout` seconds to answer.
-    public static func enumerate(pulseTimeout: Double = 2) -> (devices: [AudioDevice], problems: [MediaDevicesError]) {
-        var devices: [AudioDevice] = []
-        var problems: [MediaDevicesError] = []
+    /// `discover(pulseTimeout:)` on the calling thread, for the synchronous command-line tool
+    /// and tests.
+    package static func scan(pulseTimeout: Duration = .seconds(2)) -> DeviceDiscovery<AudioDevice> {
         let alsa = ALSADevices.enumerate()
-        devices += alsa.devices
-        problems += alsa.problems
+        var found = DeviceDiscovery(devices: alsa.devices, problems: alsa.problems)
         switch PulseDevices.enumerate(timeout: pulseTimeout) {
-        case .success(let pulse): devices += pulse
-        case .failure(let error): problems.append(error)
+        case .success(let pulse): found.devices += pulse
+        case .failure(let error): found.problems.append(error)
         }
-        return (devices, problems)
+        return found
     }
 
     /// An ALSA PCM by name (`hw:Loopback,1,0`, `plughw:0`, `default`, any name from asound.conf),

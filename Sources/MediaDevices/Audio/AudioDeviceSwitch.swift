@@ -4,13 +4,13 @@ public struct AudioDeviceSwitch: Sendable, Equatable {
     public let from: AudioDevice?
     /// The device the side runs on now.
     public let to: AudioDevice
-    /// Seconds spent opening the new device, while the old one still ran.
-    public let openSeconds: Double
-    /// Seconds from the old run's stop request to the new run's start.
-    public let pauseSeconds: Double
-    /// Seconds from the old device's last period to the new device's first: what the
+    /// Time spent opening the new device, while the old one still ran.
+    public let open: Duration
+    /// Time from the old run's stop request to the new run's start.
+    public let pause: Duration
+    /// Time from the old device's last period to the new device's first: what the
     /// application misses (capture) or hears as silence (render), besides the new device's own
     /// latency. Nil when the side was not running or the new device moved no period within a
     /// second.
-    public let gapSeconds: Double?
+    public let gap: Duration?
 }

@@ -141,7 +141,7 @@ public final class AudioDriverSide: Sendable {
     }
 
     /// Called on the audio thread once the side fell back to `fallbackDevice`, with what moved
-    /// (`gapSeconds` nil: it is told before the new device runs) and the error that lost the old
+    /// (`gap` nil: it is told before the new device runs) and the error that lost the old
     /// device. `onStop` is not called for it. Takes effect at the next `start()`.
     public var onFallback: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)? {
         get { state.withLock { $0.onFallback } }
@@ -156,13 +156,13 @@ public final class AudioDriverSide: Sendable {
         set { state.withLock { $0.observer = newValue } }
     }
 
-    /// The delay measured last from the device (`snd_pcm_delay`, Pulse stream latency), in
-    /// seconds: capture delay for the capture side, render delay for the render side; plus the
+    /// The delay measured last from the device (`snd_pcm_delay`, Pulse stream latency):
+    /// capture delay for the capture side, render delay for the render side; plus the
     /// converter's delay when the side converts, and on the capture side the voice
     /// processing's latency when it runs (`VoiceProcessor.latency`).
-    public var estimatedDelay: Double {
-        guard let port = state.withLock({ $0.port }) else { return 0 }
-        return port.delaySeconds + (direction == .input ? bus.voice.session?.processor.latency ?? 0 : 0)
+    public var estimatedDelay: Duration {
+        guard let port = state.withLock({ $0.port }) else { return .zero }
+        return .seconds(port.delaySeconds + (direction == .input ? bus.voice.session?.processor.latency ?? 0 : 0))
     }
 
     /// What the current or last run measured.
@@ -277,7 +277,7 @@ public final class AudioDriverSide: Sendable {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
                                     detail: "Initialize the \(sideName) side before switching its device")
         }
-        let openStarted = MonotonicClock.now()
+        let openStarted = MonotonicInstant.now
         let newOptions = options ?? oldOptions
         let stream = try opener(device, current, newOptions)
         let port: AudioBusPort
@@ -291,7 +291,7 @@ public final class AudioDriverSide: Sendable {
             stream.close()
             throw error
         }
-        let opened = MonotonicClock.now()
+        let opened = MonotonicInstant.now
         switching.store(true, ordering: .releasing)
         defer { switching.store(false, ordering: .releasing) }
         stop()
@@ -305,7 +305,7 @@ public final class AudioDriverSide: Sendable {
             if wasRunning { try launch(&state, continuingBus: true) }
             return old
         }
-        let restarted = MonotonicClock.now()
+        let restarted = MonotonicInstant.now
         old?.close()
         var firstNewPeriod: UInt64?
         if wasRunning {
@@ -314,9 +314,9 @@ public final class AudioDriverSide: Sendable {
                 MonotonicClock.sleep(until: MonotonicClock.now() + 5_000_000)
             }
         }
-        return AudioDeviceSwitch(from: oldDevice, to: device, openSeconds: Double(opened - openStarted) / 1e9,
-                                 pauseSeconds: Double(restarted - opened) / 1e9,
-                                 gapSeconds: firstNewPeriod.flatMap { lastOldPeriod > 0 && $0 > lastOldPeriod ? Double($0 - lastOldPeriod) / 1e9 : nil })
+        return AudioDeviceSwitch(from: oldDevice, to: device, open: openStarted.duration(to: opened),
+                                 pause: opened.duration(to: restarted),
+                                 gap: firstNewPeriod.flatMap { lastOldPeriod > 0 && $0 > lastOldPeriod ? .nanoseconds(Int64($0 - lastOldPeriod)) : nil })
     }
 
     /// On the audio thread, after `lost` ended the run of `stream`: opens `fallbackDevice` for
@@ -327,21 +327,21 @@ public final class AudioDriverSide: Sendable {
                           report: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)?) -> (any AudioBackendStream, AudioBusPort)? {
         let (fallback, from, options) = state.withLock { ($0.fallback, $0.device, $0.options) }
         guard let fallback, fallback != from else { return nil }
-        let started = MonotonicClock.now()
+        let started = MonotonicInstant.now
         guard let next = try? opener(fallback, busFormat, options) else { return nil }
         guard options.convertsFormat || next.format == busFormat,
               let port = try? makePort(for: next, busFormat: busFormat, options: options) else {
             next.close()
             return nil
         }
-        let opened = MonotonicClock.now()
+        let opened = MonotonicInstant.now
         state.withLock {
             $0.stream = next
             $0.port = port
             $0.device = fallback
         }
         stream.close()
-        report?(AudioDeviceSwitch(from: from, to: fallback, openSeconds: Double(opened - started) / 1e9, pauseSeconds: 0, gapSeconds: nil), lost)
+        report?(AudioDeviceSwitch(from: from, to: fallback, open: started.duration(to: opened), pause: .zero, gap: nil), lost)
         return (next, port)
     }
 
@@ -410,8 +410,8 @@ public final class AudioDriver: Sendable {
     public func stopCapture() { capture.stop() }
     /// Whether capture runs.
     public var isCapturing: Bool { capture.isStarted }
-    /// The measured capture delay in seconds (`snd_pcm_delay` / Pulse latency).
-    public var estimatedCaptureDelay: Double { capture.estimatedDelay }
+    /// The measured capture delay (`snd_pcm_delay` / Pulse latency). See `AudioDriverSide.estimatedDelay`.
+    public var estimatedCaptureDelay: Duration { capture.estimatedDelay }
 
     /// Opens and configures the output. See `AudioDriverSide.initialize`. Voice processing, if
     /// on, takes its echo reference at the new format.
@@ -427,8 +427,8 @@ public final class AudioDriver: Sendable {
     public func stopRendering() { render.stop() }
     /// Whether rendering runs.
     public var isRendering: Bool { render.isStarted }
-    /// The measured render delay in seconds.
-    public var estimatedRenderDelay: Double { render.estimatedDelay }
+    /// The measured render delay. See `AudioDriverSide.estimatedDelay`.
+    public var estimatedRenderDelay: Duration { render.estimatedDelay }
 
     /// Moves capture to another input while it runs. See `AudioDriverSide.switchDevice`.
     @discardableResult

@@ -50,8 +50,8 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
     /// `48000 Hz, 2 ch, S16_LE`.
     public var description: String { "\(sampleRate) Hz, \(channels) ch, \(sampleFormat)" }
 
-    /// The duration of `frames` frames in seconds.
-    public func seconds(frames: Int) -> Double { Double(frames) / Double(sampleRate) }
+    /// How long `frames` frames last at this format's rate.
+    public func duration(frames: Int) -> Duration { .seconds(Double(frames) / Double(sampleRate)) }
 }
 
 /// What a device accepts, as the hardware or the server reports it: for ALSA the refined

@@ -4,9 +4,9 @@ import Synchronization
 public struct AudioStatistics: Sendable, Codable, Equatable {
     /// Frames moved between the device and the bus.
     public var frames: Int = 0
-    /// Seconds from the first to the last period.
-    public var elapsedSeconds: Double = 0
-    /// Frames per second actually moved (`frames` over `elapsedSeconds`, excluding the first
+    /// Time from the first to the last period; seconds in JSON.
+    @SecondsCoding public var elapsed: Duration = .zero
+    /// Frames per second actually moved (`frames` over `elapsed`, excluding the first
     /// period and, for rendering, the initial fill of the device buffer, which go at once).
     public var achievedSampleRate: Double = 0
     /// Device underruns (render) or overruns (capture) that were recovered (`-EPIPE` from ALSA).
@@ -16,13 +16,13 @@ public struct AudioStatistics: Sendable, Codable, Equatable {
     /// The last measured delay, in frames: `snd_pcm_delay` (frames queued in the device) or
     /// the PulseAudio stream latency.
     public var delayFrames: Int = 0
-    /// The mean measured delay, in microseconds.
-    public var meanDelayMicroseconds: Double = 0
-    /// The largest measured delay, in microseconds.
-    public var maxDelayMicroseconds: Double = 0
+    /// The mean measured delay; seconds in JSON.
+    @SecondsCoding public var meanDelay: Duration = .zero
+    /// The largest measured delay; seconds in JSON.
+    @SecondsCoding public var maxDelay: Duration = .zero
     /// The mean time the audio thread spent per period copying and converting (excluding the
-    /// device call itself), in nanoseconds: over each of the first 16 periods, then every 8th.
-    public var meanPeriodCostNanoseconds: Double = 0
+    /// device call itself): over each of the first 16 periods, then every 8th; seconds in JSON.
+    @SecondsCoding public var meanPeriodCost: Duration = .zero
     /// Render side: samples the application had not supplied in time (played as silence).
     /// Capture side: samples dropped because the application did not read them in time.
     public var busShortfallSamples: Int = 0
@@ -109,18 +109,18 @@ final class AudioCounters: Sendable {
         result.xruns = xruns.load(ordering: .relaxed)
         result.periods = periods.load(ordering: .relaxed)
         let first = firstPeriodNanoseconds.load(ordering: .relaxed), last = lastPeriodNanoseconds.load(ordering: .relaxed)
-        result.elapsedSeconds = last > first ? Double(last - first) / 1e9 : 0
-        if result.elapsedSeconds > 0 {
-            result.achievedSampleRate = Double(max(0, result.frames - firstPeriodFrames.load(ordering: .relaxed) - burst)) / result.elapsedSeconds
+        result.elapsed = last > first ? .nanoseconds(Int64(clamping: last - first)) : .zero
+        if last > first {
+            result.achievedSampleRate = Double(max(0, result.frames - firstPeriodFrames.load(ordering: .relaxed) - burst)) / result.elapsed.inSeconds
         }
         result.delayFrames = delayFrames.load(ordering: .relaxed)
         let count = delayCount.load(ordering: .relaxed)
         if count > 0, rate > 0 {
-            result.meanDelayMicroseconds = Double(delaySum.load(ordering: .relaxed)) / Double(count) / Double(rate) * 1e6
-            result.maxDelayMicroseconds = Double(delayMax.load(ordering: .relaxed)) / Double(rate) * 1e6
+            result.meanDelay = .seconds(Double(delaySum.load(ordering: .relaxed)) / Double(count) / Double(rate))
+            result.maxDelay = .seconds(Double(delayMax.load(ordering: .relaxed)) / Double(rate))
         }
         let timed = costSamples.load(ordering: .relaxed)
-        if timed > 0 { result.meanPeriodCostNanoseconds = Double(costNanoseconds.load(ordering: .relaxed)) / Double(timed) }
+        if timed > 0 { result.meanPeriodCost = .nanoseconds(Int64(clamping: costNanoseconds.load(ordering: .relaxed) / UInt64(timed))) }
         result.busShortfallSamples = shortfall
         return result
     }

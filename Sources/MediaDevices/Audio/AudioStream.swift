@@ -16,16 +16,16 @@ public struct AudioStreamOptions: Sendable, Hashable {
     /// The library that converts rates when `convertsFormat` needs it (default speexdsp, for
     /// its 1 ms delay; see `AudioResamplerLibrary` for the comparison).
     public var resampler: AudioResamplerLibrary
-    /// Sound-server streams (PulseAudio, and PipeWire through pipewire-pulse): seconds
+    /// Sound-server streams (PulseAudio, and PipeWire through pipewire-pulse): how long
     /// `initialize` waits for the server to accept the client and then the stream before it
-    /// fails with `.timeout` (default 5). ALSA devices ignore it. Raise it where the server may
+    /// fails with `.timeout` (default 5 s). ALSA devices ignore it. Raise it where the server may
     /// be slow to answer: a heavily loaded or emulated machine, or a server still starting.
-    public var serverTimeout: Double
+    public var serverTimeout: Duration
 
     /// Creates options; the defaults are 512-frame periods, 4 of them, filling with silence,
     /// converting to the asked format with speexdsp, and a 5 s sound-server timeout.
     public init(periodFrames: Int = 512, periods: Int = 4, fillsSilenceOnUnderrun: Bool = true,
-                convertsFormat: Bool = true, resampler: AudioResamplerLibrary = .speexDSP, serverTimeout: Double = 5) {
+                convertsFormat: Bool = true, resampler: AudioResamplerLibrary = .speexDSP, serverTimeout: Duration = .seconds(5)) {
         self.periodFrames = periodFrames
         self.periods = periods
         self.fillsSilenceOnUnderrun = fillsSilenceOnUnderrun

@@ -44,7 +44,7 @@ public struct FramebufferDescription: Sendable, Hashable, CustomStringConvertibl
 /// One framebuffer mapped for reading. The GEM handle the kernel gave is closed as soon as the
 /// mapping exists (the mapping keeps the buffer alive); `memory` is unmapped and the PRIME
 /// descriptor closed in `deinit`.
-final class Framebuffer: @unchecked Sendable {
+final class Framebuffer: Sendable {
     let description: FramebufferDescription
     /// Bytes per pixel, kept here: reading it from the layout goes through a generic
     /// `Collection` accessor, which allocates per call in debug builds.
@@ -196,7 +196,7 @@ final class Framebuffer: @unchecked Sendable {
                 do {
                     memory = try MappedMemory(descriptor: card.file.rawValue, device: card.path, length: length,
                                               offset: Int(request.offset), protection: PROT_READ, operation: "mmap (dumb buffer)")
-                } catch let failure as MediaDevicesError { errors.append("mmap of the dumb buffer: \(MediaDevicesError.errnoName(failure.errno ?? 0))") }
+                } catch let failure as MediaDevicesError { errors.append("mmap of the dumb buffer: \(MediaDevicesError.errnoName(failure.errno?.rawValue ?? 0))") }
             } else {
                 errors.append("DRM_IOCTL_MODE_MAP_DUMB: \(MediaDevicesError.errnoName(error))")
             }
@@ -208,7 +208,7 @@ final class Framebuffer: @unchecked Sendable {
                 do {
                     memory = try MappedMemory(descriptor: prime.fd, device: card.path, length: length, offset: 0,
                                               protection: PROT_READ, operation: "mmap (PRIME dma-buf)")
-                } catch let failure as MediaDevicesError { errors.append("mmap of the dma-buf: \(MediaDevicesError.errnoName(failure.errno ?? 0))") }
+                } catch let failure as MediaDevicesError { errors.append("mmap of the dma-buf: \(MediaDevicesError.errnoName(failure.errno?.rawValue ?? 0))") }
             }
         }
         guard let memory else {

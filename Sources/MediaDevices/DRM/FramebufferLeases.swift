@@ -5,7 +5,7 @@ import Synchronization
 /// mapped and exported until its last lease is given back, even after the screen moved to
 /// another framebuffer (a mode change, a page flip) or the source was released. Nothing to
 /// starve: a lease is never refused while the framebuffer is known.
-final class FramebufferLeases: FrameBufferLender, @unchecked Sendable {
+final class FramebufferLeases: FrameBufferLender, Sendable {
     private struct Slot {
         var framebuffer: Framebuffer?
         var leases = 0

@@ -81,7 +81,7 @@ final class ScreenGrabber: ScreenGrabbing {
     /// Grabs the screen as it is now and lends it to `body` as a frame stamped `timestamp`.
     /// Returns `.nothingToShow` when there is nothing to grab (the CRTC is off or between
     /// framebuffers). KMS tracks no damage: `onlyIfChanged` is ignored and every grab is lent.
-    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
+    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
         crtc = drm_mode_crtc()
         crtc.crtc_id = crtcID
         let error = card.file.ioctlErrno(cdrm_IOCTL_MODE_GETCRTC, &crtc)
@@ -131,11 +131,11 @@ final class ScreenGrabber: ScreenGrabbing {
             plane = FramePlane(bytes: UnsafeRawBufferPointer(start: composite, count: frameFormat.imageSize),
                                bytesPerRow: frameFormat.bytesPerRow[0])
         }
-        let delay = Int64(MonotonicClock.now()) - Int64(timestamp)
+        let delay = max(timestamp.duration(to: .now), .zero)
         // An exported framebuffer is lendable: a sequence keeps it (live, not a snapshot) on lease.
         let lendable = frameExport != nil && leaseSlot >= 0 ? leases.map { LendableBuffer(lender: $0, index: leaseSlot) } : nil
         body(VideoFrame(format: frameFormat, timestamp: timestamp, sequence: sequence, orientation: .up,
-                        captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane,
+                        captureDelay: delay, planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane,
                         plane1: .empty, plane2: .empty, dmaBuf: frameExport, lendable: lendable))
         return .delivered
     }

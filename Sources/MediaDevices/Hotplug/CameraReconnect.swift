@@ -7,7 +7,7 @@ extension DeviceMonitor {
         // Listen first, then look: a camera that comes back in between is not missed.
         let monitor = try DeviceMonitor(kinds: [.camera])
         defer { monitor.stop() }
-        if let present = CaptureDevice.devices.first(where: { $0.uniqueID == uniqueID }) { return present }
+        if let present = CaptureDevice.scan().devices.first(where: { $0.uniqueID == uniqueID }) { return present }
         let timer = Task {
             try? await Task.sleep(for: timeout)
             monitor.stop()  // ends the sequence below

@@ -77,7 +77,7 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
 /// for await event in monitor { print(event) }
 /// ```
 /// One task iterates a monitor; make another monitor for another consumer.
-public final class DeviceMonitor: AsyncSequence, @unchecked Sendable {
+public final class DeviceMonitor: AsyncSequence, Sendable {
     /// Each element is one device added, removed or changed.
     public typealias Element = DeviceEvent
     /// The iterator: the events of the monitor's stream.
@@ -207,7 +207,7 @@ private final class KnownDevices: @unchecked Sendable {
     init(udev: UdevContext, kinds: Set<DeviceEvent.Kind>) {
         self.kinds = kinds
         if kinds.contains(.camera) {
-            for camera in CaptureDevice.devices { cameras[(camera.path as NSString).lastPathComponent] = camera }
+            for camera in CaptureDevice.scan().devices { cameras[(camera.path as NSString).lastPathComponent] = camera }
         }
         for kind in kinds where kind != .camera {
             for device in udev.devices(subsystem: kind.subsystem, sysnamePrefix: "card") where device.cardNumber != nil {
@@ -260,7 +260,7 @@ private final class KnownDevices: @unchecked Sendable {
             if event.action == .removed {
                 event.screens = screensByCard.removeValue(forKey: node) ?? []
             } else {
-                event.screens = ScreenSource.enumerate(backend: .kms).screens.filter { $0.card == node }
+                event.screens = ScreenSource.scan(backend: .kms).devices.filter { $0.card == node }
                 screensByCard[node] = event.screens
             }
         case .sound:
@@ -313,7 +313,7 @@ private final class KnownDevices: @unchecked Sendable {
     private func describe(_ path: String) -> (CaptureDevice?, MediaDevicesError?) {
         var lastProblem: MediaDevicesError?
         for _ in 0..<50 {
-            let (devices, problems) = CaptureDevice.enumerate()
+            let (devices, problems) = { ($0.devices, $0.problems) }(CaptureDevice.enumerate())
             if let camera = devices.first(where: { $0.path == path }) { return (camera, nil) }
             lastProblem = problems.first { $0.device == path }
             guard let problem = lastProblem else { return (nil, nil) }  // opened fine: not a capture node

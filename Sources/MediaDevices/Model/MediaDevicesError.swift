@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemPackage
 
 /// The one error type of MediaDevices. Each error has a stable `code`, names the device and the
 /// operation, and its `description` says what to do about it.
@@ -75,13 +76,14 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
     public let device: String?
     /// The operation that failed, in kernel terms where there is one (`VIDIOC_STREAMON`, `open`).
     public let operation: String
-    /// The errno value behind the error, if it came from a system call.
-    public let errno: Int32?
+    /// The errno value behind the error, if it came from a system call (swift-system's
+    /// `Errno`: compare with `.resourceBusy`, `.noSuchFileOrDirectory`, …, or read `rawValue`).
+    public let errno: Errno?
     /// A sentence on what happened and what to do about it.
     public let detail: String
 
     /// Creates an error. Prefer the factory functions, which write the remedy for you.
-    public init(_ code: Code, device: String?, operation: String, errno: Int32? = nil, detail: String) {
+    public init(_ code: Code, device: String?, operation: String, errno: Errno? = nil, detail: String) {
         self.code = code
         self.device = device
         self.operation = operation
@@ -89,16 +91,26 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         self.detail = detail
     }
 
+    /// An error whose errno is the raw value a C call set.
+    init(_ code: Code, device: String?, operation: String, errno: Int32?, detail: String) {
+        self.init(code, device: device, operation: operation, errno: errno.map(Errno.init(rawValue:)), detail: detail)
+    }
+
     /// `"/dev/video0: VIDIOC_STREAMON failed: device or resource busy (EBUSY). Another process…"`.
     public var description: String {
         var text = device.map { "\($0): " } ?? ""
         text += "\(operation) failed"
-        if let errno { text += ": \(String(cString: strerror(errno))) (\(MediaDevicesError.errnoName(errno)))" }
+        if let errno { text += ": \(String(cString: strerror(errno.rawValue))) (\(MediaDevicesError.errnoName(errno.rawValue)))" }
         return detail.isEmpty ? text : "\(text). \(detail)"
     }
 
     /// Maps an errno from `operation` on `device` to an error with a remedy.
-    public static func fromErrno(_ errno: Int32, device: String?, operation: String) -> MediaDevicesError {
+    public static func fromErrno(_ errno: Errno, device: String?, operation: String) -> MediaDevicesError {
+        fromErrno(errno.rawValue, device: device, operation: operation)
+    }
+
+    /// Maps the raw errno a C call set (see `fromErrno(_:device:operation:)`).
+    static func fromErrno(_ errno: Int32, device: String?, operation: String) -> MediaDevicesError {
         let name = device ?? "The device"
         switch errno {
         case ENODEV, ENXIO, ENOENT where operation != "open":
@@ -110,7 +122,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         case EBUSY:
             return MediaDevicesError(.busy, device: device, operation: operation, errno: errno,
                                      detail: "Another process is using \(name) (streaming from it or holding its buffers); close that application, or find it with `fuser \(device ?? "/dev/video*")`"
-                                         + ((device ?? "").hasPrefix("/dev/video") ? ". If it is PipeWire (wireplumber offers the camera to applications), read the camera through PipeWire instead, shared with them: CaptureDevice.devices(backends: [.pipewire]) and PipeWireCameraSource" : ""))
+                                         + ((device ?? "").hasPrefix("/dev/video") ? ". If it is PipeWire (wireplumber offers the camera to applications), read the camera through PipeWire instead, shared with them: CaptureDevice.discover(backends: [.pipewire]) and PipeWireCameraSource" : ""))
         case EACCES, EPERM:
             return MediaDevicesError(.permissionDenied, device: device, operation: operation, errno: errno,
                                      detail: "This user may not open \(name); add it to the `video` group (`usermod -aG video $USER`, then log in again) or install the rules in udev/ so the seat's user gets access")
@@ -136,7 +148,12 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
     }
 
     /// Maps an errno from `operation` on the file `path` (not a device) to an error with a remedy.
-    public static func fromFileErrno(_ errno: Int32, path: String, operation: String) -> MediaDevicesError {
+    public static func fromFileErrno(_ errno: Errno, path: String, operation: String) -> MediaDevicesError {
+        fromFileErrno(errno.rawValue, path: path, operation: operation)
+    }
+
+    /// Maps the raw errno a C call set (see `fromFileErrno(_:path:operation:)`).
+    static func fromFileErrno(_ errno: Int32, path: String, operation: String) -> MediaDevicesError {
         let remedy: String
         let code: Code
         switch errno {

@@ -25,8 +25,8 @@ public struct FramePlane {
 public struct VideoFrame {
     /// The frame's format; the strides in `format.bytesPerRow` match the planes.
     public let format: VideoFormat
-    /// When the driver captured the frame, in nanoseconds of `CLOCK_MONOTONIC`.
-    public let timestamp: UInt64
+    /// When the driver captured the frame (`CLOCK_MONOTONIC`, the clock of audio samples too).
+    public let timestamp: MonotonicInstant
     /// The driver's frame sequence number; a gap means frames were dropped before delivery.
     public let sequence: UInt32
     /// Which way up the content is.
@@ -49,7 +49,7 @@ public struct VideoFrame {
     private let plane2: FramePlane
 
     /// A frame over up to three planes, with their DMA-BUF export if there is one.
-    public init(format: VideoFormat, timestamp: UInt64, sequence: UInt32, orientation: VideoOrientation,
+    public init(format: VideoFormat, timestamp: MonotonicInstant, sequence: UInt32, orientation: VideoOrientation,
                 captureDelay: Duration, planeCount: Int, bytesUsed: Int,
                 plane0: FramePlane, plane1: FramePlane = .empty, plane2: FramePlane = .empty,
                 dmaBuf: DMABufFrame? = nil) {
@@ -59,7 +59,7 @@ public struct VideoFrame {
     }
 
     /// A frame whose planes are in a buffer `lendable` can lend past the callback.
-    init(format: VideoFormat, timestamp: UInt64, sequence: UInt32, orientation: VideoOrientation,
+    init(format: VideoFormat, timestamp: MonotonicInstant, sequence: UInt32, orientation: VideoOrientation,
          captureDelay: Duration, planeCount: Int, bytesUsed: Int,
          plane0: FramePlane, plane1: FramePlane, plane2: FramePlane,
          dmaBuf: DMABufFrame?, lendable: LendableBuffer?) {

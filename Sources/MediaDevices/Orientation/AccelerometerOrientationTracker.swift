@@ -191,7 +191,7 @@ public final class AccelerometerOrientationTracker: OrientationTracker, @uncheck
         guard thread == nil else { return }
         wake.reset()
         let (accelerometer, wake, cell, shared) = (self.accelerometer, self.wake, self.cell, self.shared)
-        let milliseconds = Int32(clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = interval.millisecondCount
         thread = try CaptureThread(name: "md-orientation") {
             var descriptor = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
             while true {

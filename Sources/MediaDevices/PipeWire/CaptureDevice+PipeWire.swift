@@ -1,28 +1,56 @@
 import Glibc
+import Logging
 
 extension CaptureDevice {
-    /// The cameras `backends` offer, each physical camera once with every route to it: a camera
+    /// The cameras `backends` offer, each physical camera once with every route to it, and what
+    /// could not be read. `.v4l2` (the default): every video capture node in `/dev`, in
+    /// node-number order; nodes that are not video capture (metadata, output, radio, VBI,
+    /// touch, SDR) are skipped, nodes this process may not open are problems (most often
+    /// `.permissionDenied`: the user is not in the `video` group), each also logged at debug
+    /// level to `logger` (swift-log's; `nil`: one labelled `MediaDevices.CaptureDevice`).
+    /// `.pipewire`: the cameras of the PipeWire session (`PIPEWIRE_REMOTE`, else
+    /// `$XDG_RUNTIME_DIR/pipewire-0`), given `pipeWireTimeout` to answer: a camera
     /// WirePlumber's V4L2 monitor wraps is the V4L2 device (same `uniqueID`) with its PipeWire
     /// node among `routes`; a camera only PipeWire offers (libcamera) is listed with `uniqueID`
     /// `libcamera:ID` (libcamera's camera id, stable across replug) or, for a V4L2 node this
     /// process may not open, the identifier V4L2 would give it. With `.pipewire` alone only
-    /// cameras PipeWire offers are listed, with only their PipeWire routes. The PipeWire
-    /// session is the default remote (`PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`).
-    /// Throws what reading the PipeWire session throws (`.notFound` without one); `.portal`
-    /// is not offered yet and throws `.notFound`.
-    public static func devices(backends: Set<CaptureBackend>, pipeWireTimeout: Duration = .seconds(5)) throws -> [CaptureDevice] {
+    /// cameras PipeWire offers are listed, with only their PipeWire routes. `.portal` is not
+    /// offered yet (a `.notFound` problem). The wait on PipeWire runs on a thread of its own
+    /// and lasts at most `pipeWireTimeout`, cancelled or not (libpipewire's round trip does not
+    /// look at the task).
+    public static func discover(backends: Set<CaptureBackend> = [.v4l2], pipeWireTimeout: Duration = .seconds(5),
+                                logger: Logger? = nil) async -> DeviceDiscovery<CaptureDevice> {
+        await discovering("cameras") { scan(backends: backends, pipeWireTimeout: pipeWireTimeout, logger: logger) }
+    }
+
+    /// `discover(backends:pipeWireTimeout:logger:)` on the calling thread, for the synchronous
+    /// command-line tool, the device monitor and tests.
+    package static func scan(backends: Set<CaptureBackend> = [.v4l2], pipeWireTimeout: Duration = .seconds(5),
+                             logger: Logger? = nil) -> DeviceDiscovery<CaptureDevice> {
+        var found = DeviceDiscovery<CaptureDevice>()
         if backends.contains(.portal) {
-            throw MediaDevicesError(.notFound, device: "portal", operation: "AccessCamera",
-                                    detail: "Listing cameras through the Camera portal is not built yet; use .v4l2 or .pipewire")
+            found.problems.append(MediaDevicesError(.notFound, device: "portal", operation: "AccessCamera",
+                                                    detail: "Listing cameras through the Camera portal is not built yet; use .v4l2 or .pipewire"))
         }
-        let direct = enumerate().devices
-        guard backends.contains(.pipewire) else { return backends.contains(.v4l2) ? direct : [] }
-        let merged = merging(direct, try PipeWireCameraList.read(timeout: pipeWireTimeout), stableLink: stableLink(for:))
-        guard !backends.contains(.v4l2) else { return merged }
-        return merged.compactMap { device in
+        let direct = enumerate(logger: logger)
+        if backends.contains(.v4l2) { found.problems += direct.problems }
+        guard backends.contains(.pipewire) else {
+            if backends.contains(.v4l2) { found.devices = direct.devices }
+            return found
+        }
+        let nodes: [PipeWireCameraNode]
+        do {
+            nodes = try PipeWireCameraList.read(timeout: pipeWireTimeout)
+        } catch {
+            found.problems.append(MediaDevicesError.converting(error, device: "pipewire", operation: "list cameras"))
+            nodes = []
+        }
+        let merged = merging(direct.devices, nodes, stableLink: stableLink(for:))
+        found.devices = backends.contains(.v4l2) ? merged : merged.compactMap { device in
             let routes = device.routes.filter { $0.backend == .pipewire }
             return routes.isEmpty ? nil : device.with(uniqueID: device.uniqueID, routes: routes)
         }
+        return found
     }
 
     /// `devices` with each PipeWire node added to the device it wraps (same device path, or the

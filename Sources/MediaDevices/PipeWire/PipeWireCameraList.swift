@@ -10,7 +10,7 @@ enum PipeWireCameraList {
     /// PipeWire answers, `.timeout` when it does not answer within `timeout`.
     static func read(fd: Int32? = nil, timeout: Duration = .seconds(5)) throws -> [PipeWireCameraNode] {
         var message = [CChar](repeating: 0, count: 256)
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = timeout.millisecondCount
         guard let list = cpw_cameras_read(fd ?? -1, milliseconds, &message, message.count) else {
             let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let remote = fd != nil ? "the given remote" : (getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "$XDG_RUNTIME_DIR/pipewire-0")

@@ -70,7 +70,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     public convenience init(device: CaptureDevice, request: FormatRequest = FormatRequest()) throws {
         guard let node = device.pipeWireNodes.first else {
             throw MediaDevicesError(.notFound, device: device.uniqueID, operation: "PipeWire camera",
-                                    detail: "\(device.name) has no PipeWire route; list cameras with CaptureDevice.devices(backends: [.pipewire]) while a PipeWire session (pipewire and wireplumber) runs")
+                                    detail: "\(device.name) has no PipeWire route; list cameras with CaptureDevice.discover(backends: [.pipewire]) while a PipeWire session (pipewire and wireplumber) runs")
         }
         self.init(node: node, request: request)
     }
@@ -177,7 +177,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             do { try capture.iterate(timeoutMilliseconds: 0) } catch { return error as? MediaDevicesError }
             let (picture, isNew) = capture.newest()
             guard isNew, let data = picture.data else { continue }
-            let timestamp = MonotonicClock.now()
+            let timestamp = MonotonicInstant.now
             if Int(picture.width) != format.width || Int(picture.height) != format.height
                 || (picture.stride > 0 && (format.bytesPerRow.isEmpty || Int(picture.stride) != format.bytesPerRow[0])) {
                 format = layout(of: picture, pixelFormat: negotiated.pixelFormat, colorimetry: negotiated.colorimetry)

@@ -78,8 +78,7 @@ final class PipeWireCapture: @unchecked Sendable {
     /// Waits until a picture has arrived, for at most `timeout`. Throws `.timeout` without one,
     /// `.disconnected` when the stream ends first.
     func waitForPicture(timeout: Duration) throws {
-        let deadline = MonotonicClock.now() &+ UInt64(timeout.components.seconds) * 1_000_000_000
-            &+ UInt64(timeout.components.attoseconds / 1_000_000_000)
+        let deadline = MonotonicClock.now() &+ UInt64(max(timeout.nanosecondCount, 0))
         while true {
             if newest().frame.data != nil { return }
             try WaitCancellation.check(device: device, operation: "pw_stream_dequeue_buffer", waitingFor: "the stream's first picture")

@@ -26,7 +26,7 @@ import Synchronization
 /// jobs are waiting for the thread, when the source stops or fails, and on the first read.
 /// Cancelling such a reader takes effect at its next frame (or within the loop's half-second
 /// poll timeout), not at once.
-public final class CaptureExecutor: TaskExecutor, @unchecked Sendable {
+public final class CaptureExecutor: TaskExecutor, Sendable {
     /// A capture loop that can be run a step at a time (`CameraPump`). A class, not a closure:
     /// a closure handed out through `Mutex.withLock`'s generic result is reabstracted, which
     /// allocates on every call.

@@ -10,10 +10,10 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     public var queueDroppedFrames: Int = 0
     /// Delivered frames per second, measured from driver timestamps of the first and last frame.
     public var measuredFrameRate: Double = 0
-    /// Mean capture delay (dequeue time minus driver timestamp), in microseconds.
-    public var meanCaptureDelayMicroseconds: Double = 0
-    /// Largest capture delay seen, in microseconds.
-    public var maxCaptureDelayMicroseconds: Double = 0
+    /// Mean capture delay (dequeue time minus driver timestamp); seconds in JSON.
+    @SecondsCoding public var meanCaptureDelay: Duration = .zero
+    /// Largest capture delay seen; seconds in JSON.
+    @SecondsCoding public var maxCaptureDelay: Duration = .zero
     /// Frames dropped because they could not be used (a truncated or corrupt JPEG, a short buffer).
     public var corruptFrames: Int = 0
     /// Why the last corrupt frame was dropped.
@@ -52,16 +52,16 @@ final class HandOutCounters: Sendable {
 /// Accumulates statistics on the capture thread without allocating.
 struct StatisticsAccumulator {
     private(set) var statistics = CaptureStatistics()
-    private var firstTimestamp: UInt64 = 0
-    private var lastTimestamp: UInt64 = 0
+    private var firstTimestamp = MonotonicInstant(nanoseconds: 0)
+    private var lastTimestamp = MonotonicInstant(nanoseconds: 0)
     private var lastSequence: UInt32?
-    private var delaySum: Double = 0
+    private var delaySum: Duration = .zero
 
     /// Forgets the last sequence number (a stream restarted and numbers begin again).
     mutating func restartSequence() { lastSequence = nil }
 
     /// Records one delivered frame.
-    mutating func record(timestamp: UInt64, sequence: UInt32, captureDelay: Duration) {
+    mutating func record(timestamp: MonotonicInstant, sequence: UInt32, captureDelay: Duration) {
         if let last = lastSequence {
             // Modulo 2^32 (serial-number arithmetic): 0xFFFFFFFF → 0 is a step of 1, frames
             // dropped across the wrap still count, and a step back (≥ 2^31) is no drop.
@@ -72,14 +72,12 @@ struct StatisticsAccumulator {
         if statistics.deliveredFrames == 0 { firstTimestamp = timestamp }
         lastTimestamp = timestamp
         statistics.deliveredFrames += 1
-        let (seconds, attoseconds) = captureDelay.components  // one Int128 split, not two
-        let delay = Double(seconds) * 1e6 + Double(attoseconds) / 1e12
-        delaySum += delay
-        statistics.meanCaptureDelayMicroseconds = delaySum / Double(statistics.deliveredFrames)
-        statistics.maxCaptureDelayMicroseconds = max(statistics.maxCaptureDelayMicroseconds, delay)
+        delaySum += captureDelay
+        statistics.meanCaptureDelay = delaySum / statistics.deliveredFrames
+        statistics.maxCaptureDelay = max(statistics.maxCaptureDelay, captureDelay)
         if statistics.deliveredFrames > 1, lastTimestamp > firstTimestamp {
             statistics.measuredFrameRate = Double(statistics.deliveredFrames - 1) * 1e9
-                / Double(lastTimestamp - firstTimestamp)
+                / Double(lastTimestamp.nanoseconds - firstTimestamp.nanoseconds)
         }
     }
 

@@ -20,7 +20,7 @@ protocol ScreenGrabbing: AnyObject {
     /// Grabs the screen as it is now and lends it to `body` as a frame stamped `timestamp`.
     /// With `onlyIfChanged`, a backend that tracks damage returns `.unchanged` instead of
     /// lending the same picture again; without it, it lends the picture it holds.
-    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome
+    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome
 
     /// A descriptor that becomes readable when the screen may have changed, for a backend that
     /// is told of changes (the portal's PipeWire stream, X11 DAMAGE events): after a frame or

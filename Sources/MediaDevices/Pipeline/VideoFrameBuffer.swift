@@ -29,8 +29,8 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     @exclusivity(unchecked) public private(set) var format: VideoFormat
     /// The lender's name for `format` (`LendableBuffer.formatID`); `0` when it has none.
     @exclusivity(unchecked) private var formatID: UInt64 = 0
-    /// Driver timestamp in nanoseconds of `CLOCK_MONOTONIC`.
-    @exclusivity(unchecked) public private(set) var timestamp: UInt64 = 0
+    /// When the driver captured the frame (`CLOCK_MONOTONIC`).
+    @exclusivity(unchecked) public private(set) var timestamp = MonotonicInstant(nanoseconds: 0)
     /// Driver sequence number.
     @exclusivity(unchecked) public private(set) var sequence: UInt32 = 0
     /// Which way up the content is.

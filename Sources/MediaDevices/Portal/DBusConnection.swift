@@ -103,8 +103,7 @@ final class DBusConnection {
     /// Throws `DBusFailure` named `timeout` when it did not come, `cancelled` when the thread's
     /// `WaitCancellation` was set meanwhile.
     func wait(for watch: DBusSignalWatch, timeout: Duration) throws -> DBusMessage {
-        let deadline = MonotonicClock.now() &+ UInt64(timeout.components.seconds) * 1_000_000_000
-            &+ UInt64(timeout.components.attoseconds / 1_000_000_000)
+        let deadline = MonotonicClock.now() &+ UInt64(max(timeout.nanosecondCount, 0))
         while true {
             if let message = watch.received { return message }
             let processed = sd_bus_process(bus, nil)
@@ -113,7 +112,7 @@ final class DBusConnection {
             let now = MonotonicClock.now()
             if now >= deadline { throw DBusFailure(name: "timeout", message: "no signal from \(watch.description)", errno: ETIMEDOUT) }
             // In slices, so that a cancelled wait (`WaitCancellation`) ends within one.
-            let slice = UInt64(WaitCancellation.slice.components.attoseconds / 1_000_000_000)
+            let slice = UInt64(WaitCancellation.slice.nanosecondCount)
             let waited = sd_bus_wait(bus, min(deadline - now, slice) / 1000)
             if waited < 0 && waited != -EINTR { throw DBusFailure(name: "wait", message: "sd_bus_wait", errno: -waited) }
             if WaitCancellation.isCurrentCancelled {
@@ -123,7 +122,7 @@ final class DBusConnection {
     }
 
     private static func microseconds(_ duration: Duration) -> UInt64 {
-        UInt64(duration.components.seconds) * 1_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000_000)
+        UInt64(max(duration.nanosecondCount, 0) / 1000)
     }
 }
 

@@ -7,7 +7,7 @@ import Glibc
 /// `pipeWireRemote` to the node `nodeID`. The portal session lasts until `close()` (or
 /// deinit): closing ends the stream for every consumer.
 public final class PortalScreenCast: @unchecked Sendable {
-    /// The portal screen asked for (`ScreenSource.enumerate(backend: .portal)`).
+    /// The portal screen asked for (`ScreenSource.discover(backend: .portal)`).
     public let screen: Screen
     /// The PipeWire node that carries the shared picture.
     public let nodeID: UInt32

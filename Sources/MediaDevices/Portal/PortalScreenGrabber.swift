@@ -80,7 +80,7 @@ final class PortalScreenGrabber: ScreenGrabbing {
     /// Readable when the compositor sent a picture (an eventfd the stream's process callback signals).
     var changeDescriptor: Int32? { capture.descriptor }
 
-    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
+    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
         try capture.iterate(timeoutMilliseconds: 0)
         let (picture, isNew) = capture.newest()
         guard let data = picture.data else { return .nothingToShow }
@@ -89,9 +89,9 @@ final class PortalScreenGrabber: ScreenGrabbing {
         hasPicture = true
         let plane = FramePlane(bytes: UnsafeRawBufferPointer(start: data + layout.offset, count: layout.visibleBytes),
                                bytesPerRow: Int(layout.stride))
-        let delay = Int64(MonotonicClock.now()) - Int64(timestamp)
+        let delay = max(timestamp.duration(to: .now), .zero)
         body(VideoFrame(format: layout.format, timestamp: timestamp, sequence: sequence, orientation: .up,
-                        captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: layout.visibleBytes, plane0: plane))
+                        captureDelay: delay, planeCount: 1, bytesUsed: layout.visibleBytes, plane0: plane))
         return .delivered
     }
 

@@ -34,7 +34,7 @@ final class ScreenCastPortal {
             bus = try DBusConnection(address: address)
         } catch let failure as DBusFailure {
             throw MediaDevicesError(.notFound, device: address, operation: "connect to the session bus",
-                                    errno: failure.errno,
+                                    errno: failure.errno as Int32?,
                                     detail: "No D-Bus session bus\(address.map { " at \($0)" } ?? " (DBUS_SESSION_BUS_ADDRESS, $XDG_RUNTIME_DIR/bus)"): the Wayland screen-cast portal lives there; run inside a desktop session, or \(ScreenCastPortal.installHint)")
         }
         sender = String(bus.uniqueName.dropFirst().map { $0 == "." ? "_" : $0 })

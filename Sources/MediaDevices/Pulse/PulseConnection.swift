@@ -27,9 +27,9 @@ final class PulseConnection: @unchecked Sendable {
     /// `events` as callback user data.
     var eventsUserdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(events).toOpaque() }
 
-    /// Starts the main loop and connects (no autospawn), waiting at most `timeout` seconds for
+    /// Starts the main loop and connects (no autospawn), waiting at most `timeout` for
     /// the server to accept the client.
-    init(device: String, timeout: Double) throws {
+    init(device: String, timeout: Duration) throws {
         self.device = device
         events = try WakeUpEvent()
         guard let loop = pa_threaded_mainloop_new() else {
@@ -94,17 +94,19 @@ final class PulseConnection: @unchecked Sendable {
     }
 
     /// Waits until `isDone` (run with the lock held) says so, polling `events` outside the lock;
-    /// throws what `isDone` throws, or `.timeout` after `timeout` seconds.
-    func wait(timeout: Double, operation: String, until isDone: () throws -> Bool) throws {
-        let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
+    /// throws what `isDone` throws, `.timeout` after `timeout`, `.cancelled` when the thread's
+    /// `WaitCancellation` is set (looked at every `WaitCancellation.slice`).
+    func wait(timeout: Duration, operation: String, until isDone: () throws -> Bool) throws {
+        let deadline = MonotonicClock.now() + UInt64(max(timeout.nanosecondCount, 0))
         while try !withLock(isDone) {
+            try WaitCancellation.check(device: device, operation: operation, waitingFor: "the PulseAudio server")
             let now = MonotonicClock.now()
             guard now < deadline else {
                 throw MediaDevicesError(.timeout, device: device, operation: operation,
-                                        detail: "The PulseAudio server did not answer within \(timeout) s; check it (`pactl info`), or give a slow server longer (`AudioStreamOptions.serverTimeout`)")
+                                        detail: "The PulseAudio server did not answer within \(timeout); check it (`pactl info`), or give a slow server longer (`AudioStreamOptions.serverTimeout`)")
             }
             var descriptor = pollfd(fd: events.descriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&descriptor, 1, Int32(min(1000, (deadline - now) / 1_000_000 + 1)))
+            _ = poll(&descriptor, 1, Int32(min(UInt64(WaitCancellation.slice.millisecondCount), (deadline - now) / 1_000_000 + 1)))
             events.reset()
         }
     }

@@ -13,7 +13,7 @@ enum PulseDevices {
         var sources: [(name: String, description: String, spec: pa_sample_spec)] = []
     }
 
-    static func enumerate(timeout: Double) -> Result<[AudioDevice], MediaDevicesError> {
+    static func enumerate(timeout: Duration) -> Result<[AudioDevice], MediaDevicesError> {
         query(timeout: timeout).map { collector in
             collector.sinks.map {
                 AudioDevice(name: $0.name, description: $0.description, direction: .output,
@@ -26,7 +26,7 @@ enum PulseDevices {
     }
 
     static func capabilities(of device: AudioDevice) throws -> AudioFormatCapabilities {
-        let collector = try query(timeout: 2).get()
+        let collector = try query(timeout: .seconds(2)).get()
         let list = device.direction == .output ? collector.sinks : collector.sources
         let wanted = device.name == "@DEFAULT_SINK@" ? collector.defaultSink
             : device.name == "@DEFAULT_SOURCE@" ? collector.defaultSource : device.name
@@ -44,7 +44,7 @@ enum PulseDevices {
                                        channels: 1...32, sampleFormats: SampleFormat.allCases, nativeFormat: native)
     }
 
-    private static func query(timeout: Double) -> Result<Collector, MediaDevicesError> {
+    private static func query(timeout: Duration) -> Result<Collector, MediaDevicesError> {
         guard let loop = pa_mainloop_new() else {
             return .failure(MediaDevicesError(.io, device: "pulse", operation: "pa_mainloop_new", detail: "Out of memory"))
         }
@@ -53,10 +53,10 @@ enum PulseDevices {
             return .failure(MediaDevicesError(.io, device: "pulse", operation: "pa_context_new", detail: "Out of memory"))
         }
         defer { pa_context_disconnect(context); pa_context_unref(context) }
-        let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
+        let deadline = MonotonicClock.now() + UInt64(max(timeout.nanosecondCount, 0))
         func iterate(until done: () -> Bool) -> Bool {
             while !done() {
-                if MonotonicClock.now() > deadline { return false }
+                if MonotonicClock.now() > deadline || WaitCancellation.isCurrentCancelled { return false }
                 if pa_mainloop_prepare(loop, 50_000) < 0 || pa_mainloop_poll(loop) < 0 || pa_mainloop_dispatch(loop) < 0 { return false }
             }
             return true
@@ -67,15 +67,20 @@ enum PulseDevices {
             return MediaDevicesError(.notFound, device: "pulse", operation: operation,
                                      detail: "No PulseAudio server answered (\(text)); start one (`pulseaudio --start`), or set PULSE_SERVER; ALSA devices are still listed")
         }
+        func cancelled(_ operation: String) -> MediaDevicesError {
+            MediaDevicesError(.cancelled, device: "pulse", operation: operation,
+                              detail: "The task listing the PulseAudio server's devices was cancelled; nothing was left open")
+        }
         guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else { return .failure(failure("pa_context_connect")) }
         let connected = iterate {
             let state = pa_context_get_state(context)
             return state == PA_CONTEXT_READY || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
         }
         guard connected, pa_context_get_state(context) == PA_CONTEXT_READY else {
+            if WaitCancellation.isCurrentCancelled { return .failure(cancelled("pa_context_connect")) }
             if !connected {
                 return .failure(MediaDevicesError(.timeout, device: "pulse", operation: "pa_context_connect",
-                                                  detail: "The PulseAudio server did not answer within \(timeout) s; check it (`pactl info`)"))
+                                                  detail: "The PulseAudio server did not answer within \(timeout); check it (`pactl info`)"))
             }
             return .failure(failure("pa_context_connect"))
         }
@@ -104,8 +109,9 @@ enum PulseDevices {
             operations.allSatisfy { $0 == nil || pa_operation_get_state($0) != PA_OPERATION_RUNNING }
         }
         guard answered else {
+            if WaitCancellation.isCurrentCancelled { return .failure(cancelled("pa_context_get_sink_info_list")) }
             return .failure(MediaDevicesError(.timeout, device: "pulse", operation: "pa_context_get_sink_info_list",
-                                              detail: "The PulseAudio server did not list its devices within \(timeout) s; check it (`pactl list short sinks`)"))
+                                              detail: "The PulseAudio server did not list its devices within \(timeout); check it (`pactl list short sinks`)"))
         }
         return .success(collector)
     }

@@ -77,10 +77,10 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
         self.connection = nil  // its deinit disconnects the context and stops the main loop
     }
 
-    /// Creates the stream on `connection`, connects it corked and waits (up to `timeout` seconds)
+    /// Creates the stream on `connection`, connects it corked and waits (up to `timeout`)
     /// until it is ready; releases it on every failure.
     private static func open(device: AudioDevice, spec: pa_sample_spec, plan: PulseBufferPlan,
-                             on connection: PulseConnection, timeout: Double, operation: String) throws -> OpaquePointer {
+                             on connection: PulseConnection, timeout: Duration, operation: String) throws -> OpaquePointer {
         var spec = spec, attributes = plan.attributes
         let stream: OpaquePointer = try connection.withLock {
             guard let stream = pa_stream_new(connection.context, device.direction == .input ? "capture" : "render", &spec, nil) else {

@@ -38,54 +38,6 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// The rate used when none is given: 15 fps, the seeds' screen-sharing rate.
     public static let defaultFrameRate = FrameRate(15)
 
-    /// The screens of the backend that applies here (see `enumerate(backend:)`); what cannot be
-    /// read is left out.
-    public static var screens: [Screen] { enumerate().screens }
-
-    /// The screens of `backend`, and the errors of what could not be read. `.x11`: the RandR
-    /// monitors of the X server in `DISPLAY` (`.notFound` when there is none). `.kms`: every
-    /// connected output of every card (problems: no permission, render-only GPUs). `.portal`:
-    /// one screen per source type the session's screen-cast portal offers (`monitor`,
-    /// `window`): which monitor or window is the user's choice when capture starts
-    /// (`.notFound`, naming what to install, without a portal). `nil` (automatic): the portal
-    /// when `WAYLAND_DISPLAY` is set and the portal answers, else X11 when `DISPLAY` is set and
-    /// its server answers, else KMS (with the failures among the problems).
-    public static func enumerate(backend: ScreenBackend? = nil) -> (screens: [Screen], problems: [MediaDevicesError]) {
-        switch backend {
-        case .kms: return enumerateKMS()
-        case .portal:
-            do {
-                return (try PortalScreens.screens(), [])
-            } catch let error as MediaDevicesError {
-                return ([], [error])
-            } catch {
-                return ([], [MediaDevicesError(.io, device: nil, operation: "enumerate portal screens", detail: "\(error)")])
-            }
-        case .x11:
-            do {
-                return (try X11Monitors.screens(), [])
-            } catch let error as MediaDevicesError {
-                return ([], [error])
-            } catch {
-                return ([], [MediaDevicesError(.io, device: nil, operation: "enumerate X11 monitors", detail: "\(error)")])
-            }
-        case nil:
-            var problems: [MediaDevicesError] = []
-            if let wayland = getenv("WAYLAND_DISPLAY"), wayland.pointee != 0 {
-                let portal = enumerate(backend: .portal)
-                if !portal.screens.isEmpty { return portal }
-                problems += portal.problems
-            }
-            if let display = getenv("DISPLAY"), display.pointee != 0 {
-                let x11 = enumerate(backend: .x11)
-                if !x11.screens.isEmpty { return (x11.screens, problems) }
-                problems += x11.problems
-            }
-            let kms = enumerateKMS()
-            return (kms.screens, problems + kms.problems)
-        }
-    }
-
     /// The screens of the screen-cast portal on the session bus at `busAddress` (a D-Bus
     /// address, `unix:path=…`; the environment's session bus when `nil`): one per source type
     /// it offers. Throws `.notFound`, naming what to install, when no portal answers there.
@@ -99,21 +51,6 @@ public final class ScreenSource: VideoCapturer, Sendable {
         try X11Monitors.screens(display: display)
     }
 
-    /// Every connected output of every card, and the errors of cards that could not be read.
-    private static func enumerateKMS() -> (screens: [Screen], problems: [MediaDevicesError]) {
-        var screens: [Screen] = []
-        var problems: [MediaDevicesError] = []
-        for path in DRMCard.cardPaths {
-            do {
-                screens += try DRMCard(path: path).screens()
-            } catch let error as MediaDevicesError {
-                problems.append(error)
-            } catch {
-                problems.append(MediaDevicesError(.io, device: path, operation: "enumerate", detail: "\(error)"))
-            }
-        }
-        return (screens, problems)
-    }
 
     /// The screen captured.
     public let screen: Screen
@@ -203,7 +140,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
             case .portal: try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portal)
             }
             var format: VideoFormat?
-            guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
+            guard try grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
                   let format else {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "DRM_IOCTL_MODE_GETCRTC",
                                         detail: "\(screen.name) shows no framebuffer (it is off or blanked) or the region lies outside it; turn it on or choose another region")
@@ -312,7 +249,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
             do {
                 let sequence = UInt32(truncatingIfNeeded: pacer.sequence &- unchanged)
                 // Each run begins with a frame, however long the screen has been still.
-                let outcome = try grabber.grab(timestamp: MonotonicClock.now(), sequence: sequence, onlyIfChanged: skipsUnchanged && hasDelivered) {
+                let outcome = try grabber.grab(timestamp: .now, sequence: sequence, onlyIfChanged: skipsUnchanged && hasDelivered) {
                     delivery.deliver($0)
                 }
                 lastOutcome = outcome
@@ -370,7 +307,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
             try grab.open()
             let grabber = state.withLock { $0.grabbing! }.grabber
             var result: Result<R, any Error>?
-            guard try grabber.grab(timestamp: MonotonicClock.now(), sequence: 0, onlyIfChanged: false, { frame in result = Result { try body(frame) } }) == .delivered,
+            guard try grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false, { frame in result = Result { try body(frame) } }) == .delivered,
                   let result else {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
                                         detail: "\(screen.name) shows no framebuffer now (off or blanked)")

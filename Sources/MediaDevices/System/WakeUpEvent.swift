@@ -3,7 +3,7 @@ import Glibc
 
 /// An `eventfd` a capture thread polls beside its device, so that another thread can wake it
 /// (to stop) without closing the device under it.
-final class WakeUpEvent: @unchecked Sendable {
+final class WakeUpEvent: Sendable {
     /// The descriptor to poll for `POLLIN`.
     let descriptor: Int32
 

@@ -171,7 +171,7 @@ public final class TestPatternSource: VideoCapturer, Sendable {
                 return FramePlane(bytes: UnsafeRawBufferPointer(start: planes[index], count: planeSizes[index]),
                                   bytesPerRow: format.bytesPerRow[index])
             }
-            delivery.deliver(VideoFrame(format: format, timestamp: deadline, sequence: UInt32(truncatingIfNeeded: sequence),
+            delivery.deliver(VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: deadline), sequence: UInt32(truncatingIfNeeded: sequence),
                                         orientation: .up, captureDelay: .nanoseconds(Int64(delivered - deadline)),
                                         planeCount: min(planeSizes.count, 3), bytesUsed: imageSize,
                                         plane0: plane(0), plane1: plane(1), plane2: plane(2)))

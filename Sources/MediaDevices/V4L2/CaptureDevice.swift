@@ -56,25 +56,17 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     /// `"/dev/video0: vivid (vivid) platform:vivid-000"`.
     public var description: String { "\(path): \(name) (\(driver)) \(busInfo)" }
 
-    /// Every video capture node on the system, in node-number order. Nodes that are not video
-    /// capture (metadata, output, radio, VBI, touch, SDR) are skipped, and so are nodes this
-    /// process may not open (see `enumerate()` for why).
-    public static var devices: [CaptureDevice] {
-        enumerate().devices
-    }
-
-    /// The capture devices, and an error for each `/dev/video*` node that could not be opened or
-    /// queried (most often `.permissionDenied`: the user is not in the `video` group). Each node
-    /// skipped is logged at debug level to `logger` (swift-log's; `nil`: one labelled
-    /// `MediaDevices.CaptureDevice`, through the process's `LoggingSystem`).
-    public static func enumerate(logger: Logger? = nil) -> (devices: [CaptureDevice], problems: [MediaDevicesError]) {
+    /// The V4L2 capture devices in `/dev`, and an error for each `/dev/video*` node that could
+    /// not be opened or queried (most often `.permissionDenied`: the user is not in the `video`
+    /// group). Each node skipped is logged at debug level to `logger`.
+    static func enumerate(logger: Logger? = nil) -> DeviceDiscovery<CaptureDevice> {
         enumerate(in: "/dev", logger: logger)
     }
 
     /// The logger enumeration uses when the application gives none.
     static let defaultLogger = Logger(label: "MediaDevices.CaptureDevice")
 
-    static func enumerate(in directory: String, logger: Logger? = nil) -> (devices: [CaptureDevice], problems: [MediaDevicesError]) {
+    static func enumerate(in directory: String, logger: Logger? = nil) -> DeviceDiscovery<CaptureDevice> {
         let logger = logger ?? defaultLogger
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         let nodes = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
@@ -94,7 +86,7 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
         }
         // Two capture nodes on one bus (rare) get their node order appended to stay unique.
         let counts = Dictionary(grouping: found, by: \.uniqueID).filter { $0.value.count > 1 }
-        guard !counts.isEmpty else { return (found, problems) }
+        guard !counts.isEmpty else { return DeviceDiscovery(devices: found, problems: problems) }
         var seen: [String: Int] = [:]
         let unique = found.map { device in
             guard counts[device.uniqueID] != nil else { return device }
@@ -102,7 +94,7 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
             seen[device.uniqueID] = n + 1
             return device.with(uniqueID: "\(device.uniqueID)#\(n)")
         }
-        return (unique, problems)
+        return DeviceDiscovery(devices: unique, problems: problems)
     }
 
     /// The device at `path`; throws if it cannot be opened or does not capture video.

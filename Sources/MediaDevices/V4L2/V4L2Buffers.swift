@@ -291,9 +291,10 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
         // or nonsense) the dequeue time stands in, and the capture delay is unknown (zero).
         let monotonic = buffer.flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK) == UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
             && buffer.timestamp.tv_sec >= 0 && buffer.timestamp.tv_usec >= 0
-        let timestamp = monotonic
+        let nanoseconds = monotonic
             ? UInt64(buffer.timestamp.tv_sec) * 1_000_000_000 + UInt64(buffer.timestamp.tv_usec) * 1_000 : now
-        let delay: Duration = now >= timestamp ? .nanoseconds(Int64(now - timestamp)) : .zero
+        let delay: Duration = now >= nanoseconds ? .nanoseconds(Int64(now - nanoseconds)) : .zero
+        let timestamp = MonotonicInstant(nanoseconds: nanoseconds)
         let index = Int(buffer.index)
         state.withLock {
             $0.setQueued(index, false)

@@ -3,7 +3,7 @@ import Glibc
 
 /// Typed V4L2 ioctls on one open video node. Internal: the public types are `CaptureDevice`
 /// (what a node is and offers) and `CameraSource` (capturing from it).
-final class V4L2Device: @unchecked Sendable {
+final class V4L2Device: Sendable {
     let file: DeviceFile
     /// The node's capabilities (`VIDIOC_QUERYCAP`).
     let capability: v4l2_capability

@@ -135,7 +135,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
         queued = seen
     }
 
-    func grab(timestamp: UInt64, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
+    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
         try note(x.drainEvents)
         let (damaged, screenChanged) = queued
         queued = (false, false)
@@ -158,9 +158,9 @@ final class X11ScreenGrabber: ScreenGrabbing {
         hasPicture = true
         cursor?.blend(area: area, onto: memory.bytes, bytesPerRow: bytesPerRow)
         let plane = FramePlane(bytes: UnsafeRawBufferPointer(start: memory.bytes, count: imageSize), bytesPerRow: bytesPerRow)
-        let delay = Int64(MonotonicClock.now()) - Int64(timestamp)
+        let delay = max(timestamp.duration(to: .now), .zero)
         body(VideoFrame(format: placement.format, timestamp: timestamp, sequence: sequence, orientation: .up,
-                        captureDelay: .nanoseconds(max(delay, 0)), planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane))
+                        captureDelay: delay, planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane))
         return .delivered
     }
 }

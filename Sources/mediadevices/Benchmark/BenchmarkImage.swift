@@ -51,7 +51,7 @@ final class BenchmarkImage {
             return FramePlane(bytes: UnsafeRawBufferPointer(start: planeStarts[index], count: planeLengths[index]),
                               bytesPerRow: format.bytesPerRow[index])
         }
-        return VideoFrame(format: format, timestamp: 0, sequence: 0, orientation: .up, captureDelay: .zero,
+        return VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, orientation: .up, captureDelay: .zero,
                           planeCount: planeStarts.count, bytesUsed: format.bufferSizes[0],
                           plane0: framePlane(0), plane1: framePlane(1), plane2: framePlane(2))
     }

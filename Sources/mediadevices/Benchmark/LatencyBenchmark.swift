@@ -105,9 +105,8 @@ final class CallbackRecorder: VideoFrameConsumer, @unchecked Sendable {
         let now = BenchmarkClock.nanoseconds()
         let index = recorded.load(ordering: .relaxed)
         guard index < capacity else { return }
-        let (seconds, attoseconds) = frame.captureDelay.components
-        delayStore[index] = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        latencyStore[index] = Int64(bitPattern: now) - Int64(bitPattern: frame.timestamp)
+        delayStore[index] = frame.captureDelay.nanosecondCount
+        latencyStore[index] = Int64(bitPattern: now) - Int64(bitPattern: frame.timestamp.nanoseconds)
         recorded.store(index + 1, ordering: .releasing)
     }
 }
@@ -143,10 +142,10 @@ final class SequenceRecorder: @unchecked Sendable {
         Task.detached(executorPreference: executor) { [self] in
             do {
                 for try await buffer in frames {
-                    let now = timing ? BenchmarkClock.nanoseconds() : buffer.timestamp
+                    let now = timing ? BenchmarkClock.nanoseconds() : buffer.timestamp.nanoseconds
                     let index = recorded.load(ordering: .relaxed)
                     if index < capacity {
-                        store[index] = Int64(bitPattern: now) - Int64(bitPattern: buffer.timestamp)
+                        store[index] = Int64(bitPattern: now) - Int64(bitPattern: buffer.timestamp.nanoseconds)
                         recorded.store(index + 1, ordering: .releasing)
                         if index + 1 == capacity { full.signal() }
                     }

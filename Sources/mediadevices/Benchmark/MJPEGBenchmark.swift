@@ -48,7 +48,7 @@ struct MJPEGBenchmark {
                          output: PixelFormat, progress: (String) -> Void) throws -> Row {
         let converter = try FrameConverter(output: OutputFormat(output), device: "benchmark")
         let format = VideoFormat(pixelFormat: .mjpeg, width: width, height: height, bytesPerRow: [0], bufferSizes: [jpeg.count])
-        let frame = VideoFrame(format: format, timestamp: 0, sequence: 0, orientation: .up, captureDelay: .zero,
+        let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, orientation: .up, captureDelay: .zero,
                                planeCount: 1, bytesUsed: jpeg.count, plane0: FramePlane(bytes: jpeg, bytesPerRow: 0))
         guard let handle = tjInitDecompress() else { throw BenchmarkError("tjInitDecompress failed") }
         defer { tjDestroy(handle) }

@@ -80,7 +80,7 @@ struct MJPEGScaledBenchmark {
     /// `FrameConverter` to I420 at each output size, scaled decode against whole decode.
     private func converterRows(_ jpeg: UnsafeRawBufferPointer, _ size: Size) throws -> [Row] {
         let format = VideoFormat(pixelFormat: .mjpeg, width: size.width, height: size.height, bytesPerRow: [0], bufferSizes: [jpeg.count])
-        let frame = VideoFrame(format: format, timestamp: 0, sequence: 0, orientation: .up, captureDelay: .zero,
+        let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, orientation: .up, captureDelay: .zero,
                                planeCount: 1, bytesUsed: jpeg.count, plane0: FramePlane(bytes: jpeg, bytesPerRow: 0))
         var rows: [Row] = []
         for output in Self.outputs(for: size) {

@@ -108,7 +108,7 @@ struct PaddedImage {
         func plane(_ i: Int) -> FramePlane {
             i < copies.count ? FramePlane(bytes: UnsafeRawBufferPointer(copies[i]), bytesPerRow: format.bytesPerRow[i]) : .empty
         }
-        let frame = VideoFrame(format: format, timestamp: 1, sequence: 7, orientation: orientation, captureDelay: .zero,
+        let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 1), sequence: 7, orientation: orientation, captureDelay: .zero,
                                planeCount: planes.count, bytesUsed: bytesUsed ?? planes[0].count,
                                plane0: plane(0), plane1: plane(1), plane2: plane(2))
         return try body(frame)

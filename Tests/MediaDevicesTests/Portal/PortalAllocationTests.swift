@@ -17,15 +17,15 @@ final class PortalAllocationTests: XCTestCase {
         defer { source.release() }
         try session.initializeWhileRedrawing(source)
         let grabber = try XCTUnwrap(source.portalGrabber)
-        for _ in 0..<5 { _ = try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: false) { _ in } }
+        for _ in 0..<5 { _ = try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: false) { _ in } }
         let count = 50
         var lent = 0
         var start = allocation_counter_this_thread()
-        for _ in 0..<count where try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: false, { _ in }) == .delivered { lent += 1 }
+        for _ in 0..<count where try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: false, { _ in }) == .delivered { lent += 1 }
         let lending = allocation_counter_this_thread() - start
         var unchanged = 0
         start = allocation_counter_this_thread()
-        for _ in 0..<count where try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: true, { _ in }) == .unchanged { unchanged += 1 }
+        for _ in 0..<count where try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: true, { _ in }) == .unchanged { unchanged += 1 }
         let skipping = allocation_counter_this_thread() - start
         print("portal grab: \(lending) allocations in \(count) lending grabs, \(skipping) in \(count) unchanged grabs")
         XCTAssertEqual(lent, count)

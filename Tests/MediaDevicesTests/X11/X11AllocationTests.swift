@@ -23,7 +23,7 @@ final class X11AllocationTests: XCTestCase {
     /// Grabs of `grabber` against round trips of `client`, then grabs skipped by DAMAGE.
     private func measure(_ grabber: X11ScreenGrabber, _ client: X11TestClient) throws {
         for _ in 0..<5 {
-            _ = try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: false) { _ in }
+            _ = try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: false) { _ in }
             client.sync()
         }
         let count = 50
@@ -31,7 +31,7 @@ final class X11AllocationTests: XCTestCase {
         for _ in 0..<count { client.sync() }
         let roundTrip = Double(allocation_counter_this_thread() - start) / Double(count)
         start = allocation_counter_this_thread()
-        for _ in 0..<count { _ = try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: false) { _ in } }
+        for _ in 0..<count { _ = try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: false) { _ in } }
         let perGrab = Double(allocation_counter_this_thread() - start) / Double(count)
         print("X11 grab of 1920x1080 (\(grabber.sharing)): \(perGrab) allocations per grab; a bare libxcb round trip: \(roundTrip)")
         XCTAssertLessThanOrEqual(perGrab, roundTrip, "only what libxcb allocates for the ShmGetImage reply")
@@ -39,7 +39,7 @@ final class X11AllocationTests: XCTestCase {
         var skipped = 0
         let cpu = threadCPUNanoseconds()
         start = allocation_counter_this_thread()
-        for _ in 0..<count where try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: true, { _ in }) == .unchanged { skipped += 1 }
+        for _ in 0..<count where try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: true, { _ in }) == .unchanged { skipped += 1 }
         let allocations = allocation_counter_this_thread() - start
         print("X11 grab skipped by DAMAGE: \(String(format: "%.1f", Double(threadCPUNanoseconds() - cpu) / 1e3 / Double(count))) µs CPU each")
         XCTAssertEqual(skipped, count, "a still screen")

@@ -60,7 +60,7 @@ final class X11ResourceTests: XCTestCase {
         let (descriptors, segments, memfds) = (openDescriptors(), ownSegments(), ownMemfds())
         for round in 0..<10 {
             var grabber: X11ScreenGrabber? = try X11ScreenGrabber(screen: screen, region: nil, showsCursor: round % 2 == 0, sharing: .systemV)
-            _ = try grabber?.grab(timestamp: 0, sequence: 0, onlyIfChanged: false) { _ in }
+            _ = try grabber?.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: false) { _ in }
             XCTAssertEqual(ownSegments(), segments + 1, "one segment while open")
             XCTAssertEqual(ownMemfds().descriptors, 0, "no memfd")
             grabber = nil

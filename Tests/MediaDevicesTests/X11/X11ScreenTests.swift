@@ -80,7 +80,7 @@ final class X11ScreenTests: XCTestCase {
             for sharing in X11SharedMemory.Sharing.allCases {
                 let grabber = try X11ScreenGrabber(screen: screen, region: region, showsCursor: false, sharing: sharing)
                 XCTAssertEqual(grabber.sharing, sharing)
-                _ = try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: false) { frame in
+                _ = try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: false) { frame in
                     let (left, top) = (region?.x ?? 0, region?.y ?? 0)
                     let bad = mismatches(frame) { x, y in X11TestClient.pattern(x: x + left, y: y + top) }
                     XCTAssertTrue(bad.isEmpty, "\(sharing), \(String(describing: region)): first differences: \(bad)")
@@ -160,23 +160,23 @@ final class X11ScreenTests: XCTestCase {
     func testDamageReportsTheChangedAreaAndUnchangedGrabsAreSkipped() throws {
         let grabber = try X11ScreenGrabber(screen: try screen(named: "screen"), region: Rect(x: 100, y: 100, width: 200, height: 100), showsCursor: false)
         var lent = 0
-        XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: true) { _ in lent += 1 }, .delivered, "the first grab")
-        XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 1, onlyIfChanged: true) { _ in lent += 1 }, .unchanged)
+        XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: true) { _ in lent += 1 }, .delivered, "the first grab")
+        XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 1, onlyIfChanged: true) { _ in lent += 1 }, .unchanged)
         // A change outside the region is no change of it.
         client.draw((0, 0, 50, 50)) { _, _ in 0xFF0000 }
-        XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 1, onlyIfChanged: true) { _ in lent += 1 }, .unchanged)
+        XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 1, onlyIfChanged: true) { _ in lent += 1 }, .unchanged)
         // A change across the region's corner: reported cut to the region, in frame coordinates.
         client.draw((290, 150, 40, 20)) { _, _ in 0x00FF00 }
         var bad: [(x: Int, y: Int, got: UInt32, expected: UInt32)] = []
-        XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 1, onlyIfChanged: true) { frame in
+        XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 1, onlyIfChanged: true) { frame in
             lent += 1
             bad = mismatches(frame) { x, y in x >= 190 && y >= 50 && y < 70 ? 0x00FF00 : X11TestClient.pattern(x: x + 100, y: y + 100) }
         }, .delivered)
         XCTAssertEqual(grabber.lastDamage, Rect(x: 190, y: 50, width: 10, height: 20))
         XCTAssertTrue(bad.isEmpty, "first differences: \(bad)")
-        XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 2, onlyIfChanged: true) { _ in lent += 1 }, .unchanged)
+        XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 2, onlyIfChanged: true) { _ in lent += 1 }, .unchanged)
         // Without onlyIfChanged the picture is lent anyway (a screenshot).
-        XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 2, onlyIfChanged: false) { _ in lent += 1 }, .delivered)
+        XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 2, onlyIfChanged: false) { _ in lent += 1 }, .delivered)
         XCTAssertEqual(lent, 3)
     }
 
@@ -242,28 +242,28 @@ final class X11ScreenTests: XCTestCase {
         XCTAssertTrue(try without.grabFrame { mismatches($0, X11TestClient.pattern) }.isEmpty, "no cursor unless asked")
         // A moved cursor is a change, though no pixel of the root window changed.
         let grabber = try X11ScreenGrabber(screen: screen, region: nil, showsCursor: true)
-        XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: true) { _ in }, .delivered)
-        XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 1, onlyIfChanged: true) { _ in }, .unchanged)
+        XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: true) { _ in }, .delivered)
+        XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 1, onlyIfChanged: true) { _ in }, .unchanged)
         client.warpPointer(x: 300, y: 200)
-        XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 1, onlyIfChanged: true) { _ in }, .delivered)
+        XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 1, onlyIfChanged: true) { _ in }, .delivered)
     }
 
-    func testTheAutomaticBackendIsX11WhenDISPLAYAnswersElseKMS() {
+    func testTheAutomaticBackendIsX11WhenDISPLAYAnswersElseKMS() async {
         let saved = getenv("DISPLAY").map { String(cString: $0) }
         defer { if let saved { setenv("DISPLAY", saved, 1) } else { unsetenv("DISPLAY") } }
         setenv("DISPLAY", server.display, 1)
-        let automatic = ScreenSource.enumerate()
-        XCTAssertFalse(automatic.screens.isEmpty)
-        XCTAssertTrue(automatic.screens.allSatisfy { $0.backend == .x11 && $0.card == server.display }, "\(automatic.screens)")
-        XCTAssertEqual(ScreenSource.enumerate(backend: .kms).screens.filter { $0.backend != .kms }, [])
+        let automatic = await ScreenSource.discover()
+        XCTAssertFalse(automatic.devices.isEmpty)
+        XCTAssertTrue(automatic.devices.allSatisfy { $0.backend == .x11 && $0.card == server.display }, "\(automatic.devices)")
+        XCTAssertEqual(ScreenSource.scan(backend: .kms).devices.filter { $0.backend != .kms }, [])
         setenv("DISPLAY", ":4711", 1)
-        let fallback = ScreenSource.enumerate()
-        XCTAssertTrue(fallback.screens.allSatisfy { $0.backend == .kms }, "\(fallback.screens)")
+        let fallback = ScreenSource.scan()
+        XCTAssertTrue(fallback.devices.allSatisfy { $0.backend == .kms }, "\(fallback.devices)")
         XCTAssertTrue(fallback.problems.contains { $0.code == .notFound && $0.device == ":4711" }, "the X11 failure is told: \(fallback.problems)")
         unsetenv("DISPLAY")
-        XCTAssertFalse(ScreenSource.enumerate().problems.contains { $0.operation == "xcb_connect" }, "no DISPLAY: KMS only, X11 not tried")
-        let explicit = ScreenSource.enumerate(backend: .x11)
-        XCTAssertEqual(explicit.screens, [])
+        XCTAssertFalse(ScreenSource.scan().problems.contains { $0.operation == "xcb_connect" }, "no DISPLAY: KMS only, X11 not tried")
+        let explicit = ScreenSource.scan(backend: .x11)
+        XCTAssertEqual(explicit.devices, [])
         XCTAssertTrue(explicit.problems.first?.detail.contains("DISPLAY is not set") == true, "\(explicit.problems)")
     }
 

@@ -56,10 +56,10 @@ final class XorgDummyTests: XCTestCase {
         let saved = getenv("DISPLAY").map { String(cString: $0) }
         defer { if let saved { setenv("DISPLAY", saved, 1) } else { unsetenv("DISPLAY") } }
         setenv("DISPLAY", server.display, 1)
-        let enumeration = ScreenSource.enumerate(backend: .x11)
+        let enumeration = ScreenSource.scan(backend: .x11)
         XCTAssertEqual(enumeration.problems.count, 0, "\(enumeration.problems)")
-        XCTAssertEqual(enumeration.screens, try ScreenSource.x11Screens(display: server.display))
-        let screens = enumeration.screens
+        XCTAssertEqual(enumeration.devices, try ScreenSource.x11Screens(display: server.display))
+        let screens = enumeration.devices
         XCTAssertEqual(screens.map(\.name).sorted(), (0..<16).map { "DUMMY\($0)" }.sorted(), "\(screens)")
         for screen in screens {
             let index = try XCTUnwrap(Int(screen.name.dropFirst("DUMMY".count)))
@@ -92,7 +92,7 @@ final class XorgDummyTests: XCTestCase {
                        "Xorg speaks MIT-SHM 1.2 over a Unix socket: a memfd by default")
         for sharing in X11SharedMemory.Sharing.allCases {
             let grabber = try X11ScreenGrabber(screen: screen, region: nil, showsCursor: false, sharing: sharing)
-            XCTAssertEqual(try grabber.grab(timestamp: 0, sequence: 0, onlyIfChanged: false) { frame in
+            XCTAssertEqual(try grabber.grab(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, onlyIfChanged: false) { frame in
                 let bad = pixelMismatches(frame) { x, y in X11TestClient.pattern(x: x + 640, y: y) }
                 XCTAssertTrue(bad.isEmpty, "\(sharing): first differences: \(bad)")
             }, .delivered)
