@@ -30,6 +30,13 @@ final class CaptureOutputTests: XCTestCase {
     /// or semi-planar) is 4:2:2, 4:4:4 and RGB are 4:4:4, 16-bit grey is mono. FFmpeg decodes
     /// each file to the vivid bars (the middle of each, within 6 of their colour; grey formats
     /// are not checked for colour).
+    ///
+    /// `capture` writes the files of the formats that take each of its paths to a Y4M file: NV12
+    /// (through I420) and RGB3 (through ARGB; YUYV as it comes is `testY4MIsAlwaysPlayable`'s).
+    /// The other formats are written in this process the way `capture` writes them
+    /// (`FrameFileWriter`, after `y4mIntermediate(for:)`), since each start of the tool costs
+    /// seconds in the rig; what is checked is the library's chroma handling, and FFmpeg reads
+    /// every file back either way, all in one FFmpeg.
     func testY4MKeepsTheSourcesChromaAndTheBars() throws {
         let node = try Rig.loadVivid("n_devs=1")[0]
         try Rig.colourBars(node)
@@ -38,16 +45,27 @@ final class CaptureOutputTests: XCTestCase {
             ("NV24", "yuv444p"), ("AYUV", "yuv444p"), ("Y444", "yuv444p"), ("RGB3", "yuv444p"), ("BA81", "yuv444p"),
             ("HSV3", "yuv444p"), ("Y16", "gray"),
         ]
-        for (format, pixFmt) in cases {
-            let file = "\(Rig.scratch)/\(format.trimmingCharacters(in: .whitespaces)).y4m"
-            try Rig.run("\(Rig.tool) capture 0 --format '\(format)' --size 320x180 --frames 3 --output \(file)")
-            XCTAssertEqual(try probe(file), "320,180,\(pixFmt),3", format)
-            guard pixFmt != "gray" else { continue }
-            let raw = "\(Rig.scratch)/y4m.rgb"
-            try Rig.run("ffmpeg -hide_banner -loglevel error -y -i \(file) -frames:v 1 -f rawvideo -pix_fmt rgb24 \(raw)")
-            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
-            XCTAssertEqual(bytes.count, 320 * 180 * 3, format)
-            guard bytes.count == 320 * 180 * 3 else { continue }
+        let throughTheTool: Set<String> = ["NV12", "RGB3"]
+        let file = { (format: String) in "\(Rig.scratch)/\(format.trimmingCharacters(in: .whitespaces)).y4m" }
+        for (format, _) in cases {
+            if throughTheTool.contains(format) {
+                try Rig.run("\(Rig.tool) capture 0 --format '\(format)' --size 320x180 --frames 3 --output \(file(format))")
+            } else {
+                try Self.writeY4M(node: node, fourCC: format, frames: 3, to: file(format))
+            }
+        }
+        // One FFmpeg reads every file (each start of FFmpeg costs seconds in the rig): it names
+        // each input's pixel format and size as ffprobe does, and decodes each whole file to RGB,
+        // whose length counts the frames it read.
+        let inputs = cases.map { "-i \(file($0.format))" }.joined(separator: " ")
+        let outputs = cases.indices.map { "-map \($0):v -f rawvideo -pix_fmt rgb24 \(file(cases[$0].format)).rgb" }.joined(separator: " ")
+        let described = try Self.inputStreams(Rig.run("ffmpeg -hide_banner -nostats -loglevel info -y \(inputs) \(outputs) 2>&1"))
+        let frameBytes = 320 * 180 * 3
+        for (index, (format, pixFmt)) in cases.enumerated() {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file(format) + ".rgb")))
+            XCTAssertEqual(described[index].map { "\($0),\(bytes.count / frameBytes)" }, "320,180,\(pixFmt),3", format)
+            XCTAssertEqual(bytes.count % frameBytes, 0, "\(format): whole frames")
+            guard pixFmt != "gray", bytes.count >= frameBytes else { continue }
             // Packed 4-bit YUV keeps 4 bits of each sample (one step is 17 levels), HSV one hue step.
             let tolerance = format == "Y444" ? 20 : format == "HSV3" ? 9 : 6
             var worst = 0
@@ -61,6 +79,71 @@ final class CaptureOutputTests: XCTestCase {
         let pattern = "\(Rig.scratch)/pattern.y4m"
         try Rig.run("\(Rig.tool) capture testpattern --frames 2 --output \(pattern)")
         XCTAssertTrue(try probe(pattern).hasSuffix(",yuv422p,2"), "the test pattern as 4:2:2")
+    }
+
+    /// Each input's video stream as FFmpeg describes it before it starts ("Stream #3:0: Video:
+    /// rawvideo (Y42B / 0x42323459), yuv422p(tv, progressive), 320x180, ..."): "320,180,yuv422p"
+    /// (ffprobe's width, height and pix_fmt), by input number.
+    private static func inputStreams(_ log: String) -> [Int: String] {
+        var streams: [Int: String] = [:]
+        for line in log.split(separator: "\n") {
+            if line.hasPrefix("Output #") { break }
+            guard let match = line.firstMatch(of: /Stream #(\d+):0[^:]*: Video: [^,]*\), ([a-z0-9_]+)(?:\([^)]*\))?, (\d+)x(\d+)/),
+                  let input = Int(match.1) else { continue }
+            streams[input] = "\(match.3),\(match.4),\(match.2)"
+        }
+        return streams
+    }
+
+    /// Captures `frames` frames of `fourCC` at 320x180 from `node` into a Y4M file at `path` as
+    /// `capture` does: converted first to `FrameFileWriter.y4mIntermediate(for:)` where the file
+    /// cannot take the format as it comes.
+    private static func writeY4M(node: String, fourCC: String, frames: Int, to path: String) throws {
+        let pixelFormat = try XCTUnwrap(PixelFormat(named: fourCC), fourCC)
+        let source = CameraSource(device: try CaptureDevice(path: node),
+                                  request: FormatRequest(pixelFormat: pixelFormat, size: Size(width: 320, height: 180)))
+        defer { source.release() }
+        let sink = Y4MSink(path: path, limit: frames)
+        source.consumer = try FrameFileWriter.y4mIntermediate(for: pixelFormat).map { try ConvertingConsumer(output: OutputFormat($0), consumer: sink) } ?? sink
+        try source.start()
+        let finished = sink.done.wait(timeout: .now() + 20) == .success
+        source.stop()
+        XCTAssertTrue(finished, "\(fourCC): \(frames) frames written")
+        XCTAssertEqual(source.negotiation?.format.pixelFormat, pixelFormat, fourCC)
+        try sink.close()
+    }
+
+    /// Writes the first `limit` frames it is given to a Y4M file, opened at the first frame (in
+    /// that frame's format, as `capture` opens its file in the format the frames have).
+    private final class Y4MSink: VideoFrameConsumer, @unchecked Sendable {
+        private let path: String, limit: Int
+        private let lock = NSLock()
+        private var writer: FrameFileWriter?
+        private var failure: Error?
+        let done = DispatchSemaphore(value: 0)
+
+        init(path: String, limit: Int) { (self.path, self.limit) = (path, limit) }
+
+        func consumeFrame(_ frame: VideoFrame) {
+            lock.withLock {
+                guard failure == nil, (writer?.framesWritten ?? 0) < limit else { return }
+                do {
+                    if writer == nil { writer = try FrameFileWriter(path: path, format: frame.format, frameRate: FrameRate(25), container: .y4m) }
+                    try writer?.write(frame)
+                    if writer?.framesWritten == limit { done.signal() }
+                } catch {
+                    failure = error
+                    done.signal()
+                }
+            }
+        }
+
+        func close() throws {
+            try lock.withLock {
+                if let failure { throw failure }
+                try writer?.close()
+            }
+        }
     }
 
     func testStandardOutputCarriesOnlyTheStream() throws {

@@ -32,19 +32,23 @@ package struct SineFit: Sendable {
         for iteration in 0..<12 {
             let withFrequency = iteration > 0
             let size = withFrequency ? 4 : 3
-            var normal = [Double](repeating: 0, count: 16), right = [Double](repeating: 0, count: 4)
+            // The normal equations' sums, one scalar each (the row is cos, sin, 1 and the
+            // frequency's derivative): no array per sample, which made a debug build's fit of a
+            // 200 ms window take most of a second in the rig.
+            var n00 = 0.0, n01 = 0.0, n02 = 0.0, n03 = 0.0, n11 = 0.0, n12 = 0.0, n13 = 0.0, n22 = 0.0, n23 = 0.0, n33 = 0.0
+            var r0 = 0.0, r1 = 0.0, r2 = 0.0, r3 = 0.0
             for i in 0..<n {
                 let t = Double(i) - middle
                 let cosine = cos(omega * t), sine = sin(omega * t)
-                let row = [cosine, sine, 1, t * (-a * sine + b * cosine)]
-                let model = a * cosine + b * sine + c
-                let target = withFrequency ? x[i] - model : x[i]
-                for r in 0..<size {
-                    right[r] += row[r] * target
-                    for k in 0..<size { normal[r * 4 + k] += row[r] * row[k] }
-                }
+                let slope = withFrequency ? t * (-a * sine + b * cosine) : 0
+                let target = withFrequency ? x[i] - (a * cosine + b * sine + c) : x[i]
+                n00 += cosine * cosine; n01 += cosine * sine; n02 += cosine; n03 += cosine * slope
+                n11 += sine * sine; n12 += sine; n13 += sine * slope
+                n22 += 1; n23 += slope; n33 += slope * slope
+                r0 += cosine * target; r1 += sine * target; r2 += target; r3 += slope * target
             }
-            guard let solution = Self.solve(normal, right, size: size) else { return nil }
+            let normal = [n00, n01, n02, n03, n01, n11, n12, n13, n02, n12, n22, n23, n03, n13, n23, n33]
+            guard let solution = Self.solve(normal, [r0, r1, r2, r3], size: size) else { return nil }
             if withFrequency {
                 a += solution[0]; b += solution[1]; c += solution[2]; omega += solution[3]
                 if abs(solution[3]) < 1e-13 { break }
