@@ -92,6 +92,9 @@ public final class ScreenSource: VideoCapturer, Sendable {
     private struct State {
         var grabbing: Grabbing?
         var settings: CaptureSettings?
+        /// A `grabFrame` is using the grabber (outside the control lock): capture may not start
+        /// and another `grabFrame` may not use it until it returns.
+        var grabbingOnce = false
     }
 
     /// The device part: opens the backend's grabber and runs the paced capture loop.
@@ -161,7 +164,12 @@ public final class ScreenSource: VideoCapturer, Sendable {
         }
 
         func startRun(delivery: FrameDelivery) throws -> CaptureRun {
-            guard let grabbing = state.withLock({ $0.grabbing }) else {
+            let (open, busy) = state.withLock { ($0.grabbing, $0.grabbingOnce) }
+            if busy {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "start",
+                                        detail: "A grabFrame on this source is still running; start after it returns (not from its closure)")
+            }
+            guard let grabbing = open else {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "start",
                                         detail: "The screen is not open; initialize the source first")
             }
@@ -297,23 +305,42 @@ public final class ScreenSource: VideoCapturer, Sendable {
     public func release() { core.release() }
 
     /// Grabs one frame now and lends it to `body` (a screenshot); initializes first if needed.
-    /// Not while capturing (use the consumer or `frames` then): throws `.invalidState`.
+    /// Not while capturing (use the consumer or `frames` then): throws `.invalidState`. `body`
+    /// runs without the source's lock: it may read the source and call `release()` (the screen
+    /// is let go when the grab returns); `start()` and another `grabFrame` from it throw
+    /// `.invalidState`, as they do from other threads until this grab returns.
     public func grabFrame<R>(_ body: (VideoFrame) throws -> R) throws -> R {
-        try core.withControl("grabFrame") { grab, control in
+        // The grabber is taken under the control lock and marked in use; the grab and `body` run
+        // outside it, so that `body` may call this source (a `release()` lets the grabber go
+        // only when this grab has returned: the local reference keeps it open meanwhile).
+        let grabbing = try core.withControl("grabFrame") { grab, control -> Grabbing in
             if control.isRunning {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
                                         detail: "The source is capturing; take frames from its consumer or `frames` sequence, or stop it first")
             }
             try grab.open()
-            let grabber = state.withLock { $0.grabbing! }.grabber
-            var result: Result<R, any Error>?
-            guard try grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false, { frame in result = Result { try body(frame) } }) == .delivered,
-                  let result else {
-                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
-                                        detail: "\(screen.name) shows no framebuffer now (off or blanked)")
+            return try state.withLock { state throws(MediaDevicesError) -> Grabbing in
+                guard !state.grabbingOnce, let grabbing = state.grabbing else {
+                    throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
+                                            detail: "Another grabFrame on this source is running; grab again after it returns (not from its closure)")
+                }
+                state.grabbingOnce = true
+                return grabbing
             }
-            return try result.get()
         }
+        defer { state.withLock { $0.grabbingOnce = false } }
+        var result: Result<R, any Error>?
+        let outcome: ScreenGrabOutcome
+        do {
+            outcome = try grabbing.grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false) { frame in result = Result { try body(frame) } }
+        } catch {
+            throw MediaDevicesError.converting(error, device: screen.uniqueID, operation: "grabFrame")
+        }
+        guard outcome == .delivered, let result else {
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
+                                    detail: "\(screen.name) shows no framebuffer now (off or blanked)")
+        }
+        return try result.get()
     }
 
     /// The token that brings back the user's portal choice in a later session without asking

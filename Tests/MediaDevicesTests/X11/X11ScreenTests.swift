@@ -53,6 +53,35 @@ final class X11ScreenTests: XCTestCase {
         XCTAssertEqual(broken, [], "rules broken by the X11 screen source")
     }
 
+    /// `grabFrame`'s closure runs without the source's lock: calling the source from it gets an
+    /// answer, not a deadlock (the grab ran under the control lock before), and a `release()`
+    /// there leaves the lent frame readable until the grab returns.
+    func testGrabFrameClosureMayCallTheSource() throws {
+        let source = ScreenSource(screen: try screen(named: "screen"))
+        defer { source.release() }
+        let outcome = Mutex<(start: MediaDevicesError.Code?, nested: MediaDevicesError.Code?, bad: Int)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let grabber = Thread {
+            let result = try? source.grabFrame { frame in
+                var start: MediaDevicesError.Code?, nested: MediaDevicesError.Code?
+                do { try source.start() } catch { start = (error as? MediaDevicesError)?.code }
+                do { try source.grabFrame { _ in } } catch { nested = (error as? MediaDevicesError)?.code }
+                source.release()
+                return (start, nested, pixelMismatches(frame, X11TestClient.pattern).count)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        grabber.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "grabFrame's closure calling the source deadlocked")
+        let result = try XCTUnwrap(outcome.withLock { $0 }, "grabFrame threw")
+        XCTAssertEqual(result.start, .invalidState, "start() from the closure")
+        XCTAssertEqual(result.nested, .invalidState, "grabFrame() from the closure")
+        XCTAssertEqual(result.bad, 0, "the frame stays readable after release() in the closure")
+        XCTAssertFalse(source.isCapturing)
+        XCTAssertEqual(try source.grabFrame { self.mismatches($0, X11TestClient.pattern).count }, 0, "a grab after the release opens the screen again")
+    }
+
     func testGrabEqualsTheDrawnPatternPixelForPixel() throws {
         let source = ScreenSource(screen: try screen(named: "screen"))
         defer { source.release() }
