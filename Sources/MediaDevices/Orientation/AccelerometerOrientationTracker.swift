@@ -108,7 +108,7 @@ public struct Accelerometer: Sendable, Hashable, CustomStringConvertible {
 /// default, like iio-sensor-proxy) until `stop()` or until the tracker is freed.
 ///
 /// Until one edge has been clearly up the tracker reports `initial`.
-public final class AccelerometerOrientationTracker: OrientationTracker, @unchecked Sendable {
+public final class AccelerometerOrientationTracker: OrientationTracker, Sendable {
     /// The sensor read.
     public let accelerometer: Accelerometer
     /// Time between readings.
@@ -116,8 +116,10 @@ public final class AccelerometerOrientationTracker: OrientationTracker, @uncheck
     private let cell: OrientationCell
     private let shared = Shared()
     private let wake: WakeUpEvent
-    private var thread: CaptureThread?
-    private let threadLock = NSLock()
+    /// The reading thread while one was started and not stopped (it may have ended by itself:
+    /// see `reading`).
+    private let thread = Mutex<CaptureThread?>(nil)
+
 
     private struct State {
         var calculator = OrientationCalculator()
@@ -127,6 +129,8 @@ public final class AccelerometerOrientationTracker: OrientationTracker, @uncheck
 
     /// What the reading thread and the callers share.
     private final class Shared: Sendable {
+        /// Whether the reading thread is still reading (false once it ended on a lost sensor).
+        let reading = Atomic<Bool>(false)
         let state = Mutex(State())
         /// Held from a reading's first axis until its orientation is published.
         private let measuring = Mutex(())
@@ -182,38 +186,52 @@ public final class AccelerometerOrientationTracker: OrientationTracker, @uncheck
     /// Why the last reading failed, if it did (the sensor may be gone: the thread then stops).
     public var lastError: MediaDevicesError? { shared.state.withLock { $0.lastError } }
 
-    /// Whether the reading thread runs.
-    public var isTracking: Bool { threadLock.withLock { thread != nil } }
+    /// Whether the reading thread runs: false after `stop()`, and after the thread ended by
+    /// itself because the sensor went away (`lastError` says why; `start()` tries again).
+    public var isTracking: Bool { shared.reading.load(ordering: .acquiring) }
 
-    /// Starts the reading thread (after `stop()`); does nothing if it runs.
+    /// Starts the reading thread (after `stop()`, or after it ended on a lost sensor); does
+    /// nothing if it runs.
     public func start() throws {
-        threadLock.lock(); defer { threadLock.unlock() }
-        guard thread == nil else { return }
-        wake.reset()
-        let (accelerometer, wake, cell, shared) = (self.accelerometer, self.wake, self.cell, self.shared)
-        let milliseconds = interval.millisecondCount
-        thread = try CaptureThread(name: "md-orientation") {
-            var descriptor = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
-            while true {
-                do {
-                    _ = try shared.measure(accelerometer, publishingTo: cell)
-                } catch let error as MediaDevicesError {
-                    shared.state.withLock { $0.lastError = error }
-                    if error.code == .disconnected || error.code == .notFound { return }
-                } catch {}
-                descriptor.revents = 0
-                if poll(&descriptor, 1, max(1, milliseconds)) > 0 { return }
+        try thread.withLock { thread in
+            if thread != nil, shared.reading.load(ordering: .acquiring) { return }
+            thread?.join()  // ended by itself: joins at once
+            thread = nil
+            wake.reset()
+            let (accelerometer, wake, cell, shared) = (self.accelerometer, self.wake, self.cell, self.shared)
+            let milliseconds = interval.millisecondCount
+            shared.reading.store(true, ordering: .releasing)
+            do {
+                thread = try CaptureThread(name: "md-orientation") {
+                    defer { shared.reading.store(false, ordering: .releasing) }
+                    var descriptor = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+                    while true {
+                        do {
+                            _ = try shared.measure(accelerometer, publishingTo: cell)
+                        } catch let error as MediaDevicesError {
+                            shared.state.withLock { $0.lastError = error }
+                            if error.code == .disconnected || error.code == .notFound { return }
+                        } catch {}
+                        descriptor.revents = 0
+                        if poll(&descriptor, 1, max(1, milliseconds)) > 0 { return }
+                    }
+                }
+            } catch {
+                shared.reading.store(false, ordering: .releasing)
+                throw error
             }
         }
     }
 
-    /// Stops the reading thread and waits for it; the last orientation stays.
+    /// Stops the reading thread and waits for it; the last orientation stays. (The thread calls
+    /// no application code, so waiting for it under the lock cannot deadlock.)
     public func stop() {
-        threadLock.lock(); defer { threadLock.unlock() }
-        guard let thread else { return }
-        wake.signal()
-        thread.join()
-        self.thread = nil
+        thread.withLock { thread in
+            guard let running = thread else { return }
+            wake.signal()
+            running.join()
+            thread = nil
+        }
     }
 
     /// Reads the sensor once now and feeds the reading to the calculator (also while the thread
