@@ -262,7 +262,9 @@ public final class AudioDriverSide: Sendable {
     /// was opening, `onStop` heard that, and the side starts again on the new device, as the
     /// caller asked of a running side). If the new device cannot be opened (or, with
     /// `convertsFormat` false, does not take the bus's exact format), this throws and the old
-    /// device runs on untouched. Frames
+    /// device runs on untouched. If the new device opened but its run cannot start (no thread,
+    /// no descriptor left), the old device is closed, the side stays initialized on the new one
+    /// and stopped, `onStop` hears the error, and this throws it. Frames
     /// the render side had queued in the old device and not yet played are dropped with it.
     @discardableResult
     public func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws -> AudioDeviceSwitch {
@@ -296,17 +298,32 @@ public final class AudioDriverSide: Sendable {
         defer { switching.store(false, ordering: .releasing) }
         stop()
         let lastOldPeriod = counters.lastPeriodNanoseconds.load(ordering: .relaxed)
-        let old = try state.withLock { state -> (any AudioBackendStream)? in
+        var relaunchFailure: MediaDevicesError?
+        let (old, onStop) = state.withLock { state -> ((any AudioBackendStream)?, (@Sendable (MediaDevicesError?) -> Void)?) in
             let old = state.stream
             state.stream = stream
             state.port = port
             state.device = device
             if let options { state.options = options }
-            if wasRunning { try launch(&state, continuingBus: true) }
-            return old
+            if wasRunning {
+                do { try launch(&state, continuingBus: true) } catch {
+                    relaunchFailure = MediaDevicesError.converting(error, device: device.uniqueID, operation: operation)
+                }
+            }
+            return (old, state.onStop)
         }
         let restarted = MonotonicInstant.now
         old?.close()
+        if let relaunchFailure {
+            // The old run ended for the switch and the new one could not start: the run is over.
+            // The side says so, keeps the new device (initialized, stopped) and tells `onStop`,
+            // outside the lock, as for any end.
+            running.store(false, ordering: .releasing)
+            lastFailure.withLock { $0 = relaunchFailure }
+            if direction == .input { bus.wakeCaptureWaiter() }
+            onStop?(relaunchFailure)
+            throw relaunchFailure
+        }
         var firstNewPeriod: UInt64?
         if wasRunning {
             for _ in 0..<200 where isStarted {
