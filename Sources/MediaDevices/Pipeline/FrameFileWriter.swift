@@ -8,7 +8,7 @@ import Glibc
 /// camera's JPEGs as they came (`.mjpeg`), or raw frames one after another. As with FFmpeg, the
 /// file name decides (`container(for:)`). Rows are written without stride padding. Writing a
 /// frame allocates nothing.
-public final class FrameFileWriter: @unchecked Sendable {
+public final class FrameFileWriter {
     /// How frames are stored.
     public enum Container: String, Sendable, Codable {
         /// YUV4MPEG2 with a `FRAME` header per frame.
