@@ -80,7 +80,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         self.node = node
         let state = PublishedState(State(request: request))
         self.state = state
-        let label = "pipewire:\(node.serial)"
+        let label = node.label
         core = SourceCore(device: Stream(node: node, label: label, state: state), label: label)
     }
 
@@ -134,28 +134,18 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// The node's controls with their values now where the node gives them (read again from
     /// the session: its PropInfo and Props params; see `PipeWireCameraNode.controls`). Throws
     /// `.notFound` when the node is gone.
-    public func controls() throws -> [CameraControl] {
-        guard let now = try PipeWireCameraList.read().first(where: { $0.id == node.id && $0.serial == node.serial }) else {
-            throw MediaDevicesError(.notFound, device: core.label, operation: "PropInfo",
-                                    detail: "The PipeWire camera node \(node.name) is gone; list the cameras again")
-        }
-        return now.controls
-    }
+    public func controls() throws -> [CameraControl] { try node.current().controls }
 
-    /// Sets control `id` (a `CameraControl.id` of `controls()`) to `value` through the node's
-    /// Props. Throws `.notFound` for an id the node does not list, `.invalidValue` for a value
-    /// outside its range or menu, `.io` when PipeWire does not take it.
+    /// Sets the controls `settings` name (by id, a `CameraControl.id` of `controls()`, or by
+    /// name) through the node's Props, without stopping the stream. Every setting is checked
+    /// first, and nothing is set when one fails: `.notFound` for a control the node does not
+    /// list, `.invalidValue` for a value outside its range or menu. Then each is set in turn;
+    /// `.io` when PipeWire does not take one.
+    public func setControls(_ settings: [ControlSetting]) throws { try node.apply(settings) }
+
+    /// Sets control `id` (a `CameraControl.id` of `controls()`) to `value` as `setControls` does.
     public func setControl(_ id: UInt32, to value: Int64) throws {
-        guard let control = try controls().first(where: { $0.id == id }) else {
-            throw MediaDevicesError(.notFound, device: core.label, operation: "Props",
-                                    detail: "The PipeWire camera node \(node.name) has no control \(id); see controls()")
-        }
-        let inMenu = control.menu.isEmpty || control.menu.contains { $0.index == value }
-        guard value >= control.minimum, value <= control.maximum, inMenu else {
-            throw MediaDevicesError(.invalidValue, device: core.label, operation: "Props",
-                                    detail: "\(control.name) takes \(control.minimum)...\(control.maximum)\(control.menu.isEmpty ? "" : " (one of its menu values)"), not \(value)")
-        }
-        try PipeWireCameraList.setControl(control, to: value, nodeID: node.id, device: core.label)
+        try node.apply([ControlSetting(id: id, value: .integer(value))])
     }
 
     /// The capture loop: sleeps on the stream's buffer eventfd, its loop and the wake-up
