@@ -62,6 +62,21 @@ final class CameraSession {
         for _ in 0..<200 where Glibc.kill(number, 0) == 0 { usleep(10_000) }
     }
 
+    /// Starts wireplumber again (after `kill("wireplumber")`) and waits until it made a node for
+    /// each of `devices`; returns their global ids and serials as `nodes` gives them.
+    func startWireplumber(waitingFor devices: [String]) throws -> [String: (id: UInt32, serial: UInt64)] {
+        let waits = devices.map { "--wait '\($0)'" }.joined(separator: " ")
+        let output = try Rig.run("\(Rig.script("camera-session")) wireplumber \(directory) \(waits)")
+        var nodes: [String: (UInt32, UInt64)] = [:]
+        for line in output.split(separator: "\n") {
+            let words = line.split(separator: " ").map(String.init)
+            if words.first == "node", words.count >= 4, let id = UInt32(words[words.count - 2]), let serial = UInt64(words[words.count - 1]) {
+                nodes[words[1..<(words.count - 2)].joined(separator: " ")] = (id, serial)
+            }
+        }
+        return nodes
+    }
+
     /// The last lines of the daemons' logs, for a failure message.
     var report: String { Rig.shell("tail -n 12 \(directory)/*.log").output }
 

@@ -7,21 +7,22 @@ import Glibc
 /// `SourceCore`; this file is only the device part: format negotiation over the node's
 /// `EnumFormat` entries and the stream (`PipeWireCapture`) on a capture thread of its own.
 public final class PipeWireCameraSource: VideoCapturer, Sendable {
-    /// The requested format and the outcome of its negotiation, for readers on any thread.
+    /// The node read, the requested format and the outcome of its negotiation, for readers on
+    /// any thread.
     private struct State {
+        var node: PipeWireCameraNode
         var request: FormatRequest
         var negotiation: FormatNegotiation?
     }
 
     /// The device part: negotiation over the node's formats, and the stream's capture thread.
     private struct Stream: SourceDevice {
-        let node: PipeWireCameraNode
         let label: String
         let state: PublishedState<State>
 
         func open() throws {
             if state.withLock({ $0.negotiation }) != nil { return }
-            let asked = state.withLock { $0.request }
+            let (node, asked) = state.withLock { ($0.node, $0.request) }
             let choice = try FormatSelection.choose(asked, from: node.formats, device: label)
             var adjustments = choice.adjustments
             if !node.givesFrameRates, asked.frameRate != nil {
@@ -35,7 +36,8 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         }
 
         func startRun(delivery: FrameDelivery) throws -> CaptureRun {
-            guard let negotiation = state.withLock({ $0.negotiation }) else {
+            let (node, negotiation) = state.withLock { ($0.node, $0.negotiation) }
+            guard let negotiation else {
                 throw MediaDevicesError(.invalidState, device: label, operation: "start", detail: "Initialize the source before starting it")
             }
             let format = negotiation.format
@@ -58,8 +60,10 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         func close() { state.withLock { $0.negotiation = nil } }
     }
 
-    /// The PipeWire node read.
-    public let node: PipeWireCameraNode
+    /// The PipeWire node read (another one after `resumeWhenReconnected`).
+    public var node: PipeWireCameraNode { state.withLock { $0.node } }
+    /// The camera's identifier (`CaptureDevice.uniqueID`), which outlives its node.
+    let uniqueID: String
     private let state: PublishedState<State>
     private let core: SourceCore<Stream>
 
@@ -72,17 +76,24 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             throw MediaDevicesError(.notFound, device: device.uniqueID, operation: "PipeWire camera",
                                     detail: "\(device.name) has no PipeWire route; list cameras with CaptureDevice.devices(backends: [.pipewire]) while a PipeWire session (pipewire and wireplumber) runs")
         }
-        self.init(node: node, request: request)
+        self.init(node: node, uniqueID: device.uniqueID, request: request)
     }
 
     /// A source reading camera node `node` in the format `request` asks for.
-    public init(node: PipeWireCameraNode, request: FormatRequest = FormatRequest()) {
-        self.node = node
-        let state = PublishedState(State(request: request))
+    public convenience init(node: PipeWireCameraNode, request: FormatRequest = FormatRequest()) {
+        self.init(node: node, uniqueID: CaptureDevice.identifier(of: node, stableLink: CaptureDevice.stableLink(for:)), request: request)
+    }
+
+    private init(node: PipeWireCameraNode, uniqueID: String, request: FormatRequest) {
+        self.uniqueID = uniqueID
+        let state = PublishedState(State(node: node, request: request))
         self.state = state
         let label = node.label
-        core = SourceCore(device: Stream(node: node, label: label, state: state), label: label)
+        core = SourceCore(device: Stream(label: label, state: state), label: label)
     }
+
+    /// Reads `node` from the next start (the same camera's node made again); not while capturing.
+    func select(_ node: PipeWireCameraNode) { state.withLock { $0.node = node } }
 
     deinit { core.release() }
 
