@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 import MediaDevices
 
 /// The automatic choice of a camera's backend, as `formats`, `controls`, `capture` and
@@ -11,7 +12,8 @@ import MediaDevices
 ///    camera, or a node this user may not open) is looked up among PipeWire's cameras, and
 ///    `capture`/`snapshot` of a camera whose V4L2 node is busy (another process, often
 ///    PipeWire itself, streams it) read it through its PipeWire node, sharing it.
-/// The Camera portal is used only when asked for (`--backend portal`).
+/// The Camera portal is used only when asked for (`--backend portal`: access is asked for
+/// first, then the cameras its PipeWire remote sees are the ones named).
 enum CameraBackendRule {
     static let help = "Cameras: v4l2, pipewire or portal. Default: V4L2 directly; PipeWire for a `pipewire:` name, for a camera only PipeWire offers or this user may not open directly, and (capture, snapshot) when the V4L2 node is busy and the camera is on PipeWire."
 
@@ -61,8 +63,10 @@ enum CameraBackendRule {
     }
 
     /// Among the cameras `backend` (PipeWire or the portal) offers, each with only its routes
-    /// of that backend.
+    /// of that backend. The portal is asked for access first (the user is asked once; the
+    /// permission store keeps the answer).
     private static func shared(_ text: String, backend: CaptureBackend) throws -> CaptureDevice {
+        if backend == .portal { try requestPortalAccess() }
         let devices = try CaptureDevice.devices(backends: [backend])
         if let index = Int(text) {
             guard devices.indices.contains(index) else {
@@ -80,6 +84,20 @@ enum CameraBackendRule {
                                     detail: "PipeWire offers no camera with that path, index, uniqueID or node (\(devices.count) camera(s)); run `mediadevices list --backend \(backend.rawValue)`")
         }
         return found
+    }
+}
+
+extension CameraBackendRule {
+    /// `CameraPortal.requestAccess()`, waited for on this (the command's) thread.
+    static func requestPortalAccess() throws {
+        final class Outcome: @unchecked Sendable { var error: (any Error)? }
+        let outcome = Outcome(), done = DispatchSemaphore(value: 0)
+        Task.detached {
+            do { try await CameraPortal().requestAccess() } catch { outcome.error = error }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.error { throw error }
     }
 }
 

@@ -8,13 +8,14 @@ struct ListCommand: ParsableCommand {
     @Flag(help: "Print JSON (see README for the shape).")
     var json = false
 
-    @Option(name: .customLong("backend"), help: "Cameras: list what this backend offers, v4l2 or pipewire; repeat it for both (default: v4l2). A camera both offer is listed once, with both routes.")
+    @Option(name: .customLong("backend"), help: "Cameras: list what this backend offers, v4l2 or pipewire (repeat it for both; default: v4l2: a camera both offer is listed once, with both routes), or portal (the Camera portal: access is asked for first; alone).")
     var backends: [CaptureBackend] = []
 
     func run() throws {
         var (devices, problems) = CaptureDevice.enumerate()
         if !backends.isEmpty && backends != [.v4l2] {
             do {
+                if backends.contains(.portal) { try CameraBackendRule.requestPortalAccess() }
                 devices = try CaptureDevice.devices(backends: Set(backends))
             } catch let error as MediaDevicesError {
                 problems.append(error)

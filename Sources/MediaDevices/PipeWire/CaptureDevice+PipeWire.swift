@@ -8,13 +8,13 @@ extension CaptureDevice {
     /// process may not open, the identifier V4L2 would give it. With `.pipewire` alone only
     /// cameras PipeWire offers are listed, with only their PipeWire routes. The PipeWire
     /// session is the default remote (`PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`).
-    /// Throws what reading the PipeWire session throws (`.notFound` without one); `.portal`
-    /// is not offered yet and throws `.notFound`.
+    /// Throws what reading the PipeWire session throws (`.notFound` without one). `.portal`
+    /// lists only the cameras the Camera portal's remote sees (as a sandboxed application
+    /// does), each with its portal route (backend `.portal`): ask for access first
+    /// (`CameraPortal.requestAccess()`), else `.permissionDenied`; `.notFound` without a
+    /// Camera portal.
     public static func devices(backends: Set<CaptureBackend>, pipeWireTimeout: Duration = .seconds(5)) throws -> [CaptureDevice] {
-        if backends.contains(.portal) {
-            throw MediaDevicesError(.notFound, device: "portal", operation: "AccessCamera",
-                                    detail: "Listing cameras through the Camera portal is not built yet; use .v4l2 or .pipewire")
-        }
+        if backends.contains(.portal) { return try portalDevices(timeout: pipeWireTimeout) }
         let direct = enumerate().devices
         guard backends.contains(.pipewire) else { return backends.contains(.v4l2) ? direct : [] }
         let merged = merging(direct, try PipeWireCameraList.read(timeout: pipeWireTimeout), stableLink: stableLink(for:))
@@ -23,6 +23,19 @@ extension CaptureDevice {
             let routes = device.routes.filter { $0.backend == .pipewire }
             return routes.isEmpty ? nil : device.with(uniqueID: device.uniqueID, routes: routes)
         }
+    }
+
+    /// The cameras the Camera portal's remote sees. The session manager grants the portal's
+    /// connection its camera nodes a moment after it connects (WirePlumber's access-portal), so
+    /// an empty listing is read again, for up to a second.
+    private static func portalDevices(timeout: Duration) throws -> [CaptureDevice] {
+        let remote = PipeWireRemote.cameraPortal(busAddress: nil)
+        var nodes = try PipeWireCameraList.read(remote: remote, timeout: timeout)
+        for _ in 0..<10 where nodes.isEmpty {
+            usleep(100_000)
+            nodes = try PipeWireCameraList.read(remote: remote, timeout: timeout)
+        }
+        return merging([], nodes, stableLink: stableLink(for:))
     }
 
     /// `devices` with each PipeWire node added to the device it wraps (same device path, or the

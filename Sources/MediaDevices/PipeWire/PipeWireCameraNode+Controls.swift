@@ -7,7 +7,7 @@ extension PipeWireCameraNode {
     /// This node as the session lists it now (its controls' current values); `.notFound` when
     /// the node is gone (same global id and serial).
     func current() throws -> PipeWireCameraNode {
-        guard let now = try PipeWireCameraList.read().first(where: { $0.id == id && $0.serial == serial }) else {
+        guard let now = try PipeWireCameraList.read(remote: remote).first(where: { $0.id == id && $0.serial == serial }) else {
             throw MediaDevicesError(.notFound, device: label, operation: "PropInfo",
                                     detail: "The PipeWire camera node \(name) is gone; list the cameras again")
         }
@@ -21,7 +21,7 @@ extension PipeWireCameraNode {
     func apply(_ settings: [ControlSetting]) throws {
         let resolved = try ControlResolver(device: label, controls: try current().controls).resolve(settings)
         for setting in resolved {
-            try PipeWireCameraList.setControl(setting.control, to: setting.value.integer ?? 0, nodeID: id, device: label)
+            try PipeWireCameraList.setControl(setting.control, to: setting.value.integer ?? 0, nodeID: id, remote: remote, device: label)
         }
     }
 

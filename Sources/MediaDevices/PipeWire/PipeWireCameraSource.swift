@@ -51,7 +51,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
                 request.rate_num = UInt32(rate.framesPerSecond.numerator)
                 request.rate_denom = UInt32(rate.framesPerSecond.denominator)
             }
-            let capture = try PipeWireCapture(cameraNode: node.id, request: request, device: label)
+            let capture = try PipeWireCapture(cameraNode: node.id, request: request, fd: try node.remote.open(), device: label)
             return try CaptureRun(name: "md-pipewire-cam", delivery: delivery, loop: { wake, shouldStop in
                 PipeWireCameraSource.pump(capture, format: format, wake: wake, shouldStop: shouldStop, delivery: delivery)
             }, cleanup: { _ in capture.close() })
