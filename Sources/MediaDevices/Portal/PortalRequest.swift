@@ -7,7 +7,8 @@ extension DBusConnection {
     /// Calls a portal method answered by a `Response` signal on a Request object: with a fresh
     /// `handle_token` (`mediadevicesPID_number`, given to `append`, which puts it in the options),
     /// watching the Request's path (`/org/freedesktop/portal/desktop/request/SENDER/TOKEN`)
-    /// before the call, then waiting up to `timeout` (cancellable: `WaitCancellation`). Returns
+    /// before the call, then waiting for the call's reply and the response, the latter up to
+    /// `timeout` (both cancellable: `WaitCancellation`). Returns
     /// the response code (0 granted, 1 cancelled by the user, 2 other) and the results. Throws
     /// `DBusFailure`; a wait given up on (cancelled, timed out) closes the Request so that the
     /// portal takes its dialog down.
@@ -19,7 +20,8 @@ extension DBusConnection {
         var path = "/org/freedesktop/portal/desktop/request/\(sender)/\(token)"
         do {
             var watch = try watchSignal(path: path, interface: "org.freedesktop.portal.Request", member: "Response")
-            let reply = try call(destination, objectPath, interface, member) { try append($0, token) }
+            // Cancellable too: a portal busy elsewhere may answer the call itself late.
+            let reply = try callCancellable(destination, objectPath, interface, member) { try append($0, token) }
             // Portals older than 0.9 return another path: watch that one (a response before this line is lost).
             if let handle = try reply.read()?.string, handle != path {
                 watch = try watchSignal(path: handle, interface: "org.freedesktop.portal.Request", member: "Response")
