@@ -9,7 +9,7 @@ struct CaptureCommand: ParsableCommand {
         commandName: "capture",
         abstract: "Capture frames to a file (Y4M where the format allows it, else raw frames).")
 
-    @Argument(help: "A device path, an index from `list`, a uniqueID, `testpattern`, `testpattern:noise`, or `screen:N` (a screen from `screens`).")
+    @Argument(help: "A device path, an index from `list`, a uniqueID, a PipeWire camera (`pipewire:SERIAL` or `pipewire:NODE_NAME`), `testpattern`, `testpattern:noise`, or `screen:N` (a screen from `screens`).")
     var device: String
 
     @OptionGroup var formatOptions: FormatOptions
@@ -45,7 +45,7 @@ struct CaptureCommand: ParsableCommand {
     @Flag(help: "Screens only: blend the cursor in (X11: XFIXES; KMS: the cursor plane).")
     var cursor = false
 
-    @OptionGroup var backendOption: ScreenBackendOption
+    @OptionGroup var backendOption: DeviceBackendOption
 
     @Flag(help: "Print the result as JSON (see README for the shape).")
     var json = false
@@ -65,7 +65,7 @@ struct CaptureCommand: ParsableCommand {
             let container = try FrameFileWriter.container(for: self.output)
             let opened = try OpenedCapturer(device, request: formatOptions.request, buffers: buffers,
                                             screenRegion: region.flatMap(Rect.init(parsing:)), showsCursor: cursor,
-                                            screenBackend: backendOption.backend, portal: backendOption.portalOptions)
+                                            backend: backendOption.backend, portal: backendOption.portalOptions)
             let (capturer, adjustments, deviceName) = (opened.capturer, opened.adjustments, opened.name)
             defer { capturer.release() }
             try capturer.initialize()

@@ -16,8 +16,10 @@ struct ControlsCommand: ParsableCommand {
             "controls: watching …" on standard error says when changes are being received.
             """)
 
-    @Argument(help: "A camera: a device path, an index from `list`, or a uniqueID.")
+    @Argument(help: "A camera: a device path, an index from `list`, a uniqueID, or a PipeWire camera (`pipewire:SERIAL` or `pipewire:NODE_NAME`).")
     var device: String
+
+    @OptionGroup var backendOption: CameraBackendOption
 
     @Flag(help: "Print JSON (see README for the shape; one object per line with --watch).")
     var json = false
@@ -53,7 +55,7 @@ struct ControlsCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors(json: json) {
-            let camera = try Self.camera(device)
+            let camera = try Self.camera(device, backend: backendOption.backend)
             var skipped: [String]?
             var messages: [String] = []
             if reset {
@@ -105,8 +107,8 @@ struct ControlsCommand: ParsableCommand {
     }
 
     /// The camera `text` names; `.notFound` for anything else.
-    static func camera(_ text: String) throws -> CaptureDevice {
-        guard case .camera(let camera) = try DeviceSelection.resolve(text) else {
+    static func camera(_ text: String, backend: CaptureBackend? = nil) throws -> CaptureDevice {
+        guard case .camera(let camera) = try DeviceSelection.resolve(text, cameraBackend: backend) else {
             throw MediaDevicesError(.notFound, device: text, operation: "controls",
                                     detail: "Only cameras have controls; give a camera's path, index from `mediadevices list`, or uniqueID")
         }

@@ -1,30 +1,21 @@
 import MediaDevices
 
-/// What a DEVICE argument names: a camera (by path, index from `list`, or uniqueID) or the
+/// What a DEVICE argument names: a camera (by path, index from `list`, uniqueID, or PipeWire
+/// node: see `CameraBackendRule`) or the
 /// built-in test pattern (`testpattern`, `testpattern:noise`), or a screen (`screen:N`).
 enum DeviceSelection {
     case camera(CaptureDevice)
     case testPattern(TestPatternSource.Pattern)
     case screen(Screen)
 
-    /// Resolves `text` (screens from `screenBackend`, automatic when `nil`); throws `.notFound`
+    /// Resolves `text` (screens from `screenBackend`, automatic when `nil`; cameras among those
+    /// `cameraBackend` offers, chosen by `CameraBackendRule` when `nil`); throws `.notFound`
     /// naming what exists.
-    static func resolve(_ text: String, screenBackend: ScreenBackend? = nil) throws -> DeviceSelection {
+    static func resolve(_ text: String, screenBackend: ScreenBackend? = nil, cameraBackend: CaptureBackend? = nil) throws -> DeviceSelection {
         if text == "testpattern" || text == "testpattern:bars" { return .testPattern(.colorBars) }
         if text == "testpattern:noise" { return .testPattern(.noise) }
         if text == "screen" || text.hasPrefix("screen:") { return .screen(try resolveScreen(text, backend: screenBackend)) }
-        let devices = CaptureDevice.scan().devices
-        if let index = Int(text) {
-            guard devices.indices.contains(index) else {
-                throw MediaDevicesError(.notFound, device: text, operation: "find device",
-                                        detail: "There are \(devices.count) capture device(s); run `mediadevices list`")
-            }
-            return .camera(devices[index])
-        }
-        if let device = devices.first(where: { $0.uniqueID == text || $0.path == text }) { return .camera(device) }
-        if text.hasPrefix("/") { return .camera(try CaptureDevice(path: text)) }
-        throw MediaDevicesError(.notFound, device: text, operation: "find device",
-                                detail: "No device has that path, index or uniqueID; run `mediadevices list`, or use `testpattern`")
+        return .camera(try CameraBackendRule.camera(text, backend: cameraBackend))
     }
 
     /// Resolves `screen` (the first), `screen:N` (index from `screens`) or `screen:NAME`

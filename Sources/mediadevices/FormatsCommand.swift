@@ -5,8 +5,10 @@ import MediaDevices
 struct FormatsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "formats", abstract: "List a device's formats, sizes and frame rates.")
 
-    @Argument(help: "A device path, an index from `list`, a uniqueID, or `testpattern`.")
+    @Argument(help: "A device path, an index from `list`, a uniqueID, a PipeWire camera (`pipewire:SERIAL` or `pipewire:NODE_NAME`), or `testpattern`.")
     var device: String
+
+    @OptionGroup var backendOption: CameraBackendOption
 
     @Flag(help: "Print JSON (see README for the shape).")
     var json = false
@@ -15,7 +17,7 @@ struct FormatsCommand: ParsableCommand {
         try reportingErrors(json: json) {
             if AudioDeviceArgument.isAudio(device) { return try printAudioFormats(device, json: json) }
             let (name, formats): (String, [CaptureFormat])
-            switch try DeviceSelection.resolve(device) {
+            switch try DeviceSelection.resolve(device, cameraBackend: backendOption.backend) {
             case .camera(let camera): (name, formats) = (camera.path, try camera.supportedFormats())
             case .testPattern: (name, formats) = ("testpattern", TestPatternSource.supportedFormats)
             case .screen(let screen): (name, formats) = (screen.uniqueID, try ScreenSource.currentFormats(screen))

@@ -8,12 +8,16 @@ struct ListCommand: ParsableCommand {
     @Flag(help: "Print JSON (see README for the shape).")
     var json = false
 
-    @Option(name: .customLong("backend"), help: "Cameras: list what this backend offers, v4l2 or pipewire; repeat it for both (default: v4l2). A camera both offer is listed once, with both routes.")
+    @Option(name: .customLong("backend"), help: "Cameras: list what this backend offers, v4l2 or pipewire (repeat it for both; default: v4l2: a camera both offer is listed once, with both routes), or portal (the Camera portal: access is asked for first; alone).")
     var backends: [CaptureBackend] = []
 
     func run() throws {
+        var portalProblems: [MediaDevicesError] = []
+        if backends.contains(.portal) {
+            do { try CameraBackendRule.requestPortalAccess() } catch let error as MediaDevicesError { portalProblems.append(error) }
+        }
         let cameras = CaptureDevice.scan(backends: backends.isEmpty ? [.v4l2] : Set(backends))
-        let (devices, problems) = (cameras.devices, cameras.problems)
+        let (devices, problems) = (cameras.devices, portalProblems + cameras.problems)
         let audio = AudioDevice.scan()
         let (inputs, outputs) = (audio.inputs, audio.outputs)
         let found = ScreenSource.scan()

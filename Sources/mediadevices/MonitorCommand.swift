@@ -20,6 +20,9 @@ struct MonitorCommand: ParsableCommand {
     @Option(help: "Event source: automatic (udev if systemd-udevd runs, else kernel), udev or kernel.")
     var source: DeviceMonitor.Source = .automatic
 
+    @Option(name: .customLong("backend"), help: "Cameras: watch what this backend offers, v4l2 (udev's video nodes) or pipewire (the PipeWire session's camera nodes); repeat it for both (default: v4l2).")
+    var backends: [CaptureBackend] = []
+
     func run() throws {
         try reportingErrors(json: json) {
             var chosen = Set(DeviceEvent.Kind.allCases)
@@ -33,7 +36,7 @@ struct MonitorCommand: ParsableCommand {
                     chosen.insert(kind)
                 }
             }
-            let monitor = try DeviceMonitor(kinds: chosen, source: source)
+            let monitor = try DeviceMonitor(kinds: chosen, source: source, cameraBackends: backends.isEmpty ? [.v4l2] : Set(backends))
             FileHandle.standardError.write(Data("monitor: listening (\(monitor.source.rawValue) events: \(chosen.map(\.rawValue).sorted().joined(separator: ", ")))\n".utf8))
             let json = self.json
             streaming.forEach(monitor) { event in

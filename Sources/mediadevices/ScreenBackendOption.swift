@@ -4,7 +4,7 @@ import MediaDevices
 /// `--backend kms|x11|portal` on the screen commands.
 extension ScreenBackend: ExpressibleByArgument {}
 
-/// `--backend v4l2|pipewire` on `list`.
+/// `--backend v4l2|pipewire|portal` on the camera commands.
 extension CaptureBackend: ExpressibleByArgument {}
 
 /// The `--backend` option of the screen commands: one backend, or automatic (the portal when
@@ -14,6 +14,28 @@ struct ScreenBackendOption: ParsableArguments {
     @Option(help: "Screens only: the backend, kms, x11 or portal (default: portal when WAYLAND_DISPLAY is set and the portal answers, else x11 when DISPLAY answers, else kms).")
     var backend: ScreenBackend?
 
+    @OptionGroup var restoreToken: RestoreTokenOption
+
+    /// How the portal is asked.
+    var portalOptions: PortalOptions { restoreToken.portalOptions }
+}
+
+/// The `--backend` option of `capture`, which reads screens and cameras: a screen backend (kms,
+/// x11, portal: automatic as `ScreenBackendOption` when absent) or a camera backend (v4l2,
+/// pipewire, portal: `CameraBackendRule` when absent); and where the portal's restore token is
+/// kept.
+struct DeviceBackendOption: ParsableArguments {
+    @Option(help: "Screens: kms, x11 or portal (default: portal when WAYLAND_DISPLAY is set and the portal answers, else x11 when DISPLAY answers, else kms). \(CameraBackendRule.help)")
+    var backend: DeviceBackendName?
+
+    @OptionGroup var restoreToken: RestoreTokenOption
+
+    /// How the portal is asked.
+    var portalOptions: PortalOptions { restoreToken.portalOptions }
+}
+
+/// `--restore-token-file` of the screen-cast portal.
+struct RestoreTokenOption: ParsableArguments {
     @Option(help: "Portal only: a file keeping the restore token, so that the portal asks the user only once (read, then rewritten with each new token, mode 0600: the token lets this user's processes share the screen again without asking).")
     var restoreTokenFile: String?
 

@@ -58,7 +58,7 @@ struct ScreenshotCommand: ParsableCommand {
                 return
             }
             print("wrote \(format.width)x\(format.height) \(file.displayName) of \(target.name) to \(output) (\(framebuffer.map(\.description) ?? format.description))")
-            if let token = source.portalRestoreToken, backendOption.restoreTokenFile == nil {
+            if let token = source.portalRestoreToken, backendOption.restoreToken.restoreTokenFile == nil {
                 print("portal restore token: \(token) (keep it with --restore-token-file FILE to skip the portal's dialog next time)")
             }
         }

@@ -10,7 +10,7 @@ struct SnapshotCommand: ParsableCommand {
         commandName: "snapshot",
         abstract: "Write one frame as a PNG (libpng) or JPEG (libjpeg-turbo), after letting the device settle.")
 
-    @Argument(help: "A device path, an index from `list`, a uniqueID, `testpattern` or `testpattern:noise`.")
+    @Argument(help: "A device path, an index from `list`, a uniqueID, a PipeWire camera (`pipewire:SERIAL` or `pipewire:NODE_NAME`), `testpattern` or `testpattern:noise`.")
     var device: String
 
     @Option(help: "The image file to write: .png or .jpg (.jpeg); the extension decides.")
@@ -21,6 +21,8 @@ struct SnapshotCommand: ParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
 
     @OptionGroup var controlOptions: ControlOptions
+
+    @OptionGroup var backendOption: CameraBackendOption
 
     @Option(help: "Frames to skip first, while exposure and white balance settle.")
     var skip: Int = 5
@@ -38,7 +40,8 @@ struct SnapshotCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors(json: json) {
-            let opened = try OpenedCapturer(device, request: formatOptions.request)
+            let opened = try OpenedCapturer(device, request: formatOptions.request,
+                                            backend: backendOption.backend.flatMap { DeviceBackendName(rawValue: $0.rawValue) })
             let capturer = opened.capturer
             defer { capturer.release() }
             try capturer.initialize()

@@ -14,20 +14,24 @@ final class CameraSession {
     let nodes: [String: (id: UInt32, serial: UInt64)]
     /// Seconds from start until the last node appeared.
     let seconds: Double
+    /// The session bus (with `portal`: where the Camera portal is).
+    let bus: String?
     private var stopped = false
 
     /// Starts a session in a fresh directory named `name` and waits until WirePlumber made a
     /// node for each of `devices` (V4L2 paths or libcamera ids); fails the test with the
-    /// script's report when it does not.
-    init(name: String, devices: [String]) throws {
+    /// script's report when it does not. With `portal`, the Camera portal runs too, with the
+    /// test Access backend (`scripts/portal-access`) answering as `answerDialogs` says.
+    init(name: String, devices: [String], portal: Bool = false) throws {
         directory = "\(Rig.scratch)/camera-session-\(name)"
-        let waits = devices.map { "--wait '\($0)'" }.joined(separator: " ")
+        let waits = devices.map { "--wait '\($0)'" }.joined(separator: " ") + (portal ? " --portal" : "")
         let result = Rig.shell("\(Rig.script("camera-session")) start \(directory) \(waits)")
-        var remote: String?, nodes: [String: (UInt32, UInt64)] = [:], seconds = 0.0
+        var remote: String?, nodes: [String: (UInt32, UInt64)] = [:], seconds = 0.0, bus: String?
         for line in result.output.split(separator: "\n") {
             let words = line.split(separator: " ").map(String.init)
             switch words.first {
             case "remote" where words.count == 2: remote = words[1]
+            case "bus" where words.count == 2: bus = words[1]
             case "node" where words.count >= 4:
                 if let id = UInt32(words[words.count - 2]), let serial = UInt64(words[words.count - 1]) {
                     nodes[words[1..<(words.count - 2)].joined(separator: " ")] = (id, serial)
@@ -44,6 +48,7 @@ final class CameraSession {
         self.remote = remote
         self.nodes = nodes
         self.seconds = seconds
+        self.bus = bus
         setenv("PIPEWIRE_REMOTE", remote, 1)
     }
 
@@ -61,6 +66,30 @@ final class CameraSession {
         Glibc.kill(number, SIGKILL)
         for _ in 0..<200 where Glibc.kill(number, 0) == 0 { usleep(10_000) }
     }
+
+    /// Starts wireplumber again (after `kill("wireplumber")`) and waits until it made a node for
+    /// each of `devices`; returns their global ids and serials as `nodes` gives them.
+    func startWireplumber(waitingFor devices: [String]) throws -> [String: (id: UInt32, serial: UInt64)] {
+        let waits = devices.map { "--wait '\($0)'" }.joined(separator: " ")
+        let output = try Rig.run("\(Rig.script("camera-session")) wireplumber \(directory) \(waits)")
+        var nodes: [String: (UInt32, UInt64)] = [:]
+        for line in output.split(separator: "\n") {
+            let words = line.split(separator: " ").map(String.init)
+            if words.first == "node", words.count >= 4, let id = UInt32(words[words.count - 2]), let serial = UInt64(words[words.count - 1]) {
+                nodes[words[1..<(words.count - 2)].joined(separator: " ")] = (id, serial)
+            }
+        }
+        return nodes
+    }
+
+    /// Makes the test Access backend answer the portal's next dialogs with `response` ("0"
+    /// granted, "1" refused, "hang" never).
+    func answerDialogs(_ response: String) throws {
+        try Rig.run("echo \(response) >\(directory)/access-response")
+    }
+
+    /// The dialogs the test Access backend answered so far.
+    var dialogs: Int { Int(Rig.shell("grep -c '^AccessDialog' \(directory)/access.log").output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 }
 
     /// The last lines of the daemons' logs, for a failure message.
     var report: String { Rig.shell("tail -n 12 \(directory)/*.log").output }

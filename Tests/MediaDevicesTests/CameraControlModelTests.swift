@@ -42,11 +42,11 @@ final class CameraControlModelTests: XCTestCase {
     func testWhatAControlTakesInWords() {
         let brightness = CameraControl(id: 0x0098_0900, name: "Brightness", type: .integer, minimum: -64, maximum: 64, step: 2,
                                        defaultValue: 0, flags: [], value: .integer(0))
-        XCTAssertEqual(ControlWriter.takes(brightness), "an integer from -64 to 64 in steps of 2")
+        XCTAssertEqual(ControlResolver.takes(brightness), "an integer from -64 to 64 in steps of 2")
         let menu = CameraControl(id: 0x009a_0901, name: "Auto Exposure", type: .menu, minimum: 0, maximum: 3, step: 1, defaultValue: 3,
                                  flags: [], menu: [.init(index: 1, name: "Manual Mode"), .init(index: 3, name: "Aperture Priority Mode")],
                                  value: .integer(3))
-        XCTAssertEqual(ControlWriter.takes(menu), "one of 1 (Manual Mode), 3 (Aperture Priority Mode)")
+        XCTAssertEqual(ControlResolver.takes(menu), "one of 1 (Manual Mode), 3 (Aperture Priority Mode)")
         XCTAssertEqual(menu.menuEntry("manual mode")?.index, 1)
         XCTAssertEqual(menu.menuEntry("3")?.name, "Aperture Priority Mode")
         XCTAssertNil(menu.menuEntry("2"), "a gap in the menu")

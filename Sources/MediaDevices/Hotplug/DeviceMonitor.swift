@@ -38,7 +38,8 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     public let action: Action
     /// Which kind of device.
     public let kind: Kind
-    /// The udev facts.
+    /// The udev facts; for a PipeWire camera node (a monitor watching `.pipewire`), the node's
+    /// (subsystem `pipewire`, see `UdevDevice`).
     public let device: UdevDevice
     /// For cameras: the same description `CaptureDevice.devices` gives (for a removed camera,
     /// the one it had while present). `nil` for other kinds, and for a camera that could not
@@ -59,9 +60,12 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     /// `device.uniqueID` (each screen and PCM of a card has its own `uniqueID` as well).
     public var uniqueID: String { camera?.uniqueID ?? device.uniqueID }
 
-    /// `"added camera /dev/video0 (v4l2:vivid:platform:vivid-000)"`.
+    /// `"added camera /dev/video0 (v4l2:vivid:platform:vivid-000)"`, with " through PipeWire"
+    /// for a PipeWire camera node.
     public var description: String {
-        "\(action.rawValue) \(kind.rawValue) \(device.devnode ?? device.syspath) (\(uniqueID))"
+        let pipeWire = device.subsystem == "pipewire"
+        return "\(action.rawValue) \(kind.rawValue) \(device.devnode ?? (pipeWire ? device.sysname : device.syspath)) (\(uniqueID))"
+            + (pipeWire ? " through PipeWire" : "")
     }
 }
 
@@ -114,9 +118,17 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     static let defaultLogger = Logger(label: "MediaDevices.DeviceMonitor")
 
     /// Starts watching `kinds` from `source`, logging to `logger` (swift-log's; `nil`: one
-    /// labelled `MediaDevices.DeviceMonitor`, through the process's `LoggingSystem`). Throws if
-    /// the netlink socket cannot be opened (`.permissionDenied` in a sandbox that forbids netlink).
-    public init(kinds: Set<DeviceEvent.Kind> = Set(DeviceEvent.Kind.allCases), source: Source = .automatic, logger: Logger? = nil) throws {
+    /// labelled `MediaDevices.DeviceMonitor`, through the process's `LoggingSystem`). Cameras
+    /// come from `cameraBackends`: `.v4l2`, the video capture nodes udev announces; `.pipewire`,
+    /// the camera nodes of the PipeWire session (`PIPEWIRE_REMOTE`, else
+    /// `$XDG_RUNTIME_DIR/pipewire-0`) appearing and going, each described as
+    /// `CaptureDevice.devices(backends: [.pipewire])` describes it (a camera both offer then
+    /// comes once per backend, with the same `uniqueID`; when the PipeWire daemon goes away its
+    /// cameras are removed). Throws if the netlink socket cannot be opened (`.permissionDenied`
+    /// in a sandbox that forbids netlink), `.notFound` when PipeWire is asked for and no
+    /// session answers.
+    public init(kinds: Set<DeviceEvent.Kind> = Set(DeviceEvent.Kind.allCases), source: Source = .automatic,
+                cameraBackends: Set<CaptureBackend> = [.v4l2], logger: Logger? = nil) throws {
         let logger = logger ?? Self.defaultLogger
         self.logger = logger
         let resolved = source == .automatic ? Source.detected : source
@@ -127,7 +139,8 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
             throw MediaDevicesError(.permissionDenied, device: "netlink:\(resolved.rawValue)", operation: "udev_monitor_new_from_netlink",
                                     detail: "Could not open the \(resolved.rawValue) uevent socket; a sandbox may forbid netlink sockets")
         }
-        for kind in kinds { udev_monitor_filter_add_match_subsystem_devtype(monitor, kind.subsystem, nil) }
+        let udevKinds = cameraBackends.contains(.v4l2) ? kinds : kinds.subtracting([.camera])
+        for kind in udevKinds { udev_monitor_filter_add_match_subsystem_devtype(monitor, kind.subsystem, nil) }
         let status = udev_monitor_enable_receiving(monitor)
         guard status >= 0 else {
             udev_monitor_unref(monitor)
@@ -137,12 +150,19 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         let wake = try WakeUpEvent()
         self.wake = wake
         // Remember what is there now, so a removal can say what went.
-        let known = KnownDevices(udev: udev, kinds: kinds)
+        let known = KnownDevices(udev: udev, kinds: udevKinds)
+        let pipeWire: PipeWireCameraWatch?
+        do {
+            pipeWire = kinds.contains(.camera) && cameraBackends.contains(.pipewire) ? try PipeWireCameraWatch() : nil
+        } catch {
+            udev_monitor_unref(monitor)
+            throw error
+        }
         let continuation = self.continuation
         let box = MonitorBox(udev: udev, monitor: monitor)
         do {
             thread = try CaptureThread(name: "md-hotplug") {
-                DeviceMonitor.run(box, wake: wake, known: known, continuation: continuation, logger: logger)
+                DeviceMonitor.run(box, wake: wake, known: known, pipeWire: pipeWire, continuation: continuation, logger: logger)
             }
         } catch {
             continuation.finish()
@@ -162,20 +182,26 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     /// The sequence's iterator (one consumer per monitor).
     public func makeAsyncIterator() -> AsyncStream<DeviceEvent>.Iterator { stream.makeAsyncIterator() }
 
-    private static func run(_ box: MonitorBox, wake: WakeUpEvent, known: KnownDevices,
+    private static func run(_ box: MonitorBox, wake: WakeUpEvent, known: KnownDevices, pipeWire: PipeWireCameraWatch?,
                             continuation: AsyncStream<DeviceEvent>.Continuation, logger: Logger) {
+        // The PipeWire watch's descriptor is the third, -1 (ignored by poll) without one or
+        // once its connection is lost.
         var fds = [pollfd(fd: udev_monitor_get_fd(box.monitor), events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: pipeWire?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
         while true {
-            fds[0].revents = 0
-            fds[1].revents = 0
-            let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, 2, -1) }
+            for index in fds.indices { fds[index].revents = 0 }
+            let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, 3, -1) }
             if ready < 0 {
                 if errno == EINTR { continue }
                 logger.error("hotplug monitor: poll failed (errno \(errno)); no more events")
                 break
             }
             if fds[1].revents != 0 { break }
+            if fds[2].revents != 0, let pipeWire {
+                for event in pipeWire.events() { continuation.yield(event) }
+                fds[2].fd = pipeWire.descriptor
+            }
             guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
             // Drain everything queued.
             while let device = udev_monitor_receive_device(box.monitor) {

@@ -48,6 +48,22 @@ public struct UdevDevice: Sendable, Hashable, Codable {
         uniqueID = "\(prefix):\(idPath ?? physicalPath)"
     }
 
+    /// The facts of a PipeWire camera node, which udev does not know: subsystem `pipewire`,
+    /// sysname the node's name, devnode the V4L2 device it wraps (if any), no syspath, and the
+    /// camera's `uniqueID`.
+    init(pipeWireCamera camera: CaptureDevice) {
+        let node = camera.pipeWireNodes.first
+        subsystem = "pipewire"
+        sysname = node?.name ?? camera.path
+        syspath = ""
+        devnode = node?.v4l2Path
+        cardNumber = nil
+        idPath = nil
+        name = camera.name
+        physicalPath = camera.busInfo
+        uniqueID = camera.uniqueID
+    }
+
     /// `/sys/devices/platform/snd_aloop.0/sound/card0` → `platform/snd_aloop.0`.
     static func physicalPath(syspath: String, subsystem: String) -> String {
         var path = syspath

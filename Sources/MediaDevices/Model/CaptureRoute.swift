@@ -14,14 +14,14 @@ public enum CaptureBackend: String, Sendable, Hashable, Codable, CaseIterable {
 public enum CaptureRoute: Sendable, Hashable, CustomStringConvertible {
     /// The V4L2 device node (`/dev/video0`).
     case v4l2(path: String)
-    /// A PipeWire camera node.
+    /// A PipeWire camera node, in the session or (backend `.portal`) through the Camera portal.
     case pipewire(PipeWireCameraNode)
 
     /// Which backend the route uses.
     public var backend: CaptureBackend {
         switch self {
         case .v4l2: .v4l2
-        case .pipewire: .pipewire
+        case .pipewire(let node): node.remote == .session ? .pipewire : .portal
         }
     }
 

@@ -36,6 +36,8 @@ public struct PipeWireCameraNode: Sendable, Hashable, CustomStringConvertible {
     public let controls: [CameraControl]
     /// Every property of the node, as PipeWire gives them.
     public let properties: [String: String]
+    /// The connection that reaches it: the session's default remote, or the Camera portal's.
+    var remote: PipeWireRemote = .session
 
     /// A node description, as read from a session.
     public init(id: UInt32, serial: UInt64, properties: [String: String], formats: [CaptureFormat],

@@ -14,8 +14,10 @@ extension CaptureDevice {
     /// node among `routes`; a camera only PipeWire offers (libcamera) is listed with `uniqueID`
     /// `libcamera:ID` (libcamera's camera id, stable across replug) or, for a V4L2 node this
     /// process may not open, the identifier V4L2 would give it. With `.pipewire` alone only
-    /// cameras PipeWire offers are listed, with only their PipeWire routes. `.portal` is not
-    /// offered yet (a `.notFound` problem). The wait on PipeWire runs on a thread of its own
+    /// cameras PipeWire offers are listed, with only their PipeWire routes. `.portal` adds the
+    /// cameras the Camera portal's remote sees (as a sandboxed application does), each with its
+    /// portal route (backend `.portal`): ask for access first (`CameraPortal.requestAccess()`),
+    /// else a `.permissionDenied` problem; `.notFound` without a Camera portal. The wait on PipeWire runs on a thread of its own
     /// and lasts at most `pipeWireTimeout`, cancelled or not (libpipewire's round trip does not
     /// look at the task).
     public static func discover(backends: Set<CaptureBackend> = [.v4l2], pipeWireTimeout: Duration = .seconds(5),
@@ -27,11 +29,21 @@ extension CaptureDevice {
     /// command-line tool, the device monitor and tests.
     package static func scan(backends: Set<CaptureBackend> = [.v4l2], pipeWireTimeout: Duration = .seconds(5),
                              logger: Logger? = nil) -> DeviceDiscovery<CaptureDevice> {
-        var found = DeviceDiscovery<CaptureDevice>()
+        var found = scanDirectAndPipeWire(backends: backends, pipeWireTimeout: pipeWireTimeout, logger: logger)
         if backends.contains(.portal) {
-            found.problems.append(MediaDevicesError(.notFound, device: "portal", operation: "AccessCamera",
-                                                    detail: "Listing cameras through the Camera portal is not built yet; use .v4l2 or .pipewire"))
+            do {
+                found.devices += try portalDevices(timeout: pipeWireTimeout)
+            } catch {
+                found.problems.append(MediaDevicesError.converting(error, device: "portal", operation: "list portal cameras"))
+            }
         }
+        return found
+    }
+
+    /// The V4L2 and PipeWire part of `scan`.
+    private static func scanDirectAndPipeWire(backends: Set<CaptureBackend>, pipeWireTimeout: Duration,
+                                              logger: Logger?) -> DeviceDiscovery<CaptureDevice> {
+        var found = DeviceDiscovery<CaptureDevice>()
         let direct = enumerate(logger: logger)
         if backends.contains(.v4l2) { found.problems += direct.problems }
         guard backends.contains(.pipewire) else {
@@ -51,6 +63,19 @@ extension CaptureDevice {
             return routes.isEmpty ? nil : device.with(uniqueID: device.uniqueID, routes: routes)
         }
         return found
+    }
+
+    /// The cameras the Camera portal's remote sees. The session manager grants the portal's
+    /// connection its camera nodes a moment after it connects (WirePlumber's access-portal), so
+    /// an empty listing is read again, for up to a second.
+    private static func portalDevices(timeout: Duration) throws -> [CaptureDevice] {
+        let remote = PipeWireRemote.cameraPortal(busAddress: nil)
+        var nodes = try PipeWireCameraList.read(remote: remote, timeout: timeout)
+        for _ in 0..<10 where nodes.isEmpty {
+            usleep(100_000)
+            nodes = try PipeWireCameraList.read(remote: remote, timeout: timeout)
+        }
+        return merging([], nodes, stableLink: stableLink(for:))
     }
 
     /// `devices` with each PipeWire node added to the device it wraps (same device path, or the

@@ -5,6 +5,17 @@ import Glibc
 /// registry's Video/Source nodes with media.role Camera, their properties and their
 /// `EnumFormat` params) over a connection of its own, closed before it returns.
 enum PipeWireCameraList {
+    /// The camera nodes `remote` reaches (each with `remote` as its own), over a connection
+    /// of their own.
+    static func read(remote: PipeWireRemote, timeout: Duration = .seconds(5)) throws -> [PipeWireCameraNode] {
+        let fd = try remote.open()
+        return try read(fd: fd < 0 ? nil : fd, timeout: timeout).map { node in
+            var node = node
+            node.remote = remote
+            return node
+        }
+    }
+
     /// The camera nodes of the session at `fd` (taken), or of the default remote when `fd` is nil
     /// (`PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`). Throws `.notFound` when no
     /// PipeWire answers, `.timeout` when it does not answer within `timeout`.
@@ -77,12 +88,12 @@ enum PipeWireCameraList {
         }
     }
 
-    /// Sets control `control` of node `nodeID` to `value` on the default remote (Props), and
-    /// waits until PipeWire handled it. Throws `.io` when PipeWire refuses or is not there.
-    static func setControl(_ control: CameraControl, to value: Int64, nodeID: UInt32, device: String) throws {
+    /// Sets control `control` of node `nodeID` to `value` over `remote` (Props), and waits
+    /// until PipeWire handled it. Throws `.io` when PipeWire refuses or is not there.
+    static func setControl(_ control: CameraControl, to value: Int64, nodeID: UInt32, remote: PipeWireRemote, device: String) throws {
         var message = [CChar](repeating: 0, count: 256)
         let type = control.type == .boolean ? CPW_CONTROL_BOOL : control.type == .menu ? CPW_CONTROL_ENUM : CPW_CONTROL_INT
-        guard cpw_node_set_control(-1, nodeID, control.id, type.rawValue, value, 0, 5000, &message, message.count) == 0 else {
+        guard cpw_node_set_control(try remote.open(), nodeID, control.id, type.rawValue, value, 0, 5000, &message, message.count) == 0 else {
             let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw MediaDevicesError(.io, device: device, operation: "pw_node_set_param(Props)",
                                     detail: "PipeWire did not set \(control.name) to \(value) (\(why)); is the camera's node still there?")

@@ -7,21 +7,22 @@ import Glibc
 /// `SourceCore`; this file is only the device part: format negotiation over the node's
 /// `EnumFormat` entries and the stream (`PipeWireCapture`) on a capture thread of its own.
 public final class PipeWireCameraSource: VideoCapturer, Sendable {
-    /// The requested format and the outcome of its negotiation, for readers on any thread.
+    /// The node read, the requested format and the outcome of its negotiation, for readers on
+    /// any thread.
     private struct State {
+        var node: PipeWireCameraNode
         var request: FormatRequest
         var negotiation: FormatNegotiation?
     }
 
     /// The device part: negotiation over the node's formats, and the stream's capture thread.
     private struct Stream: SourceDevice {
-        let node: PipeWireCameraNode
         let label: String
         let state: PublishedState<State>
 
         func open() throws {
             if state.withLock({ $0.negotiation }) != nil { return }
-            let asked = state.withLock { $0.request }
+            let (node, asked) = state.withLock { ($0.node, $0.request) }
             let choice = try FormatSelection.choose(asked, from: node.formats, device: label)
             var adjustments = choice.adjustments
             if !node.givesFrameRates, asked.frameRate != nil {
@@ -35,7 +36,8 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         }
 
         func startRun(delivery: FrameDelivery) throws -> CaptureRun {
-            guard let negotiation = state.withLock({ $0.negotiation }) else {
+            let (node, negotiation) = state.withLock { ($0.node, $0.negotiation) }
+            guard let negotiation else {
                 throw MediaDevicesError(.invalidState, device: label, operation: "start", detail: "Initialize the source before starting it")
             }
             let format = negotiation.format
@@ -49,7 +51,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
                 request.rate_num = UInt32(rate.framesPerSecond.numerator)
                 request.rate_denom = UInt32(rate.framesPerSecond.denominator)
             }
-            let capture = try PipeWireCapture(cameraNode: node.id, request: request, device: label)
+            let capture = try PipeWireCapture(cameraNode: node.id, request: request, fd: try node.remote.open(), device: label)
             return try CaptureRun(name: "md-pipewire-cam", delivery: delivery, loop: { wake, shouldStop in
                 PipeWireCameraSource.pump(capture, format: format, wake: wake, shouldStop: shouldStop, delivery: delivery)
             }, cleanup: { _ in capture.close() })
@@ -58,8 +60,10 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         func close() { state.withLock { $0.negotiation = nil } }
     }
 
-    /// The PipeWire node read.
-    public let node: PipeWireCameraNode
+    /// The PipeWire node read (another one after `resumeWhenReconnected`).
+    public var node: PipeWireCameraNode { state.withLock { $0.node } }
+    /// The camera's identifier (`CaptureDevice.uniqueID`), which outlives its node.
+    let uniqueID: String
     private let state: PublishedState<State>
     private let core: SourceCore<Stream>
 
@@ -72,17 +76,24 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             throw MediaDevicesError(.notFound, device: device.uniqueID, operation: "PipeWire camera",
                                     detail: "\(device.name) has no PipeWire route; list cameras with CaptureDevice.discover(backends: [.pipewire]) while a PipeWire session (pipewire and wireplumber) runs")
         }
-        self.init(node: node, request: request)
+        self.init(node: node, uniqueID: device.uniqueID, request: request)
     }
 
     /// A source reading camera node `node` in the format `request` asks for.
-    public init(node: PipeWireCameraNode, request: FormatRequest = FormatRequest()) {
-        self.node = node
-        let state = PublishedState(State(request: request))
-        self.state = state
-        let label = "pipewire:\(node.serial)"
-        core = SourceCore(device: Stream(node: node, label: label, state: state), label: label)
+    public convenience init(node: PipeWireCameraNode, request: FormatRequest = FormatRequest()) {
+        self.init(node: node, uniqueID: CaptureDevice.identifier(of: node, stableLink: CaptureDevice.stableLink(for:)), request: request)
     }
+
+    private init(node: PipeWireCameraNode, uniqueID: String, request: FormatRequest) {
+        self.uniqueID = uniqueID
+        let state = PublishedState(State(node: node, request: request))
+        self.state = state
+        let label = node.label
+        core = SourceCore(device: Stream(label: label, state: state), label: label)
+    }
+
+    /// Reads `node` from the next start (the same camera's node made again); not while capturing.
+    func select(_ node: PipeWireCameraNode) { state.withLock { $0.node = node } }
 
     deinit { core.release() }
 
@@ -134,28 +145,18 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// The node's controls with their values now where the node gives them (read again from
     /// the session: its PropInfo and Props params; see `PipeWireCameraNode.controls`). Throws
     /// `.notFound` when the node is gone.
-    public func controls() throws -> [CameraControl] {
-        guard let now = try PipeWireCameraList.read().first(where: { $0.id == node.id && $0.serial == node.serial }) else {
-            throw MediaDevicesError(.notFound, device: core.label, operation: "PropInfo",
-                                    detail: "The PipeWire camera node \(node.name) is gone; list the cameras again")
-        }
-        return now.controls
-    }
+    public func controls() throws -> [CameraControl] { try node.current().controls }
 
-    /// Sets control `id` (a `CameraControl.id` of `controls()`) to `value` through the node's
-    /// Props. Throws `.notFound` for an id the node does not list, `.invalidValue` for a value
-    /// outside its range or menu, `.io` when PipeWire does not take it.
+    /// Sets the controls `settings` name (by id, a `CameraControl.id` of `controls()`, or by
+    /// name) through the node's Props, without stopping the stream. Every setting is checked
+    /// first, and nothing is set when one fails: `.notFound` for a control the node does not
+    /// list, `.invalidValue` for a value outside its range or menu. Then each is set in turn;
+    /// `.io` when PipeWire does not take one.
+    public func setControls(_ settings: [ControlSetting]) throws { try node.apply(settings) }
+
+    /// Sets control `id` (a `CameraControl.id` of `controls()`) to `value` as `setControls` does.
     public func setControl(_ id: UInt32, to value: Int64) throws {
-        guard let control = try controls().first(where: { $0.id == id }) else {
-            throw MediaDevicesError(.notFound, device: core.label, operation: "Props",
-                                    detail: "The PipeWire camera node \(node.name) has no control \(id); see controls()")
-        }
-        let inMenu = control.menu.isEmpty || control.menu.contains { $0.index == value }
-        guard value >= control.minimum, value <= control.maximum, inMenu else {
-            throw MediaDevicesError(.invalidValue, device: core.label, operation: "Props",
-                                    detail: "\(control.name) takes \(control.minimum)...\(control.maximum)\(control.menu.isEmpty ? "" : " (one of its menu values)"), not \(value)")
-        }
-        try PipeWireCameraList.setControl(control, to: value, nodeID: node.id, device: core.label)
+        try node.apply([ControlSetting(id: id, value: .integer(value))])
     }
 
     /// The capture loop: sleeps on the stream's buffer eventfd, its loop and the wake-up

@@ -43,15 +43,12 @@ final class DBusConnection {
     /// writes, and returns the reply. Throws `DBusFailure` with the error the peer answered.
     func call(_ destination: String, _ path: String, _ interface: String, _ member: String,
               timeout: Duration = .seconds(25), append: (DBusWriter) throws -> Void = { _ in }) throws -> DBusMessage {
-        var message: OpaquePointer?
-        var result = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
-        guard result >= 0, let message else { throw DBusFailure(name: "call", message: "sd_bus_message_new_method_call \(member)", errno: -result) }
+        let message = try methodCall(destination, path, interface, member, append: append)
         defer { sd_bus_message_unref(message) }
-        try append(DBusWriter(message: message))
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer?
-        result = sd_bus_call(bus, message, DBusConnection.microseconds(timeout), &error, &reply)
+        let result = sd_bus_call(bus, message, DBusConnection.microseconds(timeout), &error, &reply)
         guard result >= 0, let reply else {
             throw DBusFailure(name: error.name.map { String(cString: $0) } ?? "sd_bus_call",
                               message: error.message.map { String(cString: $0) } ?? String(cString: strerror(-result)), errno: -result)
@@ -80,6 +77,45 @@ final class DBusConnection {
         }
         guard let value = try reply.read() else { throw DBusFailure(name: "read", message: "Get \(name): empty reply", errno: EBADMSG) }
         return value
+    }
+
+    /// A new method call message (the caller unrefs it) with the arguments `append` writes.
+    private func methodCall(_ destination: String, _ path: String, _ interface: String, _ member: String,
+                            append: (DBusWriter) throws -> Void) throws -> OpaquePointer {
+        var message: OpaquePointer?
+        let result = sd_bus_message_new_method_call(bus, &message, destination, path, interface, member)
+        guard result >= 0, let message else { throw DBusFailure(name: "call", message: "sd_bus_message_new_method_call \(member)", errno: -result) }
+        do { try append(DBusWriter(message: message)) } catch { sd_bus_message_unref(message); throw error }
+        return message
+    }
+
+    /// Calls `member` as `call` does, but waits for the reply as `wait(for:timeout:)` waits
+    /// for a signal: in slices, so that a cancelled wait (`WaitCancellation`) ends within one
+    /// (`DBusFailure` named `cancelled`) even when the peer is slow to answer. Throws
+    /// `DBusFailure` with the error the peer answered, `timeout` after `timeout`.
+    func callCancellable(_ destination: String, _ path: String, _ interface: String, _ member: String,
+                         timeout: Duration = .seconds(25), append: (DBusWriter) throws -> Void = { _ in }) throws -> DBusMessage {
+        let message = try methodCall(destination, path, interface, member, append: append)
+        defer { sd_bus_message_unref(message) }
+        let pending = DBusSignalWatch(description: "the reply to \(interface).\(member)")
+        var slot: OpaquePointer?
+        let handler: sd_bus_message_handler_t = { reply, context, _ in
+            guard let reply, let context else { return 0 }
+            let pending = Unmanaged<DBusSignalWatch>.fromOpaque(context).takeUnretainedValue()
+            if pending.received == nil { pending.received = DBusMessage(retaining: reply) }
+            return 0
+        }
+        let result = sd_bus_call_async(bus, &slot, message, handler, Unmanaged.passUnretained(pending).toOpaque(),
+                                   DBusConnection.microseconds(timeout))
+        if result < 0 { throw DBusFailure(name: "call", message: "sd_bus_call_async \(member)", errno: -result) }
+        pending.slot = slot
+        // The reply's own timeout (sd-bus answers NoReply) comes first; the wait's is a backstop.
+        let reply = try wait(for: pending, timeout: timeout + .seconds(5))
+        if let error = sd_bus_message_get_error(reply.message), sd_bus_error_is_set(error) != 0 {
+            throw DBusFailure(name: error.pointee.name.map { String(cString: $0) } ?? "call",
+                              message: error.pointee.message.map { String(cString: $0) } ?? "", errno: sd_bus_error_get_errno(error))
+        }
+        return reply
     }
 
     /// Starts catching signal `member` of `interface` sent from `path` (any sender: a

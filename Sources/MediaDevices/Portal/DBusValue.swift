@@ -26,6 +26,8 @@ indirect enum DBusValue: Equatable {
     var string: String? { if case .string(let text) = self { text } else { nil } }
     /// An unsigned or non-negative integer.
     var uint32: UInt32? { if case .unsigned(let value) = self { UInt32(exactly: value) } else { nil } }
+    /// A boolean.
+    var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
     /// A signed integer (`(ii)` positions may be negative).
     var int: Int? {
         switch self {

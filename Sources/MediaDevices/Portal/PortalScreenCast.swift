@@ -33,7 +33,7 @@ public final class PortalScreenCast: @unchecked Sendable {
     public init(screen: Screen, showsCursor: Bool = false, options: PortalOptions = PortalOptions()) throws {
         guard screen.backend == .portal else {
             throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "PortalScreenCast",
-                                    detail: "\(screen.uniqueID) is a \(screen.backend) screen, not a portal one; take one from `ScreenSource.enumerate(backend: .portal)`")
+                                    detail: "\(screen.uniqueID) is a \(screen.backend) screen, not a portal one; take one from `ScreenSource.discover(backend: .portal)`")
         }
         grant = try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
         self.screen = screen

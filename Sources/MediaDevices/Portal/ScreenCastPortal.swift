@@ -37,7 +37,7 @@ final class ScreenCastPortal {
                                     errno: failure.errno as Int32?,
                                     detail: "No D-Bus session bus\(address.map { " at \($0)" } ?? " (DBUS_SESSION_BUS_ADDRESS, $XDG_RUNTIME_DIR/bus)"): the Wayland screen-cast portal lives there; run inside a desktop session, or \(ScreenCastPortal.installHint)")
         }
-        sender = String(bus.uniqueName.dropFirst().map { $0 == "." ? "_" : $0 })
+        sender = bus.portalSender
         do {
             version = try bus.property(Self.destination, Self.objectPath, Self.interface, "version").uint32 ?? 0
             sourceTypes = try bus.property(Self.destination, Self.objectPath, Self.interface, "AvailableSourceTypes").uint32 ?? 0
@@ -118,41 +118,27 @@ final class ScreenCastPortal {
         bus.send(Self.destination, session, "org.freedesktop.portal.Session", "Close")
     }
 
-    /// Calls `member` with a fresh `handle_token` (given to `append`, which puts it in the options),
-    /// waits for the Request's `Response`, and returns its results. Response 1 (the user
-    /// cancelled) throws `.permissionDenied`; 2 throws `.io`.
+    /// Calls `member` with a fresh `handle_token` and waits for its `Response` (see
+    /// `DBusConnection.portalRequest`). Response 1 (the user cancelled) throws
+    /// `.permissionDenied`; 2 throws `.io`.
     private func request(_ member: String, timeout: Duration = .seconds(30),
                          append: (DBusWriter, String) throws -> Void) throws -> [String: DBusValue] {
         requests += 1
-        // Tokens only identify requests within this connection.
-        let token = "mediadevices\(getpid())_\(requests)"
-        var path = "/org/freedesktop/portal/desktop/request/\(sender)/\(token)"
+        let (code, results): (UInt32, [String: DBusValue])
         do {
-            var watch = try bus.watchSignal(path: path, interface: "org.freedesktop.portal.Request", member: "Response")
-            let reply = try bus.call(Self.destination, Self.objectPath, Self.interface, member) { try append($0, token) }
-            // Portals older than 0.9 return another path: watch that one (a response before this line is lost).
-            if let handle = try reply.read()?.string, handle != path {
-                watch = try bus.watchSignal(path: handle, interface: "org.freedesktop.portal.Request", member: "Response")
-                path = handle
-            }
-            let response = try bus.wait(for: watch, timeout: timeout)
-            let code = try response.read()?.uint32 ?? 2
-            let results = try response.read()?.dictionary ?? [:]
-            switch code {
-            case 0: return results
-            case 1:
-                throw MediaDevicesError(.permissionDenied, device: address, operation: member,
-                                        detail: "The user cancelled the screen-sharing request (the portal's dialog was dismissed or refused); ask again and choose a screen or window to share")
-            default:
-                throw MediaDevicesError(.io, device: address, operation: member,
-                                        detail: "The screen-cast portal ended the request without a choice (response \(code)); check the portal backend's log (xdg-desktop-portal-wlr, -gnome, -kde)")
-            }
+            (code, results) = try bus.portalRequest(Self.destination, Self.objectPath, Self.interface, member, sender: sender,
+                                                    number: requests, timeout: timeout, append: append)
         } catch let failure as DBusFailure {
-            // A request nobody waits for any more: the portal takes its dialog down.
-            if failure.name == "cancelled" || failure.name == "timeout" {
-                bus.send(Self.destination, path, "org.freedesktop.portal.Request", "Close")
-            }
             throw ScreenCastPortal.error(failure, operation: member, device: address, timeout: timeout)
+        }
+        switch code {
+        case 0: return results
+        case 1:
+            throw MediaDevicesError(.permissionDenied, device: address, operation: member,
+                                    detail: "The user cancelled the screen-sharing request (the portal's dialog was dismissed or refused); ask again and choose a screen or window to share")
+        default:
+            throw MediaDevicesError(.io, device: address, operation: member,
+                                    detail: "The screen-cast portal ended the request without a choice (response \(code)); check the portal backend's log (xdg-desktop-portal-wlr, -gnome, -kde)")
         }
     }
 

@@ -6,10 +6,9 @@ extension CaptureDevice {
     /// Every control the driver exposes, grouped by class in the driver's order, with menus and
     /// current values. The corresponding ioctls are `VIDIOC_QUERY_EXT_CTRL`,
     /// `VIDIOC_QUERYMENU` and `VIDIOC_G_EXT_CTRLS`. A camera only PipeWire offers lists its
-    /// node's controls as they were when the devices were read (`PipeWireCameraNode.controls`;
-    /// set them with `PipeWireCameraSource.setControl`).
+    /// node's controls, read again from the session (`PipeWireCameraNode.controls`).
     public func controls() throws -> [CameraControl] {
-        if !backends.contains(.v4l2), let node = pipeWireNodes.first { return node.controls }
+        if let node = onlyPipeWireNode { return try node.current().controls }
         return try V4L2Device(path: path).queryControls()
     }
 
@@ -20,8 +19,10 @@ extension CaptureDevice {
 
     /// Sets the controls as one request: all of them or, when any cannot be set (out of range,
     /// read-only, inactive, unknown), none, with an error naming it and what it takes. The
-    /// corresponding ioctls are `VIDIOC_TRY_EXT_CTRLS` and `VIDIOC_S_EXT_CTRLS`.
+    /// corresponding ioctls are `VIDIOC_TRY_EXT_CTRLS` and `VIDIOC_S_EXT_CTRLS`. A camera only
+    /// PipeWire offers sets them through its node's Props as `PipeWireCameraSource.setControls`.
     public func setControls(_ settings: [ControlSetting]) throws {
+        if let node = onlyPipeWireNode { return try node.apply(settings) }
         let device = try V4L2Device(path: path)
         try ControlWriter(device: device, controls: try device.queryControls()).apply(settings)
     }
@@ -43,9 +44,14 @@ extension CaptureDevice {
 
     /// Changes to the controls as they happen (value, range and flags), including those made
     /// by other processes. The corresponding ioctls are `VIDIOC_SUBSCRIBE_EVENT` with
-    /// `V4L2_EVENT_CTRL` and `VIDIOC_DQEVENT`.
+    /// `V4L2_EVENT_CTRL` and `VIDIOC_DQEVENT`. Not offered for a camera only PipeWire offers
+    /// (`.notFound`).
     public func controlChanges() throws -> ControlChanges {
-        try ControlChanges(path: path)
+        if let node = onlyPipeWireNode {
+            throw MediaDevicesError(.notFound, device: node.label, operation: "control changes",
+                                    detail: "Watching control changes is offered for V4L2 cameras only, not yet through PipeWire; read controls() again instead")
+        }
+        return try ControlChanges(path: path)
     }
 
     /// The writable controls' values, to restore later (after a replug, on the next start).
@@ -68,6 +74,7 @@ extension CaptureDevice {
     /// Sets `entries` in dependency order: the automatic modes as one request,
     /// then, re-read, every other entry whose control is writable now as another.
     private func restore(_ entries: [ControlEntry]) throws -> [String] {
+        if let node = onlyPipeWireNode { return try node.restore(entries) }
         let device = try V4L2Device(path: path)
         let before = try device.queryControls()
         let masters = entries.filter { before[named: $0.key]?.isAutomaticMode == true }
@@ -82,6 +89,11 @@ extension CaptureDevice {
         try ControlWriter(device: device, controls: after).apply(rest)
         return skipped
     }
+}
+
+extension CaptureDevice {
+    /// The PipeWire node controls go through: the first of a camera without a V4L2 route.
+    var onlyPipeWireNode: PipeWireCameraNode? { backends.contains(.v4l2) ? nil : pipeWireNodes.first }
 }
 
 extension CameraControl {

@@ -2,27 +2,16 @@ import CV4L2
 import Glibc
 
 /// Setting controls on an open node, all-or-nothing: every setting is resolved and checked
-/// against the control's description first (a clear `.invalidValue` or `.invalidState` that
-/// names the control, the value and what it takes), then the whole set goes to the driver as one
-/// `VIDIOC_TRY_EXT_CTRLS` and, if the driver takes it, one `VIDIOC_S_EXT_CTRLS`.
+/// against the control's description first (`ControlResolver`), then the whole set goes to the
+/// driver as one `VIDIOC_TRY_EXT_CTRLS` and, if the driver takes it, one `VIDIOC_S_EXT_CTRLS`.
 struct ControlWriter {
     let device: V4L2Device
     let controls: [CameraControl]
 
-    /// A setting resolved to its control and a value the control takes.
-    struct Resolved {
-        let control: CameraControl
-        let value: ControlValue
-    }
-
-    /// Resolves and checks every setting; throws for the first that cannot be applied.
-    func resolve(_ settings: [ControlSetting]) throws -> [Resolved] {
-        try settings.map { setting in
-            let control = try find(setting.target)
-            let value = try self.value(setting.value, for: control)
-            try check(value, for: control)
-            return Resolved(control: control, value: value)
-        }
+    /// Resolves and checks every setting against `controls`; throws for the first that cannot
+    /// be applied.
+    func resolve(_ settings: [ControlSetting]) throws -> [ControlResolver.Resolved] {
+        try ControlResolver(device: device.path, controls: controls).resolve(settings)
     }
 
     /// Applies `settings` as one request, or none of them.
@@ -33,112 +22,8 @@ struct ControlWriter {
         try send(resolved, request: cv4l2_VIDIOC_S_EXT_CTRLS, name: "VIDIOC_S_EXT_CTRLS")
     }
 
-    private func find(_ target: ControlSetting.Target) throws -> CameraControl {
-        let found: CameraControl? = switch target {
-        case .id(let id): controls.first { $0.id == id }
-        case .name(let name): controls[named: name]
-        }
-        guard let control = found, control.type != .controlClass else {
-            let what: String = switch target {
-            case .id(let id): "0x" + String(id, radix: 16)
-            case .name(let name): "'\(name)'"
-            }
-            throw MediaDevicesError(.notFound, device: device.path, operation: "set control",
-                                    detail: "\(device.path) has no control \(what); `mediadevices controls \(device.path)` lists them by name")
-        }
-        return control
-    }
-
-    /// The typed value of `value` for `control`.
-    private func value(_ value: ControlSetting.Value, for control: CameraControl) throws -> ControlValue {
-        guard case .text(let text) = value else {
-            if case .value(let typed) = value { return typed }
-            return .none
-        }
-        if control.type == .string { return .string(text) }
-        if control.type.isCompound {
-            let parts = text.split(separator: ",").map { Int64(String($0).trimmingSpaces) }
-            guard parts.allSatisfy({ $0 != nil }) else { throw invalid(control, text) }
-            return .array(parts.map { $0! })
-        }
-        if control.type.isMenu, let entry = control.menuEntry(text) { return .integer(entry.index) }
-        if control.type == .boolean {
-            switch text.lowercased() {
-            case "true", "on", "yes", "1": return .integer(1)
-            case "false", "off", "no", "0": return .integer(0)
-            default: throw invalid(control, text)
-            }
-        }
-        if let number = Int64(text) { return .integer(number) }
-        if text.hasPrefix("0x"), let number = Int64(text.dropFirst(2), radix: 16) { return .integer(number) }
-        throw invalid(control, text)
-    }
-
-    /// Throws unless `control` can be set to `value` now.
-    private func check(_ value: ControlValue, for control: CameraControl) throws {
-        let state: String? = control.flags.contains(.readOnly) ? "is read-only"
-            : control.flags.contains(.inactive) ? "is inactive now (an automatic mode governs it: turn that off first)"
-            : control.flags.contains(.disabled) ? "is disabled by the driver"
-            : control.flags.contains(.grabbed) ? "is grabbed: it cannot change while streaming" : nil
-        if let state {
-            throw MediaDevicesError(.invalidState, device: device.path, operation: "set control",
-                                    detail: "\(control.key) (\(control.name)) \(state); it stays \(control.value)")
-        }
-        switch (control.type, value) {
-        case (.button, _): return
-        case (.string, .string(let text)):
-            guard text.utf8.count >= control.minimum, text.utf8.count <= control.maximum else { throw invalid(control, value.description) }
-        case (.area, .array(let elements)):
-            // An area is [width, height], with no range: the driver checks it.
-            guard elements.count == 2, elements.allSatisfy({ $0 >= 0 && $0 <= UInt32.max }) else { throw invalid(control, value.description) }
-        case (let type, .array(let elements)) where type.isCompound:
-            // A dynamic array takes 1 up to its dimensions' elements, any other array exactly those.
-            let counts = control.flags.contains(.dynamicArray) ? 1...control.elementCount : control.elementCount...control.elementCount
-            guard counts.contains(elements.count),
-                  elements.allSatisfy({ $0 >= control.minimum && $0 <= control.maximum }) else { throw invalid(control, value.description) }
-        case (let type, .integer(let number)) where type.isInteger:
-            guard accepts(number, control) else { throw invalid(control, value.description) }
-        default:
-            throw invalid(control, value.description)
-        }
-    }
-
-    private func accepts(_ value: Int64, _ control: CameraControl) -> Bool {
-        switch control.type {
-        case .bitmask: return value & ~control.maximum == 0
-        case .menu, .integerMenu: return control.menu.contains { $0.index == value }
-        default:
-            guard value >= control.minimum, value <= control.maximum else { return false }
-            return control.step <= 1 || UInt64(value - control.minimum) % control.step == 0
-        }
-    }
-
-    /// `.invalidValue` naming the control, the value and what it takes.
-    private func invalid(_ control: CameraControl, _ value: String) -> MediaDevicesError {
-        MediaDevicesError(.invalidValue, device: device.path, operation: "set control",
-                          detail: "\(control.key) (\(control.name)) does not take \(value); it takes \(Self.takes(control))")
-    }
-
-    /// What a control takes, in words.
-    static func takes(_ control: CameraControl) -> String {
-        switch control.type {
-        case .boolean: return "0 or 1 (false/true)"
-        case .menu, .integerMenu:
-            return "one of " + control.menu.map { "\($0.index) (\($0.name))" }.joined(separator: ", ")
-        case .bitmask: return "a bitmask within 0x" + String(control.maximum, radix: 16)
-        case .string: return "a string of \(control.minimum) to \(control.maximum) bytes"
-        case .area: return "a width and a height (WIDTH,HEIGHT)"
-        case .button: return "any value (it is a button)"
-        default:
-            if control.type.isCompound {
-                return "\(control.elementCount) comma-separated values from \(control.minimum) to \(control.maximum)"
-            }
-            return "an integer from \(control.minimum) to \(control.maximum)" + (control.step > 1 ? " in steps of \(control.step)" : "")
-        }
-    }
-
     /// One TRY or SET request for every resolved setting.
-    private func send(_ resolved: [Resolved], request: UInt, name: String) throws {
+    private func send(_ resolved: [ControlResolver.Resolved], request: UInt, name: String) throws {
         var ids = resolved.map(\.control.id)
         var values = resolved.map { $0.value.integer ?? 1 }
         var payloads = resolved.map { $0.control.flags.contains(.hasPayload) ? $0.value.payload(elementSize: $0.control.valueElementSize) : nil }
@@ -153,7 +38,7 @@ struct ControlWriter {
         let culprit = Int(errorIndex) < resolved.count ? resolved[Int(errorIndex)] : nil
         if let culprit, error == ERANGE || error == EINVAL {
             throw MediaDevicesError(.invalidValue, device: device.path, operation: name, errno: error,
-                                    detail: "\(culprit.control.key) (\(culprit.control.name)) does not take \(culprit.value); it takes \(Self.takes(culprit.control)). Nothing was changed")
+                                    detail: "\(culprit.control.key) (\(culprit.control.name)) does not take \(culprit.value); it takes \(ControlResolver.takes(culprit.control)). Nothing was changed")
         }
         if error == EACCES, let culprit {
             throw MediaDevicesError(.invalidState, device: device.path, operation: name, errno: error,
