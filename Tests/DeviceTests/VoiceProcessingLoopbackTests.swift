@@ -5,8 +5,11 @@ import XCTest
 
 /// Voice processing in the driver on real devices: espeak-ng speech rendered into snd-aloop's
 /// hw:Loopback,0,0 comes back on hw:Loopback,1,0 as a 0 dB "echo" delayed by both devices'
-/// buffers; the capture side cancels it with the delays the sides measure, allocating nothing
-/// on either audio thread.
+/// buffers; the capture side cancels it, the reference aligned by the devices' timestamps,
+/// allocating nothing on either audio thread. The capture device holds 8 s: in the emulator the
+/// capture thread with the canceller runs at 40-80 % of real time on a busy host, so it falls
+/// behind by seconds, and what it processes was recorded that long before; what is asserted is
+/// the canceller on all of it, not the emulator's speed (the figures print the pace).
 final class VoiceProcessingLoopbackTests: XCTestCase {
     override func setUpWithError() throws {
         try Rig.require()
@@ -17,43 +20,44 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
     /// Plays `far` through the loopback with `voice` on the capture side; returns what was captured.
     private func run(far: [Float], format: AudioFormat, voice: VoiceProcessingOptions?,
                      probes: (render: AudioAllocationProbe, capture: AudioAllocationProbe)? = nil) throws -> (captured: [Float], figures: String) {
-        let options = AudioStreamOptions(periodFrames: 320, periods: 6)
         let driver = AudioDriver()
-        try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: format, options: options)
-        try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: format, options: options, voiceProcessing: voice)
+        try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: format,
+                                       options: AudioStreamOptions(periodFrames: 320, periods: 25))
+        try driver.initializeCapture(device: .alsa("hw:Loopback,1,0", direction: .input), format: format,
+                                     options: AudioStreamOptions(periodFrames: 320, periods: 400), voiceProcessing: voice)
         if let probes {
             driver.render.periodObserver = probes.render.observer
             driver.capture.periodObserver = probes.capture.observer
         }
-        var played = 0, captured: [Float] = []
-        captured.reserveCapacity(far.count + format.sampleRate)
+        // The whole far end is queued at once and the capture taken as it comes, into one
+        // buffer: the test's own thread costs the emulated CPUs next to nothing.
         let far16 = far.map { SampleConversion.int16($0) }
-        var buffer = [Int16](repeating: 0, count: 4096)
-        func feed() {
-            guard played < far16.count else { return }
-            played += far16[played...].withUnsafeBufferPointer { driver.bus.writeRenderData(UnsafeBufferPointer(rebasing: $0[0..<min($0.count, 4096)])) }
-        }
-        feed()
+        let queued = far16.withUnsafeBufferPointer { driver.bus.writeRenderData($0) }
+        XCTAssertEqual(queued, far16.count, "the bus holds the far end")
+        var captured16 = [Int16](repeating: 0, count: far.count)
+        var got = 0
         try driver.startCapture()
         try driver.startRendering()
-        let deadline = Date().addingTimeInterval(Double(far.count) / Double(format.sampleRate) * 3 + 10)
-        while captured.count < far.count && Date() < deadline && driver.isCapturing {
-            feed()
-            let got = buffer.withUnsafeMutableBufferPointer { driver.bus.readCaptureData(into: $0) }
-            captured += buffer[0..<got].map { Float($0) / 32768 }
-            if got == 0 { usleep(5000) }
+        let deadline = Date().addingTimeInterval(Double(far.count) / Double(format.sampleRate) * 4 + 10)
+        while got < far.count && Date() < deadline && driver.isCapturing {
+            guard driver.bus.waitForCaptureData(samples: 1, timeout: .milliseconds(200)) else { continue }
+            got += captured16.withUnsafeMutableBufferPointer { driver.bus.readCaptureData(into: UnsafeMutableBufferPointer(rebasing: $0[got...])) }
         }
+        let captured = captured16[0..<got].map { Float($0) / 32768 }
         let renderDelay = driver.render.statistics.meanDelayMicroseconds / 1000, captureDelay = driver.capture.statistics.meanDelayMicroseconds / 1000
+        let captureRate = driver.capture.statistics.achievedSampleRate, captureCost = driver.capture.statistics.meanPeriodCostNanoseconds / 1e6
         driver.capture.stop()
         driver.render.stop()
         XCTAssertNil(driver.capture.endError)
         XCTAssertNil(driver.render.endError)
         var figures = String(format: "mean delays: render %.1f ms, capture %.1f ms, xruns render %d capture %d, capture overflow %d samples",
                              renderDelay, captureDelay, driver.render.statistics.xruns, driver.capture.statistics.xruns, driver.capture.statistics.busShortfallSamples)
+        figures += String(format: "; capture %.0f Hz, %.1f ms work per period", captureRate, captureCost)
         if let processor = driver.voiceProcessor {
             let metrics = processor.echoMetrics
-            figures += String(format: "; latency %.1f ms; canceller's ERLE %.0f dB, delay found %.0f ms",
-                              processor.latency * 1000, metrics?.echoReturnLossEnhancement ?? .nan, (metrics?.delay ?? .nan) * 1000)
+            figures += String(format: "; latency %.1f ms; canceller's ERLE %.0f dB, delay found %.0f ms; reference re-aligned: render %d capture %d",
+                              processor.latency * 1000, metrics?.echoReturnLossEnhancement ?? .nan, (metrics?.delay ?? .nan) * 1000,
+                              processor.renderJumps, processor.captureJumps)
         }
         driver.render.terminate()
         driver.capture.terminate()
@@ -62,7 +66,8 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
 
     func testEchoThroughTheLoopbackIsCancelledWithoutAllocating() throws {
         let format = AudioFormat(sampleRate: 16000, channels: 1, sampleFormat: .s16LE)
-        let far = SimulatedRoom.scaled(try SpokenSpeech.speak(VoiceRoomScenario.farText, voice: "en-us", sampleRate: format.sampleRate), toRMS: -20)
+        let speech = SimulatedRoom.scaled(try SpokenSpeech.speak(VoiceRoomScenario.farText, voice: "en-us", sampleRate: format.sampleRate), toRMS: -20)
+        let far = Array(speech.prefix(7 * format.sampleRate))
         let probes = (render: AudioAllocationProbe(warmUp: 300, measured: 200), capture: AudioAllocationProbe(warmUp: 300, measured: 200))
         let (processed, figures) = try run(far: far, format: format, voice: VoiceProcessingOptions(processing: .echoCancellation), probes: probes)
         // From 2 s on, far end against what came back (the loopback returns it at 0 dB).

@@ -1,13 +1,11 @@
 import CSpeexDSP
 
 /// `VoiceEngine` on speexdsp: its multi-delay-block echo canceller (`speex_echo_cancellation`,
-/// the played block aligned by `EchoReferenceLine`) and its preprocessor (noise suppression,
+/// the played block aligned by `EchoReferenceLine`, taken together with the captured one) and its preprocessor (noise suppression,
 /// residual echo suppression linked to the canceller, gain control). Mono only.
 final class SpeexVoiceEngine: VoiceEngine {
     private let echo: OpaquePointer
     private let preprocess: SpeexPreprocessor
-    private let reference: EchoReferenceLine
-    private let referenceBlock: UnsafeMutablePointer<Int16>
     private let cancelled: UnsafeMutablePointer<Int16>
     private let blockFrames: Int
     private let options: VoiceProcessingOptions
@@ -31,14 +29,11 @@ final class SpeexVoiceEngine: VoiceEngine {
         self.options = options
         var rate = Int32(format.sampleRate)
         speex_echo_ctl(echo, SPEEX_ECHO_SET_SAMPLING_RATE, &rate)
-        reference = EchoReferenceLine(blockFrames: blockFrames, channels: 1, maximumDelayFrames: format.sampleRate)
-        referenceBlock = .allocate(capacity: blockFrames)
         cancelled = .allocate(capacity: blockFrames)
     }
 
     deinit {
         speex_echo_state_destroy(echo)
-        referenceBlock.deallocate()
         cancelled.deallocate()
     }
 
@@ -50,14 +45,11 @@ final class SpeexVoiceEngine: VoiceEngine {
         self.processing = processing
     }
 
-    func processRender(_ block: UnsafePointer<Int16>) {
-        reference.append(block)
-    }
+    let referenceLeadFrames = 0
 
-    func processCapture(_ block: UnsafeMutablePointer<Int16>, delayFrames: Int) {
-        reference.take(into: referenceBlock, delayFrames: delayFrames)
+    func processCapture(_ block: UnsafeMutablePointer<Int16>, reference: UnsafePointer<Int16>) {
         if processing.contains(.echoCancellation) {
-            speex_echo_cancellation(echo, block, referenceBlock, cancelled)
+            speex_echo_cancellation(echo, block, reference, cancelled)
             block.update(from: cancelled, count: blockFrames)
         }
         if processing.contains(.noiseSuppression) || processing.contains(.gainControl) || processing.contains(.echoCancellation) {
