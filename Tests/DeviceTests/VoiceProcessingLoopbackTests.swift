@@ -56,7 +56,8 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
         if let processor = driver.voiceProcessor {
             let metrics = processor.echoMetrics
             figures += String(format: "; latency %.1f ms; canceller's ERLE %.0f dB, delay found %.0f ms; reference re-aligned: render %d capture %d",
-                              processor.latency * 1000, metrics?.echoReturnLossEnhancement ?? .nan, (metrics?.delay ?? .nan) * 1000,
+                              Double(processor.latencyFrames) * 1000 / Double(format.sampleRate), metrics?.echoReturnLossEnhancement ?? .nan,
+                              metrics?.delay.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000 } ?? .nan,
                               processor.renderJumps, processor.captureJumps)
         }
         driver.render.terminate()

@@ -50,7 +50,7 @@ final class VoiceProcessorTests: XCTestCase {
             if frames == 7 * rate { processor.processing = .echoCancellation }
             for index in 0..<160 { chunk[index] = echo[frames + index]; farChunk[index] = s.far[frames + index] }
             farChunk.withUnsafeBytes { processor.processRender($0.baseAddress!, frames: 160) }
-            chunk.withUnsafeMutableBytes { processor.processCapture($0.baseAddress!, frames: 160, delay: 0.1) }
+            chunk.withUnsafeMutableBytes { processor.processCapture($0.baseAddress!, frames: 160, delay: .milliseconds(100)) }
             out += chunk
             offsets.append(processor.latencyFrames)
             frames += 160
@@ -88,7 +88,7 @@ final class VoiceProcessorTests: XCTestCase {
                     fill(render); fill(capture)
                     let before = allocation_counter_this_thread()
                     processor.processRender(render, frames: 441)
-                    processor.processCapture(capture, frames: 441, delay: 0.05)
+                    processor.processCapture(capture, frames: 441, delay: .milliseconds(50))
                     let allocations = allocation_counter_this_thread() - before
                     if round >= 50 { XCTAssertEqual(allocations, 0, "\(library) \(format): round \(round)"); if allocations != 0 { break } }
                 }

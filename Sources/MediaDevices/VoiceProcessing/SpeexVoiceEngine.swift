@@ -17,7 +17,8 @@ final class SpeexVoiceEngine: VoiceEngine {
                                     detail: "speexdsp's voice processing takes 1 channel; asked for \(format) (use the webrtc library for stereo)")
         }
         blockFrames = format.sampleRate / 100
-        let tail = max(blockFrames, Int(options.echoTailSeconds * Double(format.sampleRate)))
+        let (seconds, attoseconds) = options.echoTail.components
+        let tail = max(blockFrames, Int((Double(seconds) + Double(attoseconds) / 1e18) * Double(format.sampleRate)))
         guard let echo = speex_echo_state_init(Int32(blockFrames), Int32(tail)) else {
             throw MediaDevicesError(.io, device: nil, operation: "create voice processor", detail: "speex_echo_state_init failed for \(format)")
         }

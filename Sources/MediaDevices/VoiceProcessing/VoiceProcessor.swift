@@ -113,8 +113,8 @@ public final class VoiceProcessor: @unchecked Sendable {
         blockFrames + engine.delayFrames(for: VoiceProcessing(rawValue: requested.load(ordering: .acquiring)))
     }
 
-    /// `latencyFrames` in seconds (WebRTC at 48 kHz, all on: 24 ms).
-    public var latency: Double { Double(latencyFrames) / Double(format.sampleRate) }
+    /// `latencyFrames` as a duration (WebRTC at 48 kHz, all on: 34 ms).
+    public var latency: Duration { .nanoseconds(Int64(latencyFrames) * 1_000_000_000 / Int64(format.sampleRate)) }
 
     /// Capture blocks processed so far.
     public var processedBlocks: Int { blocks.load(ordering: .relaxed) }
@@ -141,11 +141,12 @@ public final class VoiceProcessor: @unchecked Sendable {
     }
 
     /// Capture thread: processes `frames` captured frames at `samples` (in `format`) in place;
-    /// they come out `latency` late. `delay` is the time, in seconds, from the `processRender`
-    /// of a played frame to the `processCapture` of the capture holding its echo: the render
-    /// device's delay plus the capture device's.
-    public func processCapture(_ samples: UnsafeMutableRawPointer, frames: Int, delay: Double) {
-        let delayFrames = (max(0, delay) * Double(format.sampleRate)).rounded()
+    /// they come out `latency` late. `delay` is the time from the `processRender` of a played
+    /// frame to the `processCapture` of the capture holding its echo: the render device's
+    /// delay plus the capture device's.
+    public func processCapture(_ samples: UnsafeMutableRawPointer, frames: Int, delay: Duration) {
+        let (seconds, attoseconds) = delay.components
+        let delayFrames = (max(0, Double(seconds) + Double(attoseconds) / 1e18) * Double(format.sampleRate)).rounded()
         processCapture(samples, frames: frames, time: Double(renderedFrames.load(ordering: .relaxed)) - delayFrames - Double(frames), afterGap: false)
     }
 

@@ -76,6 +76,6 @@ final class WebRTCVoiceEngine: VoiceEngine {
         guard capm_get_echo_metrics(apm, &metrics) == 0 else { return nil }
         return EchoMetrics(echoReturnLoss: Double(metrics.echo_return_loss),
                            echoReturnLossEnhancement: Double(metrics.echo_return_loss_enhancement),
-                           delay: metrics.delay_median_ms >= 0 ? Double(metrics.delay_median_ms) / 1000 : nil)
+                           delay: metrics.delay_median_ms >= 0 ? .milliseconds(metrics.delay_median_ms) : nil)
     }
 }
