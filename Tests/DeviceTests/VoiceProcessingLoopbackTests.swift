@@ -19,7 +19,7 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
 
     /// Plays `far` through the loopback with `voice` on the capture side; returns what was captured.
     private func run(far: [Float], format: AudioFormat, voice: VoiceProcessingOptions?,
-                     probes: (render: AudioAllocationProbe, capture: AudioAllocationProbe)? = nil) throws -> (captured: [Float], figures: String) {
+                     probes: (render: AudioAllocationProbe, capture: AudioAllocationProbe)? = nil) throws -> (captured: [Float], renderDelay: Double, figures: String) {
         let driver = AudioDriver()
         try driver.initializeRendering(device: .alsa("hw:Loopback,0,0", direction: .output), format: format,
                                        options: AudioStreamOptions(periodFrames: 320, periods: 25))
@@ -62,19 +62,21 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
         }
         driver.render.terminate()
         driver.capture.terminate()
-        return (captured, figures)
+        return (captured, renderDelay / 1000, figures)
     }
 
     func testEchoThroughTheLoopbackIsCancelledWithoutAllocating() throws {
         let format = AudioFormat(sampleRate: 16000, channels: 1, sampleFormat: .s16LE)
         let speech = SimulatedRoom.scaled(try SpokenSpeech.speak(VoiceRoomScenario.farText, voice: "en-us", sampleRate: format.sampleRate), toRMS: -20)
-        let far = Array(speech.prefix(7 * format.sampleRate))
+        let far = Array(speech.prefix(8 * format.sampleRate))
         let probes = (render: AudioAllocationProbe(warmUp: 300, measured: 200), capture: AudioAllocationProbe(warmUp: 300, measured: 200))
-        let (processed, figures) = try run(far: far, format: format, voice: VoiceProcessingOptions(processing: .echoCancellation), probes: probes)
+        let (processed, renderDelay, figures) = try run(far: far, format: format, voice: VoiceProcessingOptions(processing: .echoCancellation), probes: probes)
         // From 2 s on, far end against what came back (the loopback returns it at 0 dB).
-        let from = 2 * format.sampleRate, count = min(far.count, processed.count)
-        XCTAssertGreaterThan(count, from + 4 * format.sampleRate, "at least 6 s came back")
-        let erle = ToneAnalysis.rmsDecibels(of: Array(far[from..<count])) - ToneAnalysis.rmsDecibels(of: Array(processed[from..<count]))
+        // The far end is heard (and comes back) the render side's delay after the capture
+        // began: from 2 s after that, the far end against what came back then.
+        let lag = Int(renderDelay * Double(format.sampleRate)), from = 2 * format.sampleRate + lag, count = min(far.count, processed.count)
+        XCTAssertGreaterThan(count, from + 4 * format.sampleRate, "at least 4 s came back 2 s after the far end was first heard")
+        let erle = ToneAnalysis.rmsDecibels(of: Array(far[(from - lag)..<(count - lag)])) - ToneAnalysis.rmsDecibels(of: Array(processed[from..<count]))
         print(String(format: "figure: voice processing through snd-aloop, 16 kHz mono S16: ERLE %.1f dB after 2 s; ", erle) + figures)
         XCTAssertGreaterThanOrEqual(erle, 25)
         if AllocationProbe.isActive {
@@ -83,7 +85,7 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
         }
 
         // The control: with voice processing off the speech comes back at its level.
-        let (plain, _) = try run(far: Array(far[0..<(4 * format.sampleRate)]), format: format, voice: nil)
+        let (plain, _, _) = try run(far: Array(far[0..<(4 * format.sampleRate)]), format: format, voice: nil)
         let through = ToneAnalysis.rmsDecibels(of: Array(far[format.sampleRate..<min(plain.count, 4 * format.sampleRate)])) -
             ToneAnalysis.rmsDecibels(of: Array(plain[format.sampleRate..<min(plain.count, 4 * format.sampleRate)]))
         XCTAssertLessThan(abs(through), 3, "without voice processing the loopback returns the far end")
