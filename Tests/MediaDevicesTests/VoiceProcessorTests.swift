@@ -67,6 +67,29 @@ final class VoiceProcessorTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(again, 20)
     }
 
+    /// A render side that stops leaves the canceller without a reference: it says so
+    /// (`blocksWithoutReference`) and passes the capture on.
+    func testBlocksWithoutReferenceAreCountedWhenTheRenderSideStops() throws {
+        let processor = try VoiceProcessor(format: AudioFormat(sampleRate: 16000, channels: 1, sampleFormat: .floatLE),
+                                           options: VoiceProcessingOptions(processing: .echoCancellation))
+        var far = [Float](repeating: 0, count: 160), near = far
+        var generator = SystemRandomNumberGenerator()
+        func step(rendering: Bool) {
+            for index in 0..<160 {
+                far[index] = Float.random(in: -0.3...0.3, using: &generator)
+                near[index] = far[index] * 0.5
+            }
+            if rendering { far.withUnsafeBytes { processor.processRender($0.baseAddress!, frames: 160) } }
+            near.withUnsafeMutableBytes { processor.processCapture($0.baseAddress!, frames: 160, delay: .milliseconds(50)) }
+        }
+        for _ in 0..<100 { step(rendering: true) }
+        let whilePlaying = processor.blocksWithoutReference
+        XCTAssertLessThanOrEqual(whilePlaying, 2, "only the blocks before anything was played")
+        for _ in 0..<100 { step(rendering: false) }
+        XCTAssertEqual(processor.processedBlocks, 200)
+        XCTAssertGreaterThanOrEqual(processor.blocksWithoutReference - whilePlaying, 98, "render stopped: no reference")
+    }
+
     func testNoAllocationPerBlock() throws {
         try XCTSkipIf(allocation_counter_is_active() == 0, "malloc is not interposed in this build")
         for library in VoiceProcessingLibrary.allCases {

@@ -72,11 +72,13 @@ final class EchoReferenceLine: @unchecked Sendable {
 
     /// Capture thread: fills `reference` with the `frames` frames heard from `time` on (the
     /// recording time of the capture block, plus the canceller's lead); `afterGap`: the device
-    /// lost frames before the block.
-    func take(into reference: UnsafeMutablePointer<Int16>, frames: Int, time: Double, afterGap: Bool) {
+    /// lost frames before the block. Returns how many of the frames were played ones (the rest
+    /// is silence: nothing was played then).
+    @discardableResult
+    func take(into reference: UnsafeMutablePointer<Int16>, frames: Int, time: Double, afterGap: Bool) -> Int {
         let (time, jumped) = capture.place(time, frames: frames, afterGap: afterGap)
         if jumped { captureJumpCount.add(1, ordering: .relaxed) }
-        var filled = 0
+        var filled = 0, played = 0
         while filled < frames {
             let wanted = time + Double(filled)
             if current.frames == 0, !nextStamp() { break }
@@ -97,8 +99,10 @@ final class EchoReferenceLine: @unchecked Sendable {
             current.time += Double(count)
             current.frames -= Int32(count)
             filled += count
+            played += count
         }
         if filled < frames { (reference + filled * channels).initialize(repeating: 0, count: (frames - filled) * channels) }
+        return played
     }
 
     /// Makes the next appended piece current; false when none is waiting.

@@ -40,6 +40,7 @@ public final class VoiceProcessor: @unchecked Sendable {
     private var captureAfterGap = false
     private var blockAfterGap = false
     private let blocks = Atomic<Int>(0)
+    private let unreferenced = Atomic<Int>(0)
 
     /// The formats it takes: 8000, 16000, 32000 or 48000 Hz (the rates the libraries run at);
     /// 1 or 2 channels (speexdsp: 1); `S16_LE` or `FLOAT_LE`.
@@ -128,6 +129,12 @@ public final class VoiceProcessor: @unchecked Sendable {
     /// Times the captured frames jumped from where the ones before ended (an overrun: frames the
     /// capture thread lost by falling behind; a device restarted or switched): re-aligned at once.
     public var captureJumps: Int { line.captureJumps }
+    /// Capture blocks processed with nothing played at their time: the render side stopped, has
+    /// not started, or switched and not yet played, so the echo canceller had no reference and
+    /// passed the block on (paused; noise suppression and gain went on). Rising while the
+    /// render side plays means the reference does not reach the processor.
+    public var blocksWithoutReference: Int { unreferenced.load(ordering: .relaxed) }
+
     /// Played frames dropped from the reference because the capture side fell further behind
     /// than the line holds (2 s, or the capture device's buffer + 2 s in a driver).
     public var droppedReferenceFrames: Int { line.dropped }
@@ -190,7 +197,8 @@ public final class VoiceProcessor: @unchecked Sendable {
             captureFill += take
             if captureFill == blockFrames {
                 // The reference is taken whatever runs, so the line never backs up.
-                line.take(into: referenceBlock, frames: blockFrames, time: captureBlockTime + Double(engine.referenceLeadFrames), afterGap: blockAfterGap)
+                let played = line.take(into: referenceBlock, frames: blockFrames, time: captureBlockTime + Double(engine.referenceLeadFrames), afterGap: blockAfterGap)
+                if played == 0 { unreferenced.add(1, ordering: .relaxed) }
                 if applied != 0 { engine.processCapture(captureIn, reference: referenceBlock) }
                 captureOut.update(from: captureIn, count: blockSamples)
                 blocks.add(1, ordering: .relaxed)
