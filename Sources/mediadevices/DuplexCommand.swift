@@ -105,10 +105,10 @@ struct DuplexCommand: ParsableCommand {
             try interruption.exitIfInterrupted("duplex: stopped after \(sink.writer.framesWritten) of \(wanted) frames, all in \(self.output)")
             print("played \(play) on \(output.uniqueID): render delay \(String(format: "%.1f", driver.estimatedRenderDelay.inMilliseconds)) ms")
             if let processor = driver.voiceProcessor {
-                var line = "voice processing \(processor.processing) (\(processor.options.library)), latency \(String(format: "%.1f", processor.latency * 1000)) ms, \(processor.processedBlocks) blocks"
+                var line = "voice processing \(processor.processing) (\(processor.options.library)), latency \(String(format: "%.1f", Double(processor.latencyFrames) * 1000 / Double(processor.format.sampleRate))) ms, \(processor.processedBlocks) blocks"
                 if let echo = processor.echoMetrics {
                     line += String(format: "; echo canceller: ERL %.0f dB, ERLE %.0f dB", echo.echoReturnLoss, echo.echoReturnLossEnhancement)
-                    if let delay = echo.delay { line += String(format: ", delay found %.0f ms", delay * 1000) }
+                    if let delay = echo.delay { line += ", delay found \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms" }
                 }
                 print(line)
             } else {

@@ -6,7 +6,11 @@ import XCTest
 /// The driver's voice-processing path without devices: what the audio threads do in the bus
 /// (`writeCaptureBytes` processes the capture, `readRenderBytes` feeds the reference), with the
 /// render side at another format (48 kHz stereo S16 against 16 kHz mono float: the reference is
-/// resampled) and the echo delay taken from the delays the sides report.
+/// resampled) and the reference aligned by the times the sides stamp: a render period read at
+/// T is heard at T + 50 ms, a capture period handed over at T was recorded at T - 70 ms, so the
+/// echo comes back 120 ms after the render tap. At 3 s the capture loses 100 ms (an overrun:
+/// the thread fell behind; the device reports the gap), from 5 s the stamps jitter, and one
+/// strays by 40 ms alone.
 final class VoiceProcessingBusTests: XCTestCase {
     func testBusPathCancelsEchoAcrossFormatsWithoutAllocating() throws {
         let captureFormat = AudioFormat(sampleRate: 16000, channels: 1, sampleFormat: .floatLE)
@@ -20,15 +24,17 @@ final class VoiceProcessingBusTests: XCTestCase {
         bus.setRenderFormat(renderFormat)
         let processor = try VoiceProcessor(format: captureFormat, options: VoiceProcessingOptions(processing: .echoCancellation))
         bus.voice.install(try VoiceSession(processor: processor, renderFormat: renderFormat))
-        // What the ports report each period: 50 ms render delay, 70 ms capture delay.
-        bus.voice.setRenderDelay(0.05)
-        bus.voice.setCaptureDelay(0.07)
+        let start: Int64 = 1_000_000_000_000  // the monotonic clock at step 0
+        // From 5 s on the stamps jitter by up to 3 ms; at 6 s one stamp on each side is 40 ms off
+        // (a late timer), the next back.
+        func jitter(_ step: Int) -> Int64 { step == 600 ? 40_000_000 : step >= 500 ? Int64(step * 7919 % 7 - 3) * 1_000_000 : 0 }
 
         let steps = min(far48.count / 480, echo.count / 160)
         var playable = [Int16](repeating: 0, count: 960), played = [UInt8](repeating: 0, count: 960 * 2)
         var captured = [Float](repeating: 0, count: 160), out = [Float](repeating: 0, count: 160)
-        var output: [Float] = []
+        var output: [Float] = [], written: [Int] = []
         output.reserveCapacity(steps * 160)
+        written.reserveCapacity(steps * 160)
         var allocations: UInt64 = 0
         for step in 0..<steps {
             for frame in 0..<480 {
@@ -39,26 +45,40 @@ final class VoiceProcessingBusTests: XCTestCase {
             for index in 0..<160 { captured[index] = echo[step * 160 + index] }
             _ = playable.withUnsafeBufferPointer { bus.writeRenderData($0) }
             let before = allocation_counter_this_thread()
-            _ = played.withUnsafeMutableBytes { bus.readRenderBytes(into: $0.baseAddress!, count: 960 * 2, frameBytes: 4, sampleBytes: 2, countShortfall: true) }
-            captured.withUnsafeBytes { bus.writeCaptureBytes($0.baseAddress!, count: 160 * 4, frameBytes: 4, sampleBytes: 4) }
+            let now = start + Int64(step) * 10_000_000
+            _ = played.withUnsafeMutableBytes {
+                bus.readRenderBytes(into: $0.baseAddress!, count: 960 * 2, frameBytes: 4, sampleBytes: 2, countShortfall: true, time: now + 50_000_000 + jitter(step))
+            }
+            if (300..<310).contains(step) { continue }  // lost in an overrun
+            captured.withUnsafeBytes {
+                bus.writeCaptureBytes($0.baseAddress!, count: 160 * 4, frameBytes: 4, sampleBytes: 4, time: now - 70_000_000 + jitter(step + 3),
+                                     afterGap: step == 310)
+            }
             if step >= 100 { allocations += allocation_counter_this_thread() - before }
             let got = out.withUnsafeMutableBufferPointer { bus.readCaptureData(into: $0) }
             XCTAssertEqual(got, 160)
             output += out
+            written += step * 160..<(step + 1) * 160
         }
+        // Output position j holds the processed input written `latencyFrames` before it.
         let aligned = Array(output.dropFirst(processor.latencyFrames))
         let activity = VoiceRoomScenario.blockLevels(echo, blockFrames: 160)
         let loudest = activity.max() ?? 0
-        var a = 0.0, b = 0.0
-        for block in 200..<aligned.count / 160 where activity[block] > loudest - 30 {
-            for index in block * 160..<(block + 1) * 160 {
-                a += Double(echo[index] * echo[index])
-                b += Double(aligned[index] * aligned[index])
+        func erle(_ steps: Range<Int>) -> Double {
+            var a = 0.0, b = 0.0
+            for position in 0..<aligned.count where steps.contains(written[position] / 160) && activity[written[position] / 160] > loudest - 30 {
+                a += Double(echo[written[position]] * echo[written[position]])
+                b += Double(aligned[position] * aligned[position])
             }
+            return 10 * log10(a / max(b, 1e-20))
         }
-        let erle = 10 * log10(a / max(b, 1e-20))
-        print("bus path, render 48 kHz stereo, capture 16 kHz mono: ERLE \(String(format: "%.1f", erle)) dB, \(allocations) allocations")
-        XCTAssertGreaterThanOrEqual(erle, 25)
+        let before = erle(200..<300), after = erle(320..<500), jittered = erle(500..<steps)
+        print("bus path, render 48 kHz stereo, capture 16 kHz mono: ERLE \(String(format: "%.1f", before)) dB, after 100 ms lost \(String(format: "%.1f", after)) dB, with 3 ms jitter \(String(format: "%.1f", jittered)) dB; capture jumps \(processor.captureJumps), render jumps \(processor.renderJumps); \(allocations) allocations")
+        XCTAssertGreaterThanOrEqual(before, 25)
+        XCTAssertGreaterThanOrEqual(after, 25, "re-aligned after the capture lost 100 ms")
+        XCTAssertGreaterThanOrEqual(jittered, 25, "jitter, and a stamp straying alone, move nothing")
+        XCTAssertEqual(processor.captureJumps, 1, "the overrun, and only it")
+        XCTAssertEqual(processor.renderJumps, 0)
         if allocation_counter_is_active() != 0 { XCTAssertEqual(allocations, 0) }
     }
 }

@@ -12,7 +12,7 @@ final class VoiceProcessorLatencyTests: XCTestCase {
         let talk = Array(s.near[Int(s.nearStart) * rate..<(Int(s.nearStart) + 4) * rate])
         let processor = try VoiceProcessor(format: AudioFormat(sampleRate: rate, channels: 1, sampleFormat: .floatLE),
                                            options: VoiceProcessingOptions(processing: processing, library: library))
-        let out = VoiceRoomScenario.run(processor, far: [Float](repeating: 0, count: talk.count), capture: talk, chunkFrames: rate * 7 / 1000) { _ in 0.1 }
+        let out = VoiceRoomScenario.run(processor, far: [Float](repeating: 0, count: talk.count), capture: talk, chunkFrames: rate * 7 / 1000) { _ in .milliseconds(100) }
         let window = rate / 50, a = Array(talk[rate..<3 * rate])
         var best = (lag: 0, correlation: -1.0)
         for lag in -window...window {

@@ -33,7 +33,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
         let room = SimulatedRoom(sampleRate: Self.rate, echoDelay: delay, echoLossDB: loss)
         let echo = room.echo(of: s.far)
         let capture = withNoise ? VoiceRoomScenario.mix(echo, s.noise) : echo
-        let out = VoiceRoomScenario.run(try processor(processing, library: library), far: s.far, capture: capture, chunkFrames: chunk) { _ in delay }
+        let out = VoiceRoomScenario.run(try processor(processing, library: library), far: s.far, capture: capture, chunkFrames: chunk) { _ in .seconds(delay) }
         let active = s.activity(of: echo)
         return s.ratioDB(capture, out) { $0 >= 200 && active[$0] }
     }
@@ -44,7 +44,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
         let room = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.2, echoLossDB: 6)
         let echo = room.echo(of: s.far)
         let capture = VoiceRoomScenario.mix(echo, s.near, s.noise)
-        let out = VoiceRoomScenario.run(try processor(processing, library: library), far: s.far, capture: capture, chunkFrames: chunk) { _ in 0.2 }
+        let out = VoiceRoomScenario.run(try processor(processing, library: library), far: s.far, capture: capture, chunkFrames: chunk) { _ in .milliseconds(200) }
         let farActive = s.activity(of: s.far), nearActive = s.activity(of: s.near)
         return s.correlation(s.near, out) { farActive[$0] && nearActive[$0] }
     }
@@ -57,7 +57,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
         let after = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.18, echoLossDB: 10).echo(of: s.far)
         let echo = Array(before[0..<jump]) + Array(after[jump...])
         let out = VoiceRoomScenario.run(try processor(.echoCancellation, library: library), far: s.far, capture: echo, chunkFrames: chunk) {
-            toldNewDelay && $0 >= jump ? 0.18 : 0.08
+            toldNewDelay && $0 >= jump ? .milliseconds(180) : .milliseconds(80)
         }
         let active = s.activity(of: echo)
         return s.ratioDB(echo, out) { $0 >= 700 && active[$0] }
@@ -68,7 +68,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
         let s = try scenario()
         let capture = VoiceRoomScenario.mix(s.near, s.noise)
         let out = VoiceRoomScenario.run(try processor(processing, library: library), far: [Float](repeating: 0, count: capture.count),
-                                        capture: capture, chunkFrames: chunk) { _ in 0.1 }
+                                        capture: capture, chunkFrames: chunk) { _ in .milliseconds(100) }
         let nearActive = s.activity(of: s.near)
         let start = Int(s.nearStart * 100)
         let reduction = s.ratioDB(capture, out) { $0 >= 200 && $0 < start }
@@ -82,8 +82,8 @@ final class VoiceProcessorRoomTests: XCTestCase {
         let s = try scenario()
         let quiet = s.near.map { $0 * 0.1 }
         let silence = [Float](repeating: 0, count: s.near.count)
-        let normalOut = VoiceRoomScenario.run(try processor(processing, library: library), far: silence, capture: s.near, chunkFrames: chunk) { _ in 0.1 }
-        let quietOut = VoiceRoomScenario.run(try processor(processing, library: library), far: silence, capture: quiet, chunkFrames: chunk) { _ in 0.1 }
+        let normalOut = VoiceRoomScenario.run(try processor(processing, library: library), far: silence, capture: s.near, chunkFrames: chunk) { _ in .milliseconds(100) }
+        let quietOut = VoiceRoomScenario.run(try processor(processing, library: library), far: silence, capture: quiet, chunkFrames: chunk) { _ in .milliseconds(100) }
         let nearActive = s.activity(of: s.near)
         let from = Int((s.nearStart + 3) * 100)
         return s.ratioDB(normalOut, quietOut) { $0 >= from && nearActive[$0] }

@@ -50,7 +50,7 @@ final class VoiceProcessorTests: XCTestCase {
             if frames == 7 * rate { processor.processing = .echoCancellation }
             for index in 0..<160 { chunk[index] = echo[frames + index]; farChunk[index] = s.far[frames + index] }
             farChunk.withUnsafeBytes { processor.processRender($0.baseAddress!, frames: 160) }
-            chunk.withUnsafeMutableBytes { processor.processCapture($0.baseAddress!, frames: 160, delay: 0.1) }
+            chunk.withUnsafeMutableBytes { processor.processCapture($0.baseAddress!, frames: 160, delay: .milliseconds(100)) }
             out += chunk
             offsets.append(processor.latencyFrames)
             frames += 160
@@ -65,6 +65,29 @@ final class VoiceProcessorTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(on, 25)
         XCTAssertLessThan(abs(off), 1)
         XCTAssertGreaterThanOrEqual(again, 20)
+    }
+
+    /// A render side that stops leaves the canceller without a reference: it says so
+    /// (`blocksWithoutReference`) and passes the capture on.
+    func testBlocksWithoutReferenceAreCountedWhenTheRenderSideStops() throws {
+        let processor = try VoiceProcessor(format: AudioFormat(sampleRate: 16000, channels: 1, sampleFormat: .floatLE),
+                                           options: VoiceProcessingOptions(processing: .echoCancellation))
+        var far = [Float](repeating: 0, count: 160), near = far
+        var generator = SystemRandomNumberGenerator()
+        func step(rendering: Bool) {
+            for index in 0..<160 {
+                far[index] = Float.random(in: -0.3...0.3, using: &generator)
+                near[index] = far[index] * 0.5
+            }
+            if rendering { far.withUnsafeBytes { processor.processRender($0.baseAddress!, frames: 160) } }
+            near.withUnsafeMutableBytes { processor.processCapture($0.baseAddress!, frames: 160, delay: .milliseconds(50)) }
+        }
+        for _ in 0..<100 { step(rendering: true) }
+        let whilePlaying = processor.blocksWithoutReference
+        XCTAssertLessThanOrEqual(whilePlaying, 2, "only the blocks before anything was played")
+        for _ in 0..<100 { step(rendering: false) }
+        XCTAssertEqual(processor.processedBlocks, 200)
+        XCTAssertGreaterThanOrEqual(processor.blocksWithoutReference - whilePlaying, 98, "render stopped: no reference")
     }
 
     func testNoAllocationPerBlock() throws {
@@ -88,7 +111,7 @@ final class VoiceProcessorTests: XCTestCase {
                     fill(render); fill(capture)
                     let before = allocation_counter_this_thread()
                     processor.processRender(render, frames: 441)
-                    processor.processCapture(capture, frames: 441, delay: 0.05)
+                    processor.processCapture(capture, frames: 441, delay: .milliseconds(50))
                     let allocations = allocation_counter_this_thread() - before
                     if round >= 50 { XCTAssertEqual(allocations, 0, "\(library) \(format): round \(round)"); if allocations != 0 { break } }
                 }

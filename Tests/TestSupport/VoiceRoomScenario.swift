@@ -57,7 +57,7 @@ public struct VoiceRoomScenario: Sendable {
     /// at a time, render first, telling it `delay(frame)` for each capture chunk; returns the
     /// processed capture aligned with the input (the processor's `latencyFrames` taken out).
     public static func run(_ processor: VoiceProcessor, far: [Float], capture: [Float], chunkFrames: Int,
-                           delay: (Int) -> Double, atFrame hook: ((Int) -> Void)? = nil) -> [Float] {
+                           delay: (Int) -> Duration, atFrame hook: ((Int) -> Void)? = nil) -> [Float] {
         precondition(processor.format.channels == 1 && processor.format.sampleFormat == .floatLE)
         var farChunk = [Float](repeating: 0, count: chunkFrames), captureChunk = farChunk
         var out = [Float]()

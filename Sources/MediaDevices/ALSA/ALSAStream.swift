@@ -118,8 +118,12 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
         }
         defer { snd_pcm_drop(pcm) }
 
+        /// Whether frames were lost (or not played) before the next period: the voice
+        /// processing's reference re-aligns there at once.
+        var afterGap = true
         /// Recovers from an xrun or suspend (counting xruns); nil when the stream goes on.
         func recover(_ error: Int32, _ operation: String) -> MediaDevicesError? {
+            afterGap = true
             if error == -EPIPE { counters.xruns.add(1, ordering: .relaxed) }
             if error == -ENODEV || error == -EBADFD && snd_pcm_state(pcm) == SND_PCM_STATE_DISCONNECTED {
                 return .fromAudio(-ENODEV, device: name, operation: operation)
@@ -172,12 +176,14 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
                         break
                     }
                     let start = timing ? MonotonicClock.now() : nil
-                    port.writeCapture(buffer, bytes: read * frameBytes)
+                    port.writeCapture(buffer, bytes: read * frameBytes, time: recordingTime(pcm, frames: read), afterGap: afterGap)
+                    afterGap = false
                     let timed = counters.periodWorkEnds(start)
                     counters.period(frames: read, now: positionTime(pcm, or: timed?.now), cost: timed?.cost)
                 } else {
                     let start = timing ? MonotonicClock.now() : nil
-                    let bytes = port.renderPeriod(into: buffer, periodBytes: periodBytes, fillsSilence: fillsSilence)
+                    let bytes = port.renderPeriod(into: buffer, periodBytes: periodBytes, fillsSilence: fillsSilence, time: hearingTime(pcm), afterGap: afterGap)
+                    afterGap = false
                     if bytes == 0 {
                         starved = true  // told not to fill: let the device underrun
                         break
@@ -213,6 +219,33 @@ extension ALSAStream {
             }
         }
         return clock ?? MonotonicClock.now()
+    }
+
+    /// The device's last position update: its time (monotonic ns) and the frames available then
+    /// (the status page, no system call); nil without timestamps or before the stream runs.
+    @inline(__always)
+    private func stampedAvailable(_ pcm: OpaquePointer) -> (time: Int64, available: Int)? {
+        guard keepsTimestamps else { return nil }
+        var available: snd_pcm_uframes_t = 0
+        var stamp = snd_htimestamp_t()
+        guard snd_pcm_htimestamp(pcm, &available, &stamp) == 0, stamp.tv_sec > 0 || stamp.tv_nsec > 0 else { return nil }
+        return (Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec), Int(available))
+    }
+
+    /// Capture, after reading `frames`: when the first of them was recorded (monotonic ns): the
+    /// stamp less what was still waiting then and what was read.
+    @inline(__always)
+    fileprivate func recordingTime(_ pcm: OpaquePointer, frames: Int) -> UInt64? {
+        guard let (time, available) = stampedAvailable(pcm) else { return nil }
+        return UInt64(max(0, time - Int64(available + frames) * 1_000_000_000 / Int64(format.sampleRate)))
+    }
+
+    /// Render, before writing a period: when its first frame will be heard (monotonic ns): the
+    /// stamp plus what was queued then.
+    @inline(__always)
+    fileprivate func hearingTime(_ pcm: OpaquePointer) -> UInt64? {
+        guard let (time, available) = stampedAvailable(pcm), snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING else { return nil }
+        return UInt64(time + Int64(max(0, bufferFrames - available)) * 1_000_000_000 / Int64(format.sampleRate))
     }
 }
 

@@ -100,10 +100,12 @@ public final class AudioBus: Sendable {
         read(renderRing, format: renderFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .floatLE, count: buffer.count, counting: true)
     }
 
-    /// The drivers' own path: raw frames in the stream's format.
-    func writeCaptureBytes(_ source: UnsafeRawPointer, count: Int, frameBytes: Int, sampleBytes: Int) {
+    /// The drivers' own path: raw frames in the stream's format, the first recorded at `time`
+    /// (monotonic nanoseconds: the voice processing's alignment); `afterGap`: the device lost
+    /// frames before these (an overrun, a restart).
+    func writeCaptureBytes(_ source: UnsafeRawPointer, count: Int, frameBytes: Int, sampleBytes: Int, time: Int64, afterGap: Bool = false) {
         if let session = voice.session {
-            session.processCapture(source, bytes: count, delay: voice.echoDelay) { processed, bytes in
+            session.processCapture(source, bytes: count, time: time, afterGap: afterGap) { processed, bytes in
                 storeCaptureBytes(processed, count: bytes, frameBytes: frameBytes, sampleBytes: sampleBytes)
             }
         } else {
@@ -129,32 +131,39 @@ public final class AudioBus: Sendable {
         }
     }
 
-    /// The drivers' own path: returns bytes read; a short read is counted as missing.
-    func readRenderBytes(into destination: UnsafeMutableRawPointer, count: Int, frameBytes: Int, sampleBytes: Int, countShortfall: Bool) -> Int {
+    /// The drivers' own path: returns bytes read; a short read is counted as missing. The first
+    /// frame is heard at `time` (monotonic nanoseconds: the voice processing's reference);
+    /// `afterGap`: the device did not play all it was given before.
+    func readRenderBytes(into destination: UnsafeMutableRawPointer, count: Int, frameBytes: Int, sampleBytes: Int, countShortfall: Bool,
+                         time: Int64, afterGap: Bool = false) -> Int {
         let got = renderRing.read(into: destination, count: count, granularity: frameBytes)
         if got < count && countShortfall { underflowSamples.add((count - got) / sampleBytes, ordering: .relaxed) }
         if let session = voice.session {
-            session.processRender(destination, bytes: got)
-            // The silence played for what is missing is reference too (the alignment holds).
-            if got < count && countShortfall { session.processRenderSilence(frames: (count - got) / frameBytes) }
+            session.processRender(destination, bytes: got, time: time, afterGap: afterGap)
+            // The silence played for what is missing is reference too.
+            if got < count && countShortfall, let format = session.renderFormat {
+                session.processRenderSilence(frames: (count - got) / frameBytes, time: time + Int64(got / frameBytes) * 1_000_000_000 / Int64(format.sampleRate))
+            }
         }
         return got
     }
 
-    /// Counts samples the render side missed that `readRenderBytes` did not (a converting side).
-    func countMissingRender(samples: Int) {
+    /// Counts samples the render side missed that `readRenderBytes` did not (a converting side);
+    /// the silence played for them is heard from `time` (monotonic nanoseconds).
+    func countMissingRender(samples: Int, time: Int64) {
         if samples > 0 { underflowSamples.add(samples, ordering: .relaxed) }
         if samples > 0, let session = voice.session, let format = session.renderFormat {
-            session.processRenderSilence(frames: samples / format.channels)
+            session.processRenderSilence(frames: samples / format.channels, time: time)
         }
     }
 
     /// The render threads' period: fills `buffer` with up to `periodBytes` from the render ring
     /// and returns how many bytes to play. Short of a period, it pads with silence
-    /// (`fillsSilence`, the shortfall counted) or returns what there is, 0 when starved.
-    func renderPeriod(into buffer: UnsafeMutableRawPointer, periodBytes: Int, format: AudioFormat, fillsSilence: Bool) -> Int {
+    /// (`fillsSilence`, the shortfall counted) or returns what there is, 0 when starved. The
+    /// period is heard from `time` (monotonic nanoseconds).
+    func renderPeriod(into buffer: UnsafeMutableRawPointer, periodBytes: Int, format: AudioFormat, fillsSilence: Bool, time: Int64, afterGap: Bool) -> Int {
         let got = readRenderBytes(into: buffer, count: periodBytes, frameBytes: format.bytesPerFrame,
-                                  sampleBytes: format.sampleFormat.bytesPerSample, countShortfall: fillsSilence)
+                                  sampleBytes: format.sampleFormat.bytesPerSample, countShortfall: fillsSilence, time: time, afterGap: afterGap)
         guard got < periodBytes, fillsSilence else { return got }
         (buffer + got).initializeMemory(as: UInt8.self, repeating: 0, count: periodBytes - got)
         return periodBytes

@@ -4,7 +4,9 @@
 /// `AudioConverter` made for this device converts between them on the audio thread; when they
 /// are equal, periods are copied as they are. Built with each stream (initialize, device
 /// switch, fallback), so a new device gets a converter of its own.
-final class AudioBusPort: Sendable {
+/// `@unchecked Sendable`: made on the thread that opens the device, then used by that side's
+/// audio thread alone (its converter and clock are that thread's state, unlocked by design).
+final class AudioBusPort: @unchecked Sendable {
     let bus: AudioBus
     /// The format the device runs at.
     let deviceFormat: AudioFormat
@@ -14,6 +16,8 @@ final class AudioBusPort: Sendable {
     let converter: AudioConverter?
     /// The side's counters: the delay the stream measured last.
     let counters: AudioCounters
+    /// The times of what the converter gives out (the audio thread's).
+    private var clock = ConvertedClock()
 
     init(bus: AudioBus, direction: AudioDevice.Direction, deviceFormat: AudioFormat, busFormat: AudioFormat,
          library: AudioResamplerLibrary, periodFrames: Int, counters: AudioCounters) throws {
@@ -33,38 +37,65 @@ final class AudioBusPort: Sendable {
         }
     }
 
-    /// Capture: `bytes` of device frames at `source` into the bus, converted if need be.
-    func writeCapture(_ source: UnsafeRawPointer, bytes: Int) {
-        bus.voice.setCaptureDelay(delaySeconds)
+    /// Capture: `bytes` of device frames at `source` into the bus, converted if need be. `time`
+    /// is when the first was recorded (monotonic nanoseconds, from the device's timestamps);
+    /// nil: the clock now less the side's delay. `afterGap`: frames were lost before these.
+    func writeCapture(_ source: UnsafeRawPointer, bytes: Int, time: UInt64?, afterGap: Bool) {
         let busFrameBytes = busFormat.bytesPerFrame, sampleBytes = busFormat.sampleFormat.bytesPerSample
+        let deviceFrames = bytes / deviceFormat.bytesPerFrame
+        let recorded = time.map { Int64($0) } ?? bus.voice.session.map { _ in
+            Int64(MonotonicClock.now()) - Self.nanoseconds(delaySeconds) - Self.nanoseconds(Double(deviceFrames) / Double(deviceFormat.sampleRate))
+        } ?? 0
         guard let converter else {
-            bus.writeCaptureBytes(source, count: bytes, frameBytes: busFrameBytes, sampleBytes: sampleBytes)
+            bus.writeCaptureBytes(source, count: bytes, frameBytes: busFrameBytes, sampleBytes: sampleBytes, time: recorded, afterGap: afterGap)
             return
         }
-        converter.convert(source, frames: bytes / deviceFormat.bytesPerFrame) { converted, frames in
-            bus.writeCaptureBytes(converted, count: frames * busFrameBytes, frameBytes: busFrameBytes, sampleBytes: sampleBytes)
+        // What the converter gives out now went in its delay earlier.
+        clock.input(at: recorded, duration: Double(deviceFrames) * 1e9 / Double(deviceFormat.sampleRate),
+                    delay: -delayFrames * 1e9 / Double(deviceFormat.sampleRate), afterGap: afterGap)
+        var gap = afterGap
+        let busFrameNanoseconds = 1e9 / Double(busFormat.sampleRate)
+        converter.convert(source, frames: deviceFrames) { converted, frames in
+            bus.writeCaptureBytes(converted, count: frames * busFrameBytes, frameBytes: busFrameBytes, sampleBytes: sampleBytes,
+                                  time: Int64(clock.next), afterGap: gap)
+            gap = false
+            clock.output(Double(frames) * busFrameNanoseconds)
         }
     }
+
+    private static func nanoseconds(_ seconds: Double) -> Int64 { Int64(seconds * 1e9) }
 
     /// Render: fills `buffer` with up to `periodBytes` of device frames from the bus (converted
     /// if need be) and returns how many bytes to play; short of a period it pads with silence
     /// (`fillsSilence`, the shortfall counted in the bus's samples) or returns what there is.
-    func renderPeriod(into buffer: UnsafeMutableRawPointer, periodBytes: Int, fillsSilence: Bool) -> Int {
-        bus.voice.setRenderDelay(delaySeconds)
+    /// `time` is when the period's first frame is heard (monotonic nanoseconds, from the
+    /// device's timestamps); nil: the clock now plus the side's delay. `afterGap`: the device
+    /// did not play all it was given before (an underrun, a restart).
+    func renderPeriod(into buffer: UnsafeMutableRawPointer, periodBytes: Int, fillsSilence: Bool, time: UInt64?, afterGap: Bool) -> Int {
+        let heard = time.map { Int64($0) } ?? bus.voice.session.map { _ in Int64(MonotonicClock.now()) + Self.nanoseconds(delaySeconds) } ?? 0
         guard let converter else {
-            return bus.renderPeriod(into: buffer, periodBytes: periodBytes, format: deviceFormat, fillsSilence: fillsSilence)
+            return bus.renderPeriod(into: buffer, periodBytes: periodBytes, format: deviceFormat, fillsSilence: fillsSilence, time: heard, afterGap: afterGap)
         }
         let deviceFrameBytes = deviceFormat.bytesPerFrame
         let busFrameBytes = busFormat.bytesPerFrame, sampleBytes = busFormat.sampleFormat.bytesPerSample
         let frames = periodBytes / deviceFrameBytes
         let bus = self.bus
+        // What the bus gives now is heard the converter's delay after this period begins.
+        clock.input(at: heard, duration: Double(frames) * 1e9 / Double(deviceFormat.sampleRate),
+                    delay: delayFrames * 1e9 / Double(deviceFormat.sampleRate), afterGap: afterGap)
+        var gap = afterGap
+        let busFrameNanoseconds = 1e9 / Double(busFormat.sampleRate)
         let got = converter.pull(into: buffer, frames: frames) { staging, maximum in
-            bus.readRenderBytes(into: staging, count: maximum * busFrameBytes, frameBytes: busFrameBytes,
-                                sampleBytes: sampleBytes, countShortfall: false) / busFrameBytes
+            let read = bus.readRenderBytes(into: staging, count: maximum * busFrameBytes, frameBytes: busFrameBytes,
+                                           sampleBytes: sampleBytes, countShortfall: false, time: Int64(clock.next), afterGap: gap) / busFrameBytes
+            gap = false
+            clock.output(Double(read) * busFrameNanoseconds)
+            return read
         }
         guard got < frames, fillsSilence else { return got * deviceFrameBytes }
         (buffer + got * deviceFrameBytes).initializeMemory(as: UInt8.self, repeating: 0, count: (frames - got) * deviceFrameBytes)
-        bus.countMissingRender(samples: Int((Double(frames - got) / converter.ratio).rounded(.up)) * busFormat.channels)
+        bus.countMissingRender(samples: Int((Double(frames - got) / converter.ratio).rounded(.up)) * busFormat.channels,
+                               time: heard + Int64(got) * 1_000_000_000 / Int64(deviceFormat.sampleRate))
         return frames * deviceFrameBytes
     }
 

@@ -2,9 +2,13 @@
 /// reference, noise suppression and automatic gain on what the capture side puts in the bus
 /// (see `VoiceProcessor`). The processor runs at the capture's bus format on the capture
 /// thread; the render thread hands it what it takes from the bus (converted to that format
-/// when the render side's differs). The reference is aligned by the delays both sides measure
-/// each period (device delay plus converter delay), so it stays aligned across xruns, device
-/// switches, fallbacks and resampling. While the render side is stopped the canceller gets no
+/// when the render side's differs). The reference is aligned by time: each side stamps its
+/// periods with the device's timestamps (when a played frame is heard, when a captured one was
+/// recorded, converter delays included) and says when the device lost frames, so it stays
+/// aligned across xruns, device switches, fallbacks, resampling and a capture thread that
+/// falls seconds behind (the capture device's buffer holds what it has not read; the reference
+/// line holds that much more); `VoiceProcessor.renderJumps`/`captureJumps` count the
+/// re-alignments. While the render side is stopped the canceller gets no
 /// reference and passes the capture on (noise and gain go on).
 extension AudioDriver {
     /// Opens the input (see `AudioDriverSide.initialize`) and turns voice processing on at
@@ -31,7 +35,9 @@ extension AudioDriver {
             throw MediaDevicesError(.invalidState, device: nil, operation: "set voice processing",
                                     detail: "Initialize the capture side first: voice processing runs at its format")
         }
-        let processor = try VoiceProcessor(format: format, options: options)
+        // The reference line holds what the capture device may hold while its thread is behind.
+        let captureBufferSeconds = Double(capture.bufferFrames ?? 0) / Double(capture.deviceFormat?.sampleRate ?? format.sampleRate)
+        let processor = try VoiceProcessor(format: format, options: options, referenceSeconds: 2 + captureBufferSeconds)
         bus.voice.install(try VoiceSession(processor: processor, renderFormat: render.format))
     }
 

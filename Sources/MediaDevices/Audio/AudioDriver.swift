@@ -162,7 +162,8 @@ public final class AudioDriverSide: Sendable {
     /// processing's latency when it runs (`VoiceProcessor.latency`).
     public var estimatedDelay: Duration {
         guard let port = state.withLock({ $0.port }) else { return .zero }
-        return .seconds(port.delaySeconds + (direction == .input ? bus.voice.session?.processor.latency ?? 0 : 0))
+        let voiceFrames = direction == .input ? bus.voice.session.map { Double($0.processor.latencyFrames) / Double($0.processor.format.sampleRate) } : nil
+        return .seconds(port.delaySeconds + (voiceFrames ?? 0))
     }
 
     /// What the current or last run measured.

@@ -196,7 +196,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
             if size == 0 { break }
             if let data {  // nil: a hole in the server's buffer; dropped
                 let start = counters.timesNextPeriod ? MonotonicClock.now() : nil
-                port.writeCapture(data, bytes: size)
+                port.writeCapture(data, bytes: size, time: nil, afterGap: false)
                 let timed = counters.periodWorkEnds(start)
                 counters.period(frames: size / frameBytes, now: timed?.now ?? MonotonicClock.now(), cost: timed?.cost)
                 observer?(counters.periods.load(ordering: .relaxed))
@@ -222,7 +222,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
             }
             let start = counters.timesNextPeriod ? MonotonicClock.now() : nil
             let chunk = min(size, periodBytes) / frameBytes * frameBytes
-            let bytes = chunk == 0 ? 0 : port.renderPeriod(into: target, periodBytes: chunk, fillsSilence: fillsSilence)
+            let bytes = chunk == 0 ? 0 : port.renderPeriod(into: target, periodBytes: chunk, fillsSilence: fillsSilence, time: nil, afterGap: false)
             guard bytes > 0 else {
                 pa_stream_cancel_write(stream)
                 return moved ? .moved : .applicationIdle

@@ -1,13 +1,11 @@
 import CSpeexDSP
 
 /// `VoiceEngine` on speexdsp: its multi-delay-block echo canceller (`speex_echo_cancellation`,
-/// the played block aligned by `EchoReferenceLine`) and its preprocessor (noise suppression,
+/// the played block aligned by `EchoReferenceLine`, taken together with the captured one) and its preprocessor (noise suppression,
 /// residual echo suppression linked to the canceller, gain control). Mono only.
 final class SpeexVoiceEngine: VoiceEngine {
     private let echo: OpaquePointer
     private let preprocess: SpeexPreprocessor
-    private let reference: EchoReferenceLine
-    private let referenceBlock: UnsafeMutablePointer<Int16>
     private let cancelled: UnsafeMutablePointer<Int16>
     private let blockFrames: Int
     private let options: VoiceProcessingOptions
@@ -19,7 +17,8 @@ final class SpeexVoiceEngine: VoiceEngine {
                                     detail: "speexdsp's voice processing takes 1 channel; asked for \(format) (use the webrtc library for stereo)")
         }
         blockFrames = format.sampleRate / 100
-        let tail = max(blockFrames, Int(options.echoTailSeconds * Double(format.sampleRate)))
+        let (seconds, attoseconds) = options.echoTail.components
+        let tail = max(blockFrames, Int((Double(seconds) + Double(attoseconds) / 1e18) * Double(format.sampleRate)))
         guard let echo = speex_echo_state_init(Int32(blockFrames), Int32(tail)) else {
             throw MediaDevicesError(.io, device: nil, operation: "create voice processor", detail: "speex_echo_state_init failed for \(format)")
         }
@@ -31,14 +30,11 @@ final class SpeexVoiceEngine: VoiceEngine {
         self.options = options
         var rate = Int32(format.sampleRate)
         speex_echo_ctl(echo, SPEEX_ECHO_SET_SAMPLING_RATE, &rate)
-        reference = EchoReferenceLine(blockFrames: blockFrames, channels: 1, maximumDelayFrames: format.sampleRate)
-        referenceBlock = .allocate(capacity: blockFrames)
         cancelled = .allocate(capacity: blockFrames)
     }
 
     deinit {
         speex_echo_state_destroy(echo)
-        referenceBlock.deallocate()
         cancelled.deallocate()
     }
 
@@ -50,14 +46,11 @@ final class SpeexVoiceEngine: VoiceEngine {
         self.processing = processing
     }
 
-    func processRender(_ block: UnsafePointer<Int16>) {
-        reference.append(block)
-    }
+    let referenceLeadFrames = 0
 
-    func processCapture(_ block: UnsafeMutablePointer<Int16>, delayFrames: Int) {
-        reference.take(into: referenceBlock, delayFrames: delayFrames)
+    func processCapture(_ block: UnsafeMutablePointer<Int16>, reference: UnsafePointer<Int16>) {
         if processing.contains(.echoCancellation) {
-            speex_echo_cancellation(echo, block, referenceBlock, cancelled)
+            speex_echo_cancellation(echo, block, reference, cancelled)
             block.update(from: cancelled, count: blockFrames)
         }
         if processing.contains(.noiseSuppression) || processing.contains(.gainControl) || processing.contains(.echoCancellation) {

@@ -73,20 +73,20 @@ public struct VoiceProcessingOptions: Sendable, Hashable {
     /// How hard the canceller suppresses what echo its filter leaves, 0 (low: the near-end
     /// talker kept best in double talk) to 2 (high) (WebRTC's `set_suppression_level`).
     public var echoSuppressionLevel: Int
-    /// The longest echo tail the canceller models, in seconds (speexdsp's filter length;
-    /// WebRTC's extended filter is on and covers about 128 ms, its suppressor the rest).
-    public var echoTailSeconds: Double
+    /// The longest echo tail the canceller models (speexdsp's filter length; WebRTC's extended
+    /// filter is on and covers about 128 ms, its suppressor the rest).
+    public var echoTail: Duration
 
     /// Creates options; the defaults are those of a call.
     public init(processing: VoiceProcessing = .all, library: VoiceProcessingLibrary = .webRTC,
-                targetLevelDBFS: Int = 3, maximumGainDB: Int = 30, findsDelay: Bool = false, echoSuppressionLevel: Int = 0, echoTailSeconds: Double = 0.25) {
+                targetLevelDBFS: Int = 3, maximumGainDB: Int = 30, findsDelay: Bool = false, echoSuppressionLevel: Int = 0, echoTail: Duration = .milliseconds(250)) {
         self.echoSuppressionLevel = echoSuppressionLevel
         self.processing = processing
         self.library = library
         self.targetLevelDBFS = targetLevelDBFS
         self.maximumGainDB = maximumGainDB
         self.findsDelay = findsDelay
-        self.echoTailSeconds = echoTailSeconds
+        self.echoTail = echoTail
     }
 }
 
@@ -96,6 +96,6 @@ public struct EchoMetrics: Sendable, Hashable {
     public var echoReturnLoss: Double
     /// Echo return loss enhancement: how much echo the canceller removes, in dB (average).
     public var echoReturnLossEnhancement: Double
-    /// The delay the canceller found between reference and echo, in seconds (nil: not yet).
-    public var delay: Double?
+    /// The delay the canceller found between reference and echo (nil: not yet).
+    public var delay: Duration?
 }

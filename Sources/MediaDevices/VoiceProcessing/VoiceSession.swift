@@ -13,6 +13,8 @@ final class VoiceSession: @unchecked Sendable {
     private let scratchFrames = 4096
     private let silence: UnsafeMutableRawPointer
     private let silenceFrames = 1024
+    /// The times of what `renderConverter` gives out (the render thread's).
+    private var renderClock = ConvertedClock()
 
     init(processor: VoiceProcessor, renderFormat: AudioFormat?) throws {
         self.processor = processor
@@ -29,40 +31,56 @@ final class VoiceSession: @unchecked Sendable {
         silence.deallocate()
     }
 
-    /// Capture thread: `bytes` of captured frames at the capture's bus format, processed with
-    /// `delay` (seconds from render tap to capture tap) and handed to `store` piece by piece.
-    func processCapture(_ source: UnsafeRawPointer, bytes: Int, delay: Double, store: (UnsafeRawPointer, Int) -> Void) {
+    /// `nanoseconds` of the monotonic clock in frames at the processor's rate.
+    private func frames(_ nanoseconds: Int64) -> Double { Double(nanoseconds) * Double(processor.format.sampleRate) / 1e9 }
+
+    /// Capture thread: `bytes` of captured frames at the capture's bus format, the first
+    /// recorded at `time` (monotonic nanoseconds; `afterGap`: frames were lost before it),
+    /// processed and handed to `store` piece by piece.
+    func processCapture(_ source: UnsafeRawPointer, bytes: Int, time: Int64, afterGap: Bool, store: (UnsafeRawPointer, Int) -> Void) {
         let frameBytes = processor.format.bytesPerFrame
+        let start = frames(time)
         var done = 0
         while done < bytes {
             let piece = min(bytes - done, scratchFrames * frameBytes)
             scratch.copyMemory(from: source + done, byteCount: piece)
-            processor.processCapture(scratch, frames: piece / frameBytes, delay: delay)
+            processor.processCapture(scratch, frames: piece / frameBytes, time: start + Double(done / frameBytes), afterGap: afterGap && done == 0)
             store(scratch, piece)
             done += piece
         }
     }
 
-    /// Render thread: `bytes` of frames at the render's bus format, taken from the bus to play.
-    func processRender(_ source: UnsafeRawPointer, bytes: Int) {
+    /// Render thread: `bytes` of frames at the render's bus format, taken from the bus to play,
+    /// the first heard at `time` (monotonic nanoseconds; `afterGap`: the device did not play
+    /// all it was given before).
+    func processRender(_ source: UnsafeRawPointer, bytes: Int, time: Int64, afterGap: Bool = false) {
         guard let renderFormat, bytes > 0 else { return }
         let frames = bytes / renderFormat.bytesPerFrame
         guard let renderConverter else {
-            processor.processRender(source, frames: frames)
+            processor.processRender(source, frames: frames, time: self.frames(time), afterGap: afterGap)
             return
         }
-        let processor = self.processor
-        renderConverter.convert(source, frames: frames) { converted, count in processor.processRender(converted, frames: count) }
+        // What the converter gives out now went in its delay earlier.
+        let outputRate = Double(processor.format.sampleRate)
+        renderClock.input(at: time, duration: Double(frames) * 1e9 / Double(renderFormat.sampleRate), delay: -renderConverter.delayFrames * 1e9 / outputRate, afterGap: afterGap)
+        var gap = afterGap
+        renderConverter.convert(source, frames: frames) { converted, count in
+            processor.processRender(converted, frames: count, time: renderClock.next * outputRate / 1e9, afterGap: gap)
+            renderClock.output(Double(count) * 1e9 / outputRate)
+            gap = false
+        }
     }
 
-    /// Render thread: `frames` frames of silence played in place of what the bus lacked.
-    func processRenderSilence(frames: Int) {
+    /// Render thread: `frames` frames of silence played in place of what the bus lacked, the
+    /// first heard at `time` (monotonic nanoseconds).
+    func processRenderSilence(frames: Int, time: Int64) {
         guard let renderFormat else { return }
-        var left = frames
-        while left > 0 {
-            let piece = min(left, silenceFrames)
-            processRender(silence, bytes: piece * renderFormat.bytesPerFrame)
-            left -= piece
+        let frameNanoseconds = 1e9 / Double(renderFormat.sampleRate)
+        var done = 0
+        while done < frames {
+            let piece = min(frames - done, silenceFrames)
+            processRender(silence, bytes: piece * renderFormat.bytesPerFrame, time: time + Int64(Double(done) * frameNanoseconds))
+            done += piece
         }
     }
 }

@@ -2,7 +2,9 @@ import CWebRTCAPM
 
 /// `VoiceEngine` on WebRTC's audio processing module (through the CWebRTCAPM shim): the AEC
 /// with extended filter, the noise suppressor at its high level, and the high-pass filter
-/// while anything runs. APM keeps its own queue between the render and capture threads.
+/// while anything runs. Both APM streams run on the capture thread, the reference block
+/// (aligned by `EchoReferenceLine`, `referenceLeadFrames` ahead) right before the captured
+/// one, so APM's own far-end buffer never fills or drains, whatever either thread's pace.
 /// Gain control runs on speexdsp's preprocessor after APM (mono): APM 0.3's adaptive digital
 /// gain rises about 3 dB a second, so a talker 20 dB too quiet was still 11 dB short after
 /// 3 s in the simulated room, where speexdsp's was within 1 dB after 1 s.
@@ -44,12 +46,15 @@ final class WebRTCVoiceEngine: VoiceEngine {
         self.gain?.configure(denoise: false, gain: gainOn, targetLevelDBFS: options.targetLevelDBFS, maximumGainDB: options.maximumGainDB, echo: nil)
     }
 
-    func processRender(_ block: UnsafePointer<Int16>) {
-        _ = capm_process_render(apm, block)
-    }
+    /// The delay APM is told: each reference block is handed this much before the captured
+    /// block holding its echo, as a device's would be (APM was measured with delays of
+    /// 40-250 ms; 0 would be outside that).
+    var referenceLeadFrames: Int { sampleRate * Self.leadMilliseconds / 1000 }
+    private static let leadMilliseconds = 40
 
-    func processCapture(_ block: UnsafeMutablePointer<Int16>, delayFrames: Int) {
-        _ = capm_process_capture(apm, block, Int32(min(500, max(0, delayFrames * 1000 / sampleRate))))
+    func processCapture(_ block: UnsafeMutablePointer<Int16>, reference: UnsafePointer<Int16>) {
+        _ = capm_process_render(apm, reference)
+        _ = capm_process_capture(apm, block, Int32(Self.leadMilliseconds))
         if gainOn { gain?.run(block) }
     }
 
@@ -71,6 +76,6 @@ final class WebRTCVoiceEngine: VoiceEngine {
         guard capm_get_echo_metrics(apm, &metrics) == 0 else { return nil }
         return EchoMetrics(echoReturnLoss: Double(metrics.echo_return_loss),
                            echoReturnLossEnhancement: Double(metrics.echo_return_loss_enhancement),
-                           delay: metrics.delay_median_ms >= 0 ? Double(metrics.delay_median_ms) / 1000 : nil)
+                           delay: metrics.delay_median_ms >= 0 ? .milliseconds(metrics.delay_median_ms) : nil)
     }
 }
