@@ -35,8 +35,13 @@ final class AudioLoopbackTests: XCTestCase {
                     let render = driver.render.statistics, capture = driver.capture.statistics
                     XCTAssertGreaterThan(render.delayFrames + capture.delayFrames, 0, "delays are measured from the device")
                     XCTAssertLessThanOrEqual(render.maxDelay.inMicroseconds, Double(driver.render.bufferFrames!) / Double(rate) * 1e6 + 1)
-                    // Loose: under emulation on a loaded host the guest stalls, and aloop's capture rate with it.
-                    XCTAssertEqual(capture.achievedSampleRate, Double(rate), accuracy: Double(rate) * 0.3, "\(label): capture rate")
+                    // Loose: under emulation on a loaded host the guest stalls, and aloop's capture rate
+                    // with it. A stall long enough to overrun or underrun a device (an xrun, which the
+                    // side reports and recovers) makes the rate the emulator's, not ours: judged only
+                    // on runs without one.
+                    if render.xruns == 0 && capture.xruns == 0 {
+                        XCTAssertEqual(capture.achievedSampleRate, Double(rate), accuracy: Double(rate) * 0.3, "\(label): capture rate")
+                    }
                     print(String(format: "figure: ALSA snd-aloop %@: %.3f Hz, %.2f dBFS (expected %.2f), round trip %.1f ms (period %d, buffer %d), render delay mean %.1f ms, capture delay mean %.1f ms, capture rate %.0f Hz, xruns %d/%d",
                                  label, frequency, level, ToneAnalysis.sineDecibels(amplitude: AudioToneRun.amplitude),
                                  (result.roundTrip ?? 0) * 1000, driver.render.periodFrames!, driver.render.bufferFrames!,
