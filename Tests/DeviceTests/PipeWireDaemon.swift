@@ -22,9 +22,6 @@ final class PipeWireDaemon: SoundServer {
 
     func pactl(_ arguments: String) throws -> String { try server.pactl(arguments) }
 
-    /// Points this process's PULSE_SERVER at this session again (see `SoundServerScript.makeCurrent`).
-    func makeCurrent() { server.makeCurrent() }
-
     func pause() { Glibc.kill(pulsePID, SIGSTOP) }
 
     func resume() { Glibc.kill(pulsePID, SIGCONT) }

@@ -7,9 +7,8 @@ import XCTest
 /// sink and its monitor, enumeration against `pactl`, the server killed mid-stream, and the
 /// server stopped (SIGSTOP) mid-stream.
 enum SoundServerChecks {
-    /// Leaves the server running (the caller's reference ends it: the daemons kill their
-    /// session when freed), so one session can serve several checks.
     static func toneThroughNullSinkAndMonitor(_ daemon: SoundServer) throws {
+        defer { daemon.kill() }
         for format in [AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE), AudioFormat(sampleRate: 44100, channels: 1, sampleFormat: .floatLE)] {
             let gain = format.channels == 1 ? daemon.monoFromStereoGainDecibels : 0
             // Up to three attempts, judged on the last: with the host's cores busy, the emulated
@@ -52,8 +51,8 @@ enum SoundServerChecks {
     /// Tries of the tone through the null sink (see `toneThroughNullSinkAndMonitor`).
     static let toneAttempts = 3
 
-    /// Leaves the server running, as `toneThroughNullSinkAndMonitor` does.
     static func enumerationAgreesWithPactl(_ daemon: SoundServer) throws {
+        defer { daemon.kill() }
         let devices = AudioDevice.scan().devices.filter { $0.backend == .pulse }
         for (kind, direction) in [("sinks", AudioDevice.Direction.output), ("sources", .input)] {
             let names = try daemon.pactl("list short \(kind)").split(separator: "\n").map { String($0.split(separator: "\t")[1]) }

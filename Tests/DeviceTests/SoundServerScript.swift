@@ -36,12 +36,8 @@ struct SoundServerScript {
         self.processes = processes
         self.seconds = seconds
         self.directory = directory
-        makeCurrent()
+        setenv("PULSE_SERVER", server, 1)
     }
-
-    /// Points this process's PULSE_SERVER at this server again (a server kept for several
-    /// tests, after another test started its own).
-    func makeCurrent() { setenv("PULSE_SERVER", server, 1) }
 
     /// `pactl` against this server.
     func pactl(_ arguments: String) throws -> String { try Rig.run("PULSE_SERVER=\(server) pactl \(arguments)") }
