@@ -188,9 +188,19 @@ final class SoakTests: XCTestCase {
             case .duringStop:
                 try source.start()
                 XCTAssertTrue(consumer.wait(seconds: 60) { $0.frames >= 1 }, "\(label): frames before the stop")
-                let unplugger = Soak.after(microseconds: UInt32.random(in: 0...30_000, using: &rng)) { camera.unplug() }
+                let unplugger = Soak.after(microseconds: UInt32.random(in: 0...30_000, using: &rng)) {
+                    camera.unplug()
+                    print("soak: \(label): camera.unplug() returned")
+                }
                 source.stop()
-                unplugger.wait()
+                Watchdog.step("\(label): source.stop() returned; waiting for camera.unplug()")
+                // The unplug is the emulator's (USB/IP detach): a hang there fails this test by
+                // name rather than holding the boot until its timeout.
+                guard unplugger.wait(timeout: .now() + 60) == .success else {
+                    XCTFail("\(label): camera.unplug() (the USB/IP emulator's detach) did not return within 60 s; source.stop() had returned")
+                    FileHandle.standardError.write(Data(Watchdog.threadDump().utf8))
+                    return
+                }
             case .duringFormatChange:
                 try source.start()
                 XCTAssertTrue(consumer.wait(seconds: 60) { $0.frames >= 1 }, "\(label): frames before the format change")
@@ -419,12 +429,43 @@ enum Watchdog {
                 let stuck = Date().timeIntervalSince(since)
                 if !step.isEmpty, stuck > 20 {
                     FileHandle.standardError.write(Data("soak: still at \"\(step)\" after \(Int(stuck)) s\n".utf8))
+                    if dumped.withLock({ let first = $0 != step; $0 = step; return first }) {
+                        FileHandle.standardError.write(Data(threadDump().utf8))
+                    }
+                    // Every wait of a step is bounded well below this; a step this long is
+                    // blocked in a call that cannot be interrupted (the dump above shows which),
+                    // so the run ends by name rather than hold the boot until the rig's timeout.
+                    if stuck > 300 {
+                        FileHandle.standardError.write(Data("soak: FAILED: \"\(step)\" hung for \(Int(stuck)) s; ending the test process\n\(threadDump())".utf8))
+                        exit(3)
+                    }
                 }
             }
         }
         thread.start()
         return true
     }()
+
+    /// The step whose threads were last dumped: one dump per stuck step.
+    private static let dumped = Mutex<String>("")
+
+    /// Every thread of the process with its name, kernel wait channel and kernel stack (read
+    /// from /proc/self/task; the stack needs root, which the rig's guest has), so a stuck step
+    /// shows which call is blocked and where in the kernel.
+    static func threadDump() -> String {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        var out = "soak: thread dump (\(tasks.count) threads)\n"
+        for tid in tasks.sorted(by: { (Int($0) ?? 0) < (Int($1) ?? 0) }) {
+            func read(_ file: String) -> String {
+                ((try? String(contentsOfFile: "/proc/self/task/\(tid)/\(file)", encoding: .utf8)) ?? "?")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            let state = read("stat").split(separator: ")").last.map { String($0.prefix(3)).trimmingCharacters(in: .whitespaces) } ?? "?"
+            out += "soak:   tid \(tid) \"\(read("comm"))\" state \(state) wchan \(read("wchan"))\n"
+            for frame in read("stack").split(separator: "\n") { out += "soak:     \(frame)\n" }
+        }
+        return out
+    }
 
     static func step(_ step: String) {
         _ = started
@@ -471,6 +512,7 @@ enum Soak {
     static func after(microseconds: UInt32, _ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
         let done = DispatchSemaphore(value: 0)
         Thread {
+            Thread.current.name = "soak-after"  // named in the watchdog's thread dump
             usleep(microseconds)
             body()
             done.signal()
