@@ -5,7 +5,9 @@ import Synchronization
 
 /// Counts the heap allocations an audio thread makes between period `warmUp` and period
 /// `warmUp + measured`, through `AudioDriverSide.periodObserver` (called on that thread after
-/// each period). It allocates nothing itself.
+/// each period). It allocates nothing itself. Over the measured periods each allocation of the
+/// thread prints its call stack to standard error (`allocation_counter_trace`), so a failing run
+/// says what allocated.
 public final class AudioAllocationProbe: Sendable {
     private let warmUp: Int
     private let measured: Int
@@ -38,7 +40,9 @@ public final class AudioAllocationProbe: Sendable {
             last.store(now, ordering: .relaxed)
             if periods == warmUp {
                 start.store(now, ordering: .relaxed)
+                allocation_counter_trace(1)
             } else if periods == warmUp + measured {
+                allocation_counter_trace(0)
                 count.store(allocation_counter_this_thread() - start.load(ordering: .relaxed), ordering: .releasing)
                 done.signal()
             }

@@ -107,7 +107,9 @@ final class PipeWireCameraModelTests: XCTestCase {
         XCTAssertEqual(merged[1].pipeWireNodes.map(\.id), [50, 51])
     }
 
-    /// A camera only PipeWire offers answers formats and controls from its node, not a device file.
+    /// A camera only PipeWire offers answers formats from its node and controls from the session
+    /// (read again there, for their current values), never from a device file: with no session,
+    /// asking for its controls is PipeWire's `.notFound`, not a failed `open` of a path.
     func testAPipeWireOnlyCameraListsItsNodesFormatsAndControls() throws {
         let brightness = CameraControl(id: 0x20001, name: "Brightness", type: .integer, minimum: 0, maximum: 255, step: 1,
                                        defaultValue: 128, flags: ControlFlags(rawValue: 0), value: .none)
@@ -117,6 +119,14 @@ final class PipeWireCameraModelTests: XCTestCase {
                                       formats: [format], givesFrameRates: false, unmappedFormats: [], controls: [brightness])
         let device = try XCTUnwrap(CaptureDevice.merging([], [node], stableLink: { _ in nil }).first)
         XCTAssertEqual(try device.supportedFormats(), [format])
-        XCTAssertEqual(try device.controls(), [brightness])
+        let saved = getenv("PIPEWIRE_REMOTE").map { String(cString: $0) }
+        setenv("PIPEWIRE_REMOTE", NSTemporaryDirectory() + "no-such-pipewire-\(getpid())", 1)
+        defer { if let saved { setenv("PIPEWIRE_REMOTE", saved, 1) } else { unsetenv("PIPEWIRE_REMOTE") } }
+        XCTAssertThrowsError(try device.controls()) { error in
+            let error = error as? MediaDevicesError
+            XCTAssertEqual(error?.code, .notFound, "\(String(describing: error))")
+            XCTAssertEqual(error?.operation, "pw_context_connect", "asked the session, not a device file: \(String(describing: error))")
+        }
+        _ = brightness
     }
 }

@@ -248,7 +248,13 @@ final class PortalScreenTests: XCTestCase {
         } catch {
             XCTFail("\(error): descriptors before \(descriptorsBefore), now \(descriptors()); threads \(threadNames())")
         }
-        XCTAssertEqual(try openSessions(), 0, "the portal session was closed")
+        // The session's Close is sent without waiting for the portal (whose backend hangs): the
+        // portal removes the session when it gets to it (a moment later on a loaded machine).
+        do {
+            try wait("the portal session closed") { (try? openSessions()) == 0 }
+        } catch {
+            XCTFail("\(error): \(String(describing: try? openSessions())) portal session(s) still open")
+        }
     }
 
     func testWithoutScreenCastTheErrorIsNotFoundNamingWhatToInstall() throws {
