@@ -1,6 +1,7 @@
 import CDRM
 import Foundation
 import Glibc
+import Synchronization
 
 /// A display's orientation from DRM/KMS: the connector property "panel orientation" (how the
 /// panel is mounted in the device, from firmware quirks) and the "rotation" property of the
@@ -9,7 +10,7 @@ import Glibc
 /// `orientation` is the clockwise rotation that turns the framebuffer, as a KMS screen grab
 /// reads it, into what the viewer sees. It changes only on a mode set or a hotplug: call
 /// `refresh()` then (the `DeviceMonitor` reports both as `.changed` DRM events).
-public final class DisplayOrientationTracker: OrientationTracker, @unchecked Sendable {
+public final class DisplayOrientationTracker: OrientationTracker, Sendable {
     /// What was read from the card.
     public struct Properties: Sendable, Hashable, Codable {
         /// The connector (`Virtual-1`, `eDP-1`).
@@ -27,15 +28,14 @@ public final class DisplayOrientationTracker: OrientationTracker, @unchecked Sen
     /// The connector asked for, `nil`: the first connected one.
     public let connectorName: String?
     private let cell: OrientationCell
-    private let lock = NSLock()
-    private var _properties: Properties
+    private let current: Mutex<Properties>
 
     /// Reads the orientation of `connector` (first connected one if `nil`) on `card`.
     public init(card: String = "/dev/dri/card0", connector: String? = nil) throws {
         self.card = card
         connectorName = connector
         let properties = try DisplayOrientationTracker.read(card: card, connector: connector)
-        _properties = properties
+        current = Mutex(properties)
         cell = OrientationCell(DisplayOrientationTracker.orientation(properties))
     }
 
@@ -46,13 +46,13 @@ public final class DisplayOrientationTracker: OrientationTracker, @unchecked Sen
     public func orientationChanges() -> AsyncStream<VideoOrientation> { cell.changes() }
 
     /// What the last read found.
-    public var properties: Properties { lock.withLock { _properties } }
+    public var properties: Properties { current.withLock { $0 } }
 
     /// Reads the properties again (after a mode set or hotplug).
     @discardableResult
     public func refresh() throws -> VideoOrientation {
         let properties = try DisplayOrientationTracker.read(card: card, connector: connectorName)
-        lock.withLock { _properties = properties }
+        current.withLock { $0 = properties }
         let orientation = DisplayOrientationTracker.orientation(properties)
         cell.set(orientation)
         return orientation
