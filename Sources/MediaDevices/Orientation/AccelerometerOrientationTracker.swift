@@ -115,10 +115,18 @@ public final class AccelerometerOrientationTracker: OrientationTracker, Sendable
     public let interval: Duration
     private let cell: OrientationCell
     private let shared = Shared()
-    private let wake: WakeUpEvent
     /// The reading thread while one was started and not stopped (it may have ended by itself:
-    /// see `reading`).
-    private let thread = Mutex<CaptureThread?>(nil)
+    /// see `Run.reading`).
+    private let run = Mutex<Run?>(nil)
+
+    /// One reading thread, with its own wake-up and its own "still reading" flag, so that a
+    /// thread being stopped (joined outside the lock) and its successor never share either.
+    private final class Run: Sendable {
+        let wake: WakeUpEvent
+        let reading = Atomic<Bool>(true)
+        let thread = Mutex<CaptureThread?>(nil)
+        init() throws { wake = try WakeUpEvent() }
+    }
 
 
     private struct State {
@@ -129,8 +137,6 @@ public final class AccelerometerOrientationTracker: OrientationTracker, Sendable
 
     /// What the reading thread and the callers share.
     private final class Shared: Sendable {
-        /// Whether the reading thread is still reading (false once it ended on a lost sensor).
-        let reading = Atomic<Bool>(false)
         let state = Mutex(State())
         /// Held from a reading's first axis until its orientation is published.
         private let measuring = Mutex(())
@@ -165,7 +171,6 @@ public final class AccelerometerOrientationTracker: OrientationTracker, Sendable
         self.accelerometer = chosen
         self.interval = interval
         cell = OrientationCell(initial)
-        wake = try WakeUpEvent()
         try start()
     }
 
@@ -188,50 +193,43 @@ public final class AccelerometerOrientationTracker: OrientationTracker, Sendable
 
     /// Whether the reading thread runs: false after `stop()`, and after the thread ended by
     /// itself because the sensor went away (`lastError` says why; `start()` tries again).
-    public var isTracking: Bool { shared.reading.load(ordering: .acquiring) }
+    public var isTracking: Bool { run.withLock { $0?.reading.load(ordering: .acquiring) ?? false } }
 
     /// Starts the reading thread (after `stop()`, or after it ended on a lost sensor); does
     /// nothing if it runs.
     public func start() throws {
-        try thread.withLock { thread in
-            if thread != nil, shared.reading.load(ordering: .acquiring) { return }
-            thread?.join()  // ended by itself: joins at once
-            thread = nil
-            wake.reset()
-            let (accelerometer, wake, cell, shared) = (self.accelerometer, self.wake, self.cell, self.shared)
-            let milliseconds = interval.millisecondCount
-            shared.reading.store(true, ordering: .releasing)
-            do {
-                thread = try CaptureThread(name: "md-orientation") {
-                    defer { shared.reading.store(false, ordering: .releasing) }
-                    var descriptor = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
-                    while true {
-                        do {
-                            _ = try shared.measure(accelerometer, publishingTo: cell)
-                        } catch let error as MediaDevicesError {
-                            shared.state.withLock { $0.lastError = error }
-                            if error.code == .disconnected || error.code == .notFound { return }
-                        } catch {}
-                        descriptor.revents = 0
-                        if poll(&descriptor, 1, max(1, milliseconds)) > 0 { return }
-                    }
+        let ended = try run.withLock { current -> Run? in
+            if let current, current.reading.load(ordering: .acquiring) { return nil }
+            let ended = current
+            let next = try Run()
+            let (accelerometer, cell, shared, milliseconds) = (self.accelerometer, self.cell, self.shared, interval.millisecondCount)
+            let thread = try CaptureThread(name: "md-orientation") {
+                defer { next.reading.store(false, ordering: .releasing) }
+                var descriptor = pollfd(fd: next.wake.descriptor, events: Int16(POLLIN), revents: 0)
+                while true {
+                    do {
+                        _ = try shared.measure(accelerometer, publishingTo: cell)
+                    } catch let error as MediaDevicesError {
+                        shared.state.withLock { $0.lastError = error }
+                        if error.code == .disconnected || error.code == .notFound { return }
+                    } catch {}
+                    descriptor.revents = 0
+                    if poll(&descriptor, 1, max(1, milliseconds)) > 0 { return }
                 }
-            } catch {
-                shared.reading.store(false, ordering: .releasing)
-                throw error
             }
+            next.thread.withLock { $0 = thread }
+            current = next
+            return ended
         }
+        ended?.thread.withLock { $0 }?.join()  // it ended by itself: joins at once, outside the lock
     }
 
-    /// Stops the reading thread and waits for it; the last orientation stays. (The thread calls
-    /// no application code, so waiting for it under the lock cannot deadlock.)
+    /// Stops the reading thread and waits for it (outside the tracker's lock); the last
+    /// orientation stays.
     public func stop() {
-        thread.withLock { thread in
-            guard let running = thread else { return }
-            wake.signal()
-            running.join()
-            thread = nil
-        }
+        guard let stopping = run.withLock({ current -> Run? in defer { current = nil }; return current }) else { return }
+        stopping.wake.signal()
+        stopping.thread.withLock { $0 }?.join()
     }
 
     /// Reads the sensor once now and feeds the reading to the calculator (also while the thread
