@@ -1,12 +1,27 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // MediaDevices: cameras (V4L2), screens (DRM/KMS, X11, Wayland portal) and audio (ALSA, PulseAudio) for Swift on Linux.
 import PackageDescription
 
 let package = Package(
     name: "MediaDevices",
     products: [
+        // Everything: cameras, screens, audio and device hotplug (re-exports the products below).
         .library(name: "MediaDevices", targets: ["MediaDevices"]),
+        // Audio only: ALSA and PulseAudio (and PipeWire's Pulse server); voice processing with the
+        // VoiceProcessing trait.
+        .library(name: "MediaDevicesAudio", targets: ["MediaDevicesAudio"]),
+        // Cameras and screens: V4L2 and DRM/KMS; X11 and PipeWire (PipeWire cameras, the Camera and
+        // ScreenCast portals) with the X11 and PipeWire traits.
+        .library(name: "MediaDevicesVideo", targets: ["MediaDevicesVideo"]),
         .executable(name: "mediadevices", targets: ["mediadevices"]),
+    ],
+    // Backends a product can leave out, so that an application builds with only the system
+    // libraries it uses (SE-0450). All are on by default: `MediaDevices` as everyone has it.
+    traits: [
+        .trait(name: "X11", description: "Screens of an X server (libxcb, MIT-SHM, RandR, DAMAGE, XFIXES)."),
+        .trait(name: "PipeWire", description: "Cameras through PipeWire and the Camera portal; screens through the ScreenCast portal (libpipewire, sd-bus)."),
+        .trait(name: "VoiceProcessing", description: "Echo cancellation, noise suppression and gain control for calls (WebRTC's audio processing module; SpeexDSP's echo canceller as the alternative)."),
+        .default(enabledTraits: ["X11", "PipeWire", "VoiceProcessing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -50,12 +65,45 @@ let package = Package(
         // The defines are those of `pkg-config --cflags webrtc-audio-processing` (SwiftPM passes on only its -I).
         .target(name: "CWebRTCAPM", dependencies: ["CWebRTCAPMLibrary"], path: "CShims/CWebRTCAPM",
                 cxxSettings: [.define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD")]),
-        // Layers 2-4: system layer, device types, pipeline.
+        // Layers 2-4, split by capability. What every capability shares: errors, time, discovery
+        // results, threads and waits (no library beyond the kernel's uapi headers).
+        .target(
+            name: "MediaDevicesCore",
+            dependencies: [
+                "CV4L2",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Audio devices: ALSA, PulseAudio, resampling, voice processing.
+        .target(
+            name: "MediaDevicesAudio",
+            dependencies: [
+                "MediaDevicesCore", "CALSA", "CPulse", "CSoxr", "CSpeexDSP",
+                .target(name: "CWebRTCAPM", condition: .when(traits: ["VoiceProcessing"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Cameras (V4L2, PipeWire), screens (DRM/KMS, X11, the ScreenCast portal), orientation,
+        // pixel conversion and the video pipeline.
+        .target(
+            name: "MediaDevicesVideo",
+            dependencies: [
+                "MediaDevicesCore",
+                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM",
+                .target(name: "CXCB", condition: .when(traits: ["X11"])),
+                .target(name: "CSDBus", condition: .when(traits: ["PipeWire"])),
+                .target(name: "CPipeWire", condition: .when(traits: ["PipeWire"])),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The umbrella: every capability (re-exported) and what spans them (DeviceMonitor).
         .target(
             name: "MediaDevices",
             dependencies: [
-                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM", "CALSA", "CPulse", "CSoxr", "CSpeexDSP", "CXCB", "CSDBus", "CPipeWire", "CWebRTCAPM",
-                .product(name: "SystemPackage", package: "swift-system"),
+                "MediaDevicesCore", "MediaDevicesAudio", "MediaDevicesVideo", "CUdev",
+                .target(name: "CPipeWire", condition: .when(traits: ["PipeWire"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

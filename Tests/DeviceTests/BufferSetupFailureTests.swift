@@ -1,5 +1,8 @@
 import Foundation
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import TestSupport
 import XCTest
 

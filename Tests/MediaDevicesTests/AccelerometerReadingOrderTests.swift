@@ -3,6 +3,9 @@ import Glibc
 import Synchronization
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The tracker's thread and `update()` never interleave their readings: a reading the thread
 /// started before the device turned is recorded before `update()`'s newer one, never after it.

@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The tracker says whether it still reads: when the sensor goes away its thread ends, and
 /// `isTracking` turns false (it stayed true before, so `start()` did nothing and the app could

@@ -1,5 +1,8 @@
 import Foundation
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// `AtomicFile`, through which the library and the CLI write every file (restore tokens,

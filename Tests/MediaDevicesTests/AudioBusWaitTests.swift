@@ -1,6 +1,9 @@
 import Dispatch
 import Foundation
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// `AudioBus.waitForCaptureData(samples:timeout:)`: a reader sleeps until the capture side

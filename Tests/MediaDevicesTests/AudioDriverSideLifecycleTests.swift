@@ -2,6 +2,9 @@ import Dispatch
 import Foundation
 import Synchronization
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// A backend stream without a device whose every run ends at once with an I/O failure (as a

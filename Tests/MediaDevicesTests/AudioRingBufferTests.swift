@@ -1,5 +1,8 @@
 import Foundation
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// The lock-free SPSC ring and the bus conversions on top of it.

@@ -2,6 +2,9 @@ import Foundation
 import Glibc
 import Synchronization
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// A backend stream without a device that runs until it is asked to stop, and says when it

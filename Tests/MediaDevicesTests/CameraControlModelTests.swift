@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The control model without a device: v4l2-ctl's names, settings parsed from text, values
 /// from the kernel's 64-bit fields, payloads, and the words an error uses for what a control takes.

@@ -3,6 +3,9 @@ import Glibc
 import Synchronization
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The capture executor runs the jobs of tasks that prefer it on the attached thread, including
 /// jobs those tasks queue from that thread (a yield), and hands everything to the global

@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The order in which a run that fails by itself ends: cleanup, then "not running", then the
 /// consumer and the sequences hear of it, so code reacting to the end sees `isRunning` false.

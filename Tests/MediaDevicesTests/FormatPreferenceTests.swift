@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Device-format choice by `FormatPreference`, over a capability table shaped like a real UVC
 /// webcam: YUYV at full rate only up to 640x480, MJPEG at full rate up to 1080p, NV12 and RGB3

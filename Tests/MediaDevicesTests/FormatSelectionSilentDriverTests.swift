@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Drivers that list formats but no frame sizes (no VIDIOC_ENUM_FRAMESIZES).
 final class FormatSelectionSilentDriverTests: XCTestCase {

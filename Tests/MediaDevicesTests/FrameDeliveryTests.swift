@@ -1,6 +1,9 @@
 import XCTest
 import Synchronization
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Records what the delivery hands it.
 final class RecordingConsumer: VideoFrameConsumer {

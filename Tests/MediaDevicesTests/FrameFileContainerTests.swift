@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The file name decides the container, as with FFmpeg; a character device takes raw frames.
 final class FrameFileContainerTests: XCTestCase {

@@ -1,6 +1,9 @@
 import Synchronization
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// A driver stand-in: `count` buffers of bytes, lent under the same rule as `V4L2Buffers`
 /// (refuse a lease that leaves fewer than `minimumQueued` queued), counting what it is given back.

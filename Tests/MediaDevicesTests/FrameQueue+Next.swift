@@ -1,4 +1,7 @@
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 extension FrameQueue {
     /// The next frame through the sequence's own iterator (the path `for try await` takes).

@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 final class FrameRateRangeTests: XCTestCase {
     /// Intervals 1/30 ... 1/5 in steps of 1/30: intervals 1/30, 2/30, ..., 6/30, that is

@@ -1,6 +1,9 @@
 import CTurboJPEG
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Every crash the libFuzzer harnesses (Fuzz/, scripts/fuzz) found, as a test: each input here
 /// trapped (overflow, division by zero) or allocated gigabytes before its fix.

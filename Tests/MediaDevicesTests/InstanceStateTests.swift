@@ -1,6 +1,9 @@
 import Foundation
 import Logging
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import Synchronization
 import XCTest
 

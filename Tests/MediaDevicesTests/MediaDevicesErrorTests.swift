@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import Glibc
 
 final class MediaDevicesErrorTests: XCTestCase {

@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The orientation maths on readings of a full turn in the screen's plane (m/s², noisy as a
 /// laptop's sensor is; computed from the angle with ±0.15 m/s² noise, not taken from hardware),

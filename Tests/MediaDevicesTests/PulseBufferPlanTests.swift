@@ -1,6 +1,9 @@
 import CPulse
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The buffer attributes a Pulse stream asks for, and the error mapping of libpulse's codes.
 final class PulseBufferPlanTests: XCTestCase {

@@ -1,5 +1,8 @@
 import CDRM
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// The screen model without a device: EDID monitor names, mode refresh rates, framebuffer

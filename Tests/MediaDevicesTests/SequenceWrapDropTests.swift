@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Drops that straddle the 32-bit sequence wrap (vivid's `wrap_sequence_number`, or a camera
 /// streaming for 5.4 years at 25 fps) are counted like any other gap, and the wrap itself is not

@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The built-in source: known bar colours, a counter that changes, noise that is noise, pacing,
 /// format changes while running, and no allocation per frame.

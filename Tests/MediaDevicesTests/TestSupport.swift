@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Builds a one-plane GREY frame over `bytes` (the caller's own memory) and lends it to `body`.
 func withGreyFrame<R>(sequence: UInt32, timestamp: UInt64 = 0, bytes: [UInt8],

@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 final class VideoFormatTests: XCTestCase {
     func testYUYVTight() {

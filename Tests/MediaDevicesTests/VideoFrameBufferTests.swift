@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 final class VideoFrameBufferTests: XCTestCase {
     /// An NV12 4x2 frame: 8 bytes of Y (rows of 4), 4 bytes of CbCr (one row of 4).

@@ -1,5 +1,8 @@
 import AllocationCounter
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import TestSupport
 import XCTest
 

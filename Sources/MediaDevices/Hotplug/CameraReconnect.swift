@@ -1,3 +1,5 @@
+import MediaDevicesCore
+import MediaDevicesVideo
 import Foundation
 
 extension DeviceMonitor {
@@ -39,6 +41,7 @@ extension CameraSource {
     }
 }
 
+#if PipeWire
 extension PipeWireCameraSource {
     /// After the camera's node went away (capture ended with `.disconnected`: the camera was
     /// unplugged, or its session manager stopped), waits up to `timeout` for a PipeWire node of
@@ -55,3 +58,4 @@ extension PipeWireCameraSource {
         return true
     }
 }
+#endif

@@ -1,3 +1,6 @@
+import MediaDevicesCore
+import MediaDevicesAudio
+import MediaDevicesVideo
 import CUdev
 import Foundation
 import Glibc

@@ -1,6 +1,9 @@
 import CPipeWire
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// PipeWire camera nodes as MediaDevices lists them: EnumFormat entries into `CaptureFormat`s,
 /// and nodes merged into the V4L2 devices they wrap.

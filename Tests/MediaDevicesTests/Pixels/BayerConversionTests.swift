@@ -1,6 +1,9 @@
 import TestSupport
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Bayer frames (8-, 10-, 12- and 16-bit, the four orders) made here by hand from four flat colour
 /// bars, with padded rows, demosaiced by libv4lconvert: inside each bar (away from the edges,

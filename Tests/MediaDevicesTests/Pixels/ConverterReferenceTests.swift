@@ -1,6 +1,9 @@
 import TestSupport
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Every raw source format into NV12, I420 and ARGB, against FFmpeg's (swscale's) conversion
 /// of the same pixels. Sources have padded rows, so strides are honoured or the test fails.

@@ -1,5 +1,8 @@
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Crop, scale, rotation and mirroring on a pattern whose every pixel is known: four coloured
 /// quadrants inside black side bands that a centre crop must remove.

@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Still-image files: the extension decides the format (refused before anything is opened), and
 /// a JPEG written from a frame decodes (with libjpeg-turbo on its own) to the frame's colours.

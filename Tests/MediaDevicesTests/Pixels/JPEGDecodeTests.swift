@@ -3,6 +3,9 @@ import Foundation
 import TestSupport
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// MJPEG decoding against libjpeg's own output, on JPEGs FFmpeg made from a known picture, and
 /// the handling of the truncated and corrupt frames real webcams send.

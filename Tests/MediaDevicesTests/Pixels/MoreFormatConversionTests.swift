@@ -1,6 +1,9 @@
 import TestSupport
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The formats the pipeline reads since issue 12 (4:2:2 and 4:4:4 planar and semi-planar, packed
 /// 32-bit YUV, 16-bit grey, 15/16-bit RGB, the deprecated 32-bit RGB codes), each made here by

@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// The rarer packed formats (`PixelFormatTable+Rare`: RGB332, BGR666, 16-bit RGB with the alpha
 /// bit last, packed 16-bit YUV, HSV), each made here by hand from bars of known colours, byte by

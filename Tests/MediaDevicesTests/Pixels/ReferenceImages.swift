@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Test images and reference conversions made by FFmpeg (swscale), independent of libyuv.
 enum ReferenceImages {

@@ -4,6 +4,9 @@ import TestSupport
 import USBDevices
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// MJPEG decoded at a reduced DCT scale (TurboJPEG scaling) when the request is at most half
 /// the picture, against decode-then-scale (the full decode, then libyuv's box scaler, as the

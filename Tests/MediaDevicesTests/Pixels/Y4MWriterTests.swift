@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import XCTest
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 
 /// Y4M files at the source's chroma resolution: the `C` tag and range of the header, what the
 /// pipeline converts first, and the planes written for packed, semi-planar and RGB sources

@@ -2,6 +2,9 @@ import CPNG
 import Foundation
 import Synchronization
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// The portal backend of `ScreenSource` against a real headless Wayland session per test

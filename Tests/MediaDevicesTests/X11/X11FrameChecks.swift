@@ -1,5 +1,8 @@
 import Synchronization
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// The pixels of an `XBGR32` frame that differ from `expected(x, y)` (0x00RRGGBB, frame

@@ -1,5 +1,8 @@
 import Foundation
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// What the X11 backend holds is given back: the connection (a socket descriptor) and the

@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 import TestSupport
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// The X11 backend of `ScreenSource` against a real X server (a private Xvfb per test): RandR

@@ -1,5 +1,8 @@
 import Foundation
 @testable import MediaDevices
+@testable import MediaDevicesAudio
+@testable import MediaDevicesVideo
+@testable import MediaDevicesCore
 import XCTest
 
 /// The X11 backend against a real Xorg (the dummy driver, 16 RandR outputs; a private server

@@ -1,9 +1,0 @@
-import Foundation
-
-/// Reading sysfs attributes.
-enum Sysfs {
-    /// The attribute `name` of the sysfs folder `folder`, trimmed; `nil` if it cannot be read.
-    static func attribute(_ folder: String, _ name: String) -> String? {
-        (try? String(contentsOfFile: "\(folder)/\(name)", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-}

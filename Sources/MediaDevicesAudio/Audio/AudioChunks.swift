@@ -1,0 +1,102 @@
+import MediaDevicesCore
+/// One block of captured audio from `AudioDriver.capturedChunks(frames:)`: interleaved float
+/// samples (−1…1) at the capture format's rate and channels, with its level.
+public struct AudioChunk: Sendable {
+    /// The capture format (the samples here are floats, whatever the device's sample format).
+    public let format: AudioFormat
+    /// Interleaved float samples, `frames × format.channels` of them.
+    public let samples: [Float]
+    /// Where the chunk starts in the stream, in frames since capture started.
+    public let startFrame: Int
+    /// The chunk's peak and RMS per channel.
+    public let level: AudioLevel
+
+    /// Frames in the chunk (the last chunk of a run may be short).
+    public var frames: Int { samples.count / max(format.channels, 1) }
+}
+
+/// The captured audio as an asynchronous sequence of fixed-size chunks (the 10 ms blocks call
+/// SDKs work in, by default), beside the bus: it reads the bus's capture direction, so use
+/// either this or `readCaptureData`, not both. It ends when the capture side stops, after the
+/// samples already captured, and throws the side's error when the run failed.
+///
+/// The sequence looks at the bus every half chunk (it does not wake the audio thread or make it
+/// signal anyone: the audio thread stays allocation-free), so a chunk arrives at most half a
+/// chunk after the device delivered its last sample. A chunk's samples are reused for the next
+/// chunk when the application no longer holds them (no allocation per chunk then, apart from
+/// the level).
+///
+/// ```swift
+/// try driver.startCapture()
+/// for try await chunk in driver.capturedChunks() {   // 10 ms each
+///     encoder.encode(chunk.samples)
+/// }
+/// ```
+public struct AudioChunks: AsyncSequence, Sendable {
+    /// A chunk of captured samples.
+    public typealias Element = AudioChunk
+    let side: AudioDriverSide
+    let bus: AudioBus
+    let framesPerChunk: Int
+
+    /// The iterator; iterate from one task.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let side: AudioDriverSide
+        let bus: AudioBus
+        let framesPerChunk: Int
+        private var buffer: [Float] = []
+        private var position = 0
+
+        init(side: AudioDriverSide, bus: AudioBus, framesPerChunk: Int) {
+            self.side = side
+            self.bus = bus
+            self.framesPerChunk = framesPerChunk
+        }
+
+        /// The next chunk; `nil` once the side stopped and the bus is drained (a last chunk may
+        /// be short); throws the side's failure.
+        public mutating func next() async throws -> AudioChunk? {
+            guard let format = bus.captureFormat else { return nil }
+            let wanted = framesPerChunk * format.channels
+            let pause = Duration.nanoseconds(Int64(Double(framesPerChunk) / Double(Swift.max(format.sampleRate, 1)) * 0.5e9))
+            while true {
+                // Read the run's state before the bus: a side that stopped has nothing more to add.
+                let running = side.isStarted
+                let available = bus.captureSamplesAvailable
+                if available >= wanted || (!running && available > 0) {
+                    return take(Swift.min(available, wanted), format: format)
+                }
+                if !running {
+                    if let failure = side.endError { throw failure }
+                    return nil
+                }
+                if Task.isCancelled { return nil }
+                try? await Task.sleep(for: pause)
+            }
+        }
+
+        private mutating func take(_ count: Int, format: AudioFormat) -> AudioChunk {
+            let whole = count / format.channels * format.channels
+            if buffer.count != whole { buffer = [Float](repeating: 0, count: whole) }
+            // Mutating the buffer copies it only if the application still holds the last chunk.
+            let got = buffer.withUnsafeMutableBufferPointer { bus.readCaptureData(into: $0) }
+            if got < buffer.count { buffer.removeLast(buffer.count - got) }
+            let level = buffer.withUnsafeBufferPointer { AudioLevel(samples: $0, channels: format.channels) }
+            let chunk = AudioChunk(format: format, samples: buffer, startFrame: position, level: level)
+            position += got / format.channels
+            return chunk
+        }
+    }
+
+    /// Makes the iterator.
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(side: side, bus: bus, framesPerChunk: framesPerChunk) }
+}
+
+extension AudioDriver {
+    /// The captured audio as chunks of `frames` frames (default: 10 ms at the capture rate).
+    /// Make it after `initializeCapture` and iterate it while capturing; see `AudioChunks`.
+    public func capturedChunks(frames: Int? = nil) -> AudioChunks {
+        let rate = captureFormat?.sampleRate ?? 48000
+        return AudioChunks(side: capture, bus: bus, framesPerChunk: max(1, frames ?? rate / 100))
+    }
+}

@@ -1,0 +1,258 @@
+import MediaDevicesCore
+import CPulse
+import Glibc
+
+/// A PulseAudio playback or record stream through the asynchronous API: a `pa_stream` on a
+/// connection of its own (`PulseConnection`, a `pa_threaded_mainloop`), connected with
+/// `PA_STREAM_ADJUST_LATENCY | PA_STREAM_INTERPOLATE_TIMING | PA_STREAM_AUTO_TIMING_UPDATE`, so
+/// that the server sizes the device's own latency to the requested buffer (`PulseBufferPlan`).
+///
+/// The audio thread never blocks inside libpulse: it moves whatever the server has ready
+/// (record: `pa_stream_peek`/`pa_stream_drop`; playback: `pa_stream_begin_write`/`pa_stream_write`
+/// into the server's own memory block), then polls the connection's event descriptor (which
+/// the read, write and state callbacks signal) beside its wake-up event. So `stop()` returns at
+/// once, a server that goes away ends the run with `.disconnected` as soon as its socket closes,
+/// and one that stops answering without disconnecting ends it with `.timeout` after
+/// `stallTimeout`. The stream is corked while no run is going, so nothing piles up between
+/// `initialize` and `start`.
+final class PulseStream: AudioBackendStream, @unchecked Sendable {
+    let name: String
+    let direction: AudioDevice.Direction
+    let format: AudioFormat
+    let periodFrames: Int
+    let bufferFrames: Int
+    let fillsSilence: Bool
+    /// Seconds the server may leave a running stream without data (record) or without asking
+    /// for any (playback) before the run ends with `.timeout`: 8 buffers, at least 4 s. A live
+    /// server may legitimately go quiet for up to 2 s: an idle null sink (or a timer-scheduled
+    /// ALSA sink) renders its 2 s maximum latency ahead, and a stream that connects then waits
+    /// until that block has played before the server asks it for data.
+    let stallTimeout: Double
+    /// The connection (nil once closed). Touched only by `init`, the audio thread and `close()`,
+    /// which `AudioDriverSide` never runs at the same time.
+    private var connection: PulseConnection?
+    private var stream: OpaquePointer?
+
+    /// What one pass over the stream did.
+    private enum Step {
+        /// Moved data; the server is alive.
+        case moved
+        /// Nothing to move until the server sends or asks for data.
+        case waitingForServer
+        /// Playback only: the server wants data and the application has none (no silence fill).
+        case applicationIdle
+        /// The stream or the connection failed.
+        case failed(MediaDevicesError)
+    }
+
+    init(device: AudioDevice, format requested: AudioFormat, options: AudioStreamOptions) throws {
+        name = "pulse:\(device.name)"
+        direction = device.direction
+        fillsSilence = options.fillsSilenceOnUnderrun
+        let operation = device.direction == .input ? "pa_stream_connect_record" : "pa_stream_connect_playback"
+        guard (1...32).contains(requested.channels), (1...384_000).contains(requested.sampleRate) else {
+            throw MediaDevicesError(.unsupportedFormat, device: name, operation: operation,
+                                    detail: "PulseAudio takes 1…32 channels at 1…384000 Hz; asked for \(requested)")
+        }
+        format = requested
+        let plan = PulseBufferPlan(direction: device.direction, periodFrames: max(16, options.periodFrames),
+                                   periods: options.periods, bytesPerFrame: requested.bytesPerFrame)
+        let connection = try PulseConnection(device: name, timeout: options.serverTimeout)
+        let spec = pa_sample_spec(format: requested.sampleFormat.pulse, rate: UInt32(requested.sampleRate), channels: UInt8(requested.channels))
+        let stream = try Self.open(device: device, spec: spec, plan: plan, on: connection, timeout: options.serverTimeout, operation: operation)
+        // What the server chose (it may round the request to its own granularity).
+        let chosen = connection.withLock { pa_stream_get_buffer_attr(stream)?.pointee } ?? plan.attributes
+        periodFrames = max(1, PulseBufferPlan.periodBytes(of: chosen, direction: device.direction) / requested.bytesPerFrame)
+        bufferFrames = max(periodFrames, PulseBufferPlan.bufferBytes(of: chosen, direction: device.direction, periods: options.periods) / requested.bytesPerFrame)
+        stallTimeout = max(4, 8 * Double(bufferFrames) / Double(requested.sampleRate))
+        self.connection = connection
+        self.stream = stream
+    }
+
+    deinit { close() }
+
+    func close() {
+        guard let connection else { return }
+        if let stream { connection.withLock { Self.release(stream) } }
+        stream = nil
+        self.connection = nil  // its deinit disconnects the context and stops the main loop
+    }
+
+    /// Creates the stream on `connection`, connects it corked and waits (up to `timeout`)
+    /// until it is ready; releases it on every failure.
+    private static func open(device: AudioDevice, spec: pa_sample_spec, plan: PulseBufferPlan,
+                             on connection: PulseConnection, timeout: Duration, operation: String) throws -> OpaquePointer {
+        var spec = spec, attributes = plan.attributes
+        let stream: OpaquePointer = try connection.withLock {
+            guard let stream = pa_stream_new(connection.context, device.direction == .input ? "capture" : "render", &spec, nil) else {
+                throw connection.failure(operation: "pa_stream_new")
+            }
+            let userdata = connection.eventsUserdata
+            let request: @convention(c) (OpaquePointer?, Int, UnsafeMutableRawPointer?) -> Void = { stream, _, userdata in
+                PulseConnection.signalEvents(stream, userdata)
+            }
+            pa_stream_set_state_callback(stream, PulseConnection.signalEvents, userdata)
+            pa_stream_set_read_callback(stream, request, userdata)
+            pa_stream_set_write_callback(stream, request, userdata)
+            let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
+                                          | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_START_CORKED.rawValue)
+            let target: String? = device.name.hasPrefix("@DEFAULT_") ? nil : device.name
+            let result = device.direction == .input
+                ? pa_stream_connect_record(stream, target, &attributes, flags)
+                : pa_stream_connect_playback(stream, target, &attributes, flags, nil, nil)
+            guard result >= 0 else {
+                let error = connection.failure(operation: operation)
+                release(stream)
+                throw error
+            }
+            return stream
+        }
+        do {
+            try connection.wait(timeout: timeout, operation: operation) {
+                switch pa_stream_get_state(stream) {
+                case PA_STREAM_READY: return true
+                case PA_STREAM_FAILED, PA_STREAM_TERMINATED: throw connection.failure(operation: operation)
+                default:
+                    _ = try connection.contextIsReady(operation: operation)  // throws if the connection failed meanwhile
+                    return false
+                }
+            }
+        } catch {
+            connection.withLock { release(stream) }
+            throw error
+        }
+        return stream
+    }
+
+    /// Clears the callbacks, disconnects and unrefs `stream` (lock held).
+    private static func release(_ stream: OpaquePointer) {
+        pa_stream_set_state_callback(stream, nil, nil)
+        pa_stream_set_read_callback(stream, nil, nil)
+        pa_stream_set_write_callback(stream, nil, nil)
+        let state = pa_stream_get_state(stream)
+        if state == PA_STREAM_READY || state == PA_STREAM_CREATING { pa_stream_disconnect(stream) }
+        pa_stream_unref(stream)
+    }
+
+    /// Uncorks for a run (record: dropping what the server kept from before) or corks after one
+    /// (playback: dropping what was not played). Lock held; the operations are not waited for.
+    private func setRunning(_ running: Bool, _ stream: OpaquePointer) {
+        func detach(_ operation: OpaquePointer?) { if let operation { pa_operation_unref(operation) } }
+        if running && direction == .input { detach(pa_stream_flush(stream, nil, nil)) }
+        detach(pa_stream_cork(stream, running ? 0 : 1, nil, nil))
+        if !running && direction == .output { detach(pa_stream_flush(stream, nil, nil)) }
+    }
+
+    func run(port: AudioBusPort, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError? {
+        guard let connection, let stream else {
+            return MediaDevicesError(.invalidState, device: name, operation: "start", detail: "The stream is closed; initialize it again")
+        }
+        connection.withLock { setRunning(true, stream) }
+        defer { connection.withLock { setRunning(false, stream) } }
+        let descriptors = UnsafeMutablePointer<pollfd>.allocate(capacity: 2)
+        defer { descriptors.deallocate() }
+        let idleMilliseconds = Int32(max(1, periodFrames * 1000 / format.sampleRate))
+        let stallNanoseconds = UInt64(stallTimeout * 1e9)
+        var lastServerActivity = MonotonicClock.now()
+        while !shouldStop() {
+            connection.lock()
+            connection.events.reset()  // any event from here on is news after this pass
+            let step = direction == .input
+                ? receive(stream, connection: connection, port: port, counters: counters, observer: observer)
+                : send(stream, connection: connection, port: port, counters: counters, observer: observer)
+            reportLatency(stream, counters: counters)
+            connection.unlock()
+            let now = MonotonicClock.now()
+            var timeout: Int32
+            switch step {
+            case .failed(let error):
+                return error
+            case .applicationIdle:
+                lastServerActivity = now
+                timeout = idleMilliseconds
+            case .moved, .waitingForServer:
+                if case .moved = step { lastServerActivity = now }
+                let waited = now - lastServerActivity
+                if waited >= stallNanoseconds {
+                    return PulseError.stalled(device: name, operation: direction == .input ? "pa_stream_peek" : "pa_stream_writable_size", seconds: stallTimeout)
+                }
+                timeout = Int32((stallNanoseconds - waited) / 1_000_000 + 1)
+            }
+            descriptors[0] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+            descriptors[1] = pollfd(fd: connection.events.descriptor, events: Int16(POLLIN), revents: 0)
+            if poll(descriptors, 2, timeout) > 0 && descriptors[0].revents != 0 { break }
+        }
+        return nil
+    }
+
+    /// Record: hands everything the server has delivered to the bus (lock held).
+    private func receive(_ stream: OpaquePointer, connection: PulseConnection, port: AudioBusPort, counters: AudioCounters, observer: AudioPeriodObserver?) -> Step {
+        if let failure = failure(of: stream, connection: connection) { return .failed(failure) }
+        let frameBytes = format.bytesPerFrame
+        var moved = false
+        while true {
+            var data: UnsafeRawPointer?
+            var size = 0
+            guard pa_stream_peek(stream, &data, &size) == 0 else { return .failed(connection.failure(operation: "pa_stream_peek")) }
+            if size == 0 { break }
+            if let data {  // nil: a hole in the server's buffer; dropped
+                let start = counters.timesNextPeriod ? MonotonicClock.now() : nil
+                port.writeCapture(data, bytes: size, time: nil, afterGap: false)
+                let timed = counters.periodWorkEnds(start)
+                counters.period(frames: size / frameBytes, now: timed?.now ?? MonotonicClock.now(), cost: timed?.cost)
+                observer?(counters.periods.load(ordering: .relaxed))
+            }
+            pa_stream_drop(stream)
+            moved = true
+        }
+        return moved ? .moved : .waitingForServer
+    }
+
+    /// Playback: fills, a period at a time, the room the server asked for (lock held).
+    private func send(_ stream: OpaquePointer, connection: PulseConnection, port: AudioBusPort, counters: AudioCounters, observer: AudioPeriodObserver?) -> Step {
+        if let failure = failure(of: stream, connection: connection) { return .failed(failure) }
+        let frameBytes = format.bytesPerFrame, periodBytes = periodFrames * frameBytes
+        var writable = pa_stream_writable_size(stream)
+        guard writable >= 0 else { return .failed(connection.failure(operation: "pa_stream_writable_size")) }
+        var moved = false
+        while writable >= periodBytes {
+            var target: UnsafeMutableRawPointer?
+            var size = periodBytes
+            guard pa_stream_begin_write(stream, &target, &size) == 0, let target else {
+                return .failed(connection.failure(operation: "pa_stream_begin_write"))
+            }
+            let start = counters.timesNextPeriod ? MonotonicClock.now() : nil
+            let chunk = min(size, periodBytes) / frameBytes * frameBytes
+            let bytes = chunk == 0 ? 0 : port.renderPeriod(into: target, periodBytes: chunk, fillsSilence: fillsSilence, time: nil, afterGap: false)
+            guard bytes > 0 else {
+                pa_stream_cancel_write(stream)
+                return moved ? .moved : .applicationIdle
+            }
+            let timed = counters.periodWorkEnds(start)
+            guard pa_stream_write(stream, target, bytes, nil, 0, PA_SEEK_RELATIVE) == 0 else {
+                return .failed(connection.failure(operation: "pa_stream_write"))
+            }
+            counters.period(frames: bytes / frameBytes, now: timed?.now ?? MonotonicClock.now(), cost: timed?.cost)
+            observer?(counters.periods.load(ordering: .relaxed))
+            writable -= bytes
+            moved = true
+        }
+        return moved ? .moved : .waitingForServer
+    }
+
+    /// Why the stream cannot go on, if it cannot: the server went away or killed the stream (lock held).
+    private func failure(of stream: OpaquePointer, connection: PulseConnection) -> MediaDevicesError? {
+        guard pa_stream_get_state(stream) != PA_STREAM_READY || pa_context_get_state(connection.context) != PA_CONTEXT_READY else { return nil }
+        return connection.failure(operation: direction == .input ? "pa_stream (record)" : "pa_stream (playback)")
+    }
+
+    /// The stream's latency as the server and the interpolated clock give it
+    /// (`pa_stream_get_latency`): for playback, how long a sample written now takes to be
+    /// heard; for record, how long ago the oldest unread sample was captured (lock held).
+    private func reportLatency(_ stream: OpaquePointer, counters: AudioCounters) {
+        var microseconds: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard pa_stream_get_latency(stream, &microseconds, &negative) == 0 else { return }  // no timing yet
+        counters.delay(negative != 0 ? 0 : Int(microseconds * UInt64(format.sampleRate) / 1_000_000))
+    }
+}

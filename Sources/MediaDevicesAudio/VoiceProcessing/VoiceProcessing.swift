@@ -1,0 +1,102 @@
+import MediaDevicesCore
+import Foundation
+
+/// Which voice processors run on captured speech: the switches of iOS's voice-processing I/O
+/// unit (`kAUVoiceIOProperty_BypassVoiceProcessing`, `…_VoiceProcessingEnableAGC`) and of
+/// WebRTC's audio processing module.
+public struct VoiceProcessing: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The raw bits.
+    public let rawValue: UInt8
+    /// Creates a set from its bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Echo cancellation: what the render side played is removed from the capture.
+    public static let echoCancellation = VoiceProcessing(rawValue: 1)
+    /// Noise suppression: stationary noise (fans, hum, hiss) is removed from the capture.
+    public static let noiseSuppression = VoiceProcessing(rawValue: 2)
+    /// Automatic gain control: a quiet or loud talker is brought to one level.
+    public static let gainControl = VoiceProcessing(rawValue: 4)
+    /// All three (the default of a call).
+    public static let all: VoiceProcessing = [.echoCancellation, .noiseSuppression, .gainControl]
+    /// None: the capture passes unchanged (after the processor's block delay).
+    public static let none: VoiceProcessing = []
+
+    private static let names: [(VoiceProcessing, String)] = [(.echoCancellation, "echo"), (.noiseSuppression, "noise"), (.gainControl, "gain")]
+
+    /// Parses `echo,noise,gain` (any subset, comma separated, any case) or `none`; nil for an unknown word.
+    public init?(parsing text: String) {
+        var set = VoiceProcessing.none
+        for word in text.lowercased().split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if word == "none" { continue }
+            guard let entry = Self.names.first(where: { $0.1 == word }) else { return nil }
+            set.insert(entry.0)
+        }
+        self = set
+    }
+
+    /// `echo,noise,gain`, or `none`.
+    public var description: String {
+        let words = Self.names.filter { contains($0.0) }.map(\.1)
+        return words.isEmpty ? "none" : words.joined(separator: ",")
+    }
+}
+
+/// The libraries `VoiceProcessor` runs on. Both were measured on the same simulated room
+/// (`VoiceProcessorRoomTests`, espeak-ng talkers, 16 kHz): see `VoiceProcessorRoomTests` and
+/// the README's voice processing section for the figures and the choice.
+public enum VoiceProcessingLibrary: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// WebRTC's audio processing module 0.3 (`libwebrtc-audio-processing`, BSD): the AEC with
+    /// extended filter, noise suppression and adaptive digital gain control. The default.
+    case webRTC = "webrtc"
+    /// speexdsp's multi-delay-block echo canceller (`speex_echo_*`) and preprocessor
+    /// (`speex_preprocess_*`: noise suppression, residual echo suppression, gain), BSD. Mono only.
+    case speexDSP = "speexdsp"
+
+    /// `webrtc`, `speexdsp`.
+    public var description: String { rawValue }
+}
+
+/// How a `VoiceProcessor` is made.
+public struct VoiceProcessingOptions: Sendable, Hashable {
+    /// The processors that run at first (changeable while running: `VoiceProcessor.processing`).
+    public var processing: VoiceProcessing
+    /// The library doing the work.
+    public var library: VoiceProcessingLibrary
+    /// The level the gain control aims at, in dB below full scale (WebRTC's
+    /// `set_target_level_dbfs`, 0…31; the peak level of speech, about 10 dB above its RMS).
+    public var targetLevelDBFS: Int
+    /// The most gain the gain control adds, in dB (WebRTC's `set_compression_gain_db`, 0…90;
+    /// speexdsp's `SPEEX_PREPROCESS_SET_AGC_MAX_GAIN`).
+    public var maximumGainDB: Int
+    /// Whether the canceller looks for the echo delay itself (WebRTC's delay-agnostic AEC)
+    /// instead of trusting the delay it is told. Off: the driver measures the delay.
+    public var findsDelay: Bool
+    /// How hard the canceller suppresses what echo its filter leaves, 0 (low: the near-end
+    /// talker kept best in double talk) to 2 (high) (WebRTC's `set_suppression_level`).
+    public var echoSuppressionLevel: Int
+    /// The longest echo tail the canceller models (speexdsp's filter length; WebRTC's extended
+    /// filter is on and covers about 128 ms, its suppressor the rest).
+    public var echoTail: Duration
+
+    /// Creates options; the defaults are those of a call.
+    public init(processing: VoiceProcessing = .all, library: VoiceProcessingLibrary = .webRTC,
+                targetLevelDBFS: Int = 3, maximumGainDB: Int = 30, findsDelay: Bool = false, echoSuppressionLevel: Int = 0, echoTail: Duration = .milliseconds(250)) {
+        self.echoSuppressionLevel = echoSuppressionLevel
+        self.processing = processing
+        self.library = library
+        self.targetLevelDBFS = targetLevelDBFS
+        self.maximumGainDB = maximumGainDB
+        self.findsDelay = findsDelay
+        self.echoTail = echoTail
+    }
+}
+
+/// What a `VoiceProcessor`'s echo canceller measured (WebRTC only; speexdsp measures nothing).
+public struct EchoMetrics: Sendable, Hashable {
+    /// Echo return loss: how far below the far end the echo arrives, in dB (long-term average).
+    public var echoReturnLoss: Double
+    /// Echo return loss enhancement: how much echo the canceller removes, in dB (average).
+    public var echoReturnLossEnhancement: Double
+    /// The delay the canceller found between reference and echo (nil: not yet).
+    public var delay: Duration?
+}

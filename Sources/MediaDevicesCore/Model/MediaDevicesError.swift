@@ -1,0 +1,184 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemPackage
+
+/// The one error type of MediaDevices. Each error has a stable `code`, names the device and the
+/// operation, and its `description` says what to do about it.
+public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// A stable error code. New codes may come in later versions, so a `switch` over codes
+    /// needs a `default` (codes are static members of a struct, as swift-nio's errors are, not
+    /// cases of an enum that a new case would break). The raw value is part of the CLI's JSON
+    /// output.
+    public struct Code: Hashable, Sendable, Codable, CustomStringConvertible {
+        /// The code's stable name (`"disconnected"`), as the CLI's JSON output writes it.
+        public let rawValue: String
+
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+
+        /// The code named `rawValue`, if there is one (a name from the CLI's JSON output).
+        public init?(rawValue: String) {
+            guard let known = Code.all.first(where: { $0.rawValue == rawValue }) else { return nil }
+            self = known
+        }
+
+        /// Decodes a code from its name.
+        public init(from decoder: any Decoder) throws {
+            let name = try decoder.singleValueContainer().decode(String.self)
+            guard let code = Code(rawValue: name) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "No MediaDevicesError code named \(name)"))
+            }
+            self = code
+        }
+
+        /// Encodes the code's name.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+
+        /// The code's name.
+        public var description: String { rawValue }
+
+        /// The device went away (ENODEV, ENXIO): unplugged, driver unloaded, or disconnected.
+        public static let disconnected = Code("disconnected")
+        /// Another process holds the device (EBUSY): it is already streaming.
+        public static let busy = Code("busy")
+        /// No permission to open or use the device (EACCES, EPERM).
+        public static let permissionDenied = Code("permissionDenied")
+        /// The device cannot produce the requested format, size or rate.
+        public static let unsupportedFormat = Code("unsupportedFormat")
+        /// The call is not valid in the current state (for example `start` before `initialize`).
+        public static let invalidState = Code("invalidState")
+        /// No frame or answer arrived in time.
+        public static let timeout = Code("timeout")
+        /// Any other I/O or driver failure; `errno` says which.
+        public static let io = Code("io")
+        /// No such device (the path, index or identifier names nothing).
+        public static let notFound = Code("notFound")
+        /// One frame could not be used (a truncated or corrupt JPEG): it is dropped and counted,
+        /// and capture goes on.
+        public static let corruptFrame = Code("corruptFrame")
+        /// A value a control (or an option) does not take: out of range, off its step, not in
+        /// its menu, of the wrong type. The detail names the control, the value and what it takes.
+        public static let invalidValue = Code("invalidValue")
+        /// The task waiting (for a person's answer, a server or a first picture) was cancelled.
+        public static let cancelled = Code("cancelled")
+
+        /// Every code this version knows.
+        public static let all: [Code] = [.disconnected, .busy, .permissionDenied, .unsupportedFormat, .invalidState,
+                                         .timeout, .io, .notFound, .corruptFrame, .invalidValue, .cancelled]
+    }
+
+    /// The stable code.
+    public let code: Code
+    /// The device the error is about (`/dev/video0`, `testpattern`), if any.
+    public let device: String?
+    /// The operation that failed, in kernel terms where there is one (`VIDIOC_STREAMON`, `open`).
+    public let operation: String
+    /// The errno value behind the error, if it came from a system call (swift-system's
+    /// `Errno`: compare with `.resourceBusy`, `.noSuchFileOrDirectory`, …, or read `rawValue`).
+    public let errno: Errno?
+    /// A sentence on what happened and what to do about it.
+    public let detail: String
+
+    /// Creates an error. Prefer the factory functions, which write the remedy for you.
+    public init(_ code: Code, device: String?, operation: String, errno: Errno? = nil, detail: String) {
+        self.code = code
+        self.device = device
+        self.operation = operation
+        self.errno = errno
+        self.detail = detail
+    }
+
+    /// An error whose errno is the raw value a C call set.
+    package init(_ code: Code, device: String?, operation: String, errno: Int32?, detail: String) {
+        self.init(code, device: device, operation: operation, errno: errno.map(Errno.init(rawValue:)), detail: detail)
+    }
+
+    /// `"/dev/video0: VIDIOC_STREAMON failed: device or resource busy (EBUSY). Another process…"`.
+    public var description: String {
+        var text = device.map { "\($0): " } ?? ""
+        text += "\(operation) failed"
+        if let errno { text += ": \(String(cString: strerror(errno.rawValue))) (\(MediaDevicesError.errnoName(errno.rawValue)))" }
+        return detail.isEmpty ? text : "\(text). \(detail)"
+    }
+
+    /// Maps an errno from `operation` on `device` to an error with a remedy.
+    public static func fromErrno(_ errno: Errno, device: String?, operation: String) -> MediaDevicesError {
+        fromErrno(errno.rawValue, device: device, operation: operation)
+    }
+
+    /// Maps the raw errno a C call set (see `fromErrno(_:device:operation:)`).
+    package static func fromErrno(_ errno: Int32, device: String?, operation: String) -> MediaDevicesError {
+        let name = device ?? "The device"
+        switch errno {
+        case ENODEV, ENXIO, ENOENT where operation != "open":
+            return MediaDevicesError(.disconnected, device: device, operation: operation, errno: errno,
+                                     detail: "\(name) is gone (unplugged, disconnected or its driver was unloaded); pick another device or wait for it to come back")
+        case ENOENT:
+            return MediaDevicesError(.notFound, device: device, operation: operation, errno: errno,
+                                     detail: "No such device node; run `mediadevices list` to see the devices there are")
+        case EBUSY:
+            return MediaDevicesError(.busy, device: device, operation: operation, errno: errno,
+                                     detail: "Another process is using \(name) (streaming from it or holding its buffers); close that application, or find it with `fuser \(device ?? "/dev/video*")`"
+                                         + ((device ?? "").hasPrefix("/dev/video") ? ". If it is PipeWire (wireplumber offers the camera to applications), read the camera through PipeWire instead, shared with them: CaptureDevice.discover(backends: [.pipewire]) and PipeWireCameraSource" : ""))
+        case EACCES, EPERM:
+            return MediaDevicesError(.permissionDenied, device: device, operation: operation, errno: errno,
+                                     detail: "This user may not open \(name); add it to the `video` group (`usermod -aG video $USER`, then log in again) or install the rules in udev/ so the seat's user gets access")
+        case EINVAL where operation == "VIDIOC_S_FMT" || operation == "VIDIOC_REQBUFS":
+            return MediaDevicesError(.unsupportedFormat, device: device, operation: operation, errno: errno,
+                                     detail: "The driver rejected the format or buffer request; run `mediadevices formats \(device ?? "DEVICE")` for what it supports")
+        case ENOSPC where operation == "VIDIOC_STREAMON":
+            return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
+                                     detail: "Not enough bus bandwidth to stream (USB cameras): pick a smaller size or rate, MJPEG instead of raw, or another USB port")
+        case ENOMEM:
+            return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
+                                     detail: "The driver could not allocate buffers; use fewer or smaller buffers (a smaller format), or free memory")
+        case EMFILE, ENFILE:
+            return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
+                                     detail: "Too many open files; release unused sources or raise the limit (`ulimit -n`)")
+        case ETIMEDOUT:
+            return MediaDevicesError(.timeout, device: device, operation: operation, errno: errno,
+                                     detail: "The device did not answer in time; check its cable and power, then try again")
+        default:
+            return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
+                                     detail: "The driver reported an error; `dmesg` may say more")
+        }
+    }
+
+    /// Maps an errno from `operation` on the file `path` (not a device) to an error with a remedy.
+    public static func fromFileErrno(_ errno: Errno, path: String, operation: String) -> MediaDevicesError {
+        fromFileErrno(errno.rawValue, path: path, operation: operation)
+    }
+
+    /// Maps the raw errno a C call set (see `fromFileErrno(_:path:operation:)`).
+    package static func fromFileErrno(_ errno: Int32, path: String, operation: String) -> MediaDevicesError {
+        let remedy: String
+        let code: Code
+        switch errno {
+        case ENOENT, ENOTDIR: (code, remedy) = (.notFound, "The folder \(path) would go in does not exist; create it or choose another path")
+        case EACCES, EPERM, EROFS: (code, remedy) = (.permissionDenied, "This user may not write \(path); choose a writable path")
+        case ENOSPC, EDQUOT: (code, remedy) = (.io, "The disk holding \(path) is full; free space or write elsewhere")
+        default: (code, remedy) = (.io, "Writing \(path) failed; check the disk and the path")
+        }
+        return MediaDevicesError(code, device: nil, operation: operation, errno: errno, detail: remedy)
+    }
+
+    /// `error` itself when it is a `MediaDevicesError`, else an `.io` error about `device` and
+    /// `operation` that carries its text (what a system or standard library let through).
+    package static func converting(_ error: any Error, device: String?, operation: String) -> MediaDevicesError {
+        error as? MediaDevicesError ?? MediaDevicesError(.io, device: device, operation: operation, detail: "\(error)")
+    }
+
+    /// The symbolic name of common errno values (`EBUSY`), else `errno N`.
+    package static func errnoName(_ value: Int32) -> String {
+        let names: [Int32: String] = [
+            EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", ENXIO: "ENXIO",
+            EBADF: "EBADF", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EBUSY: "EBUSY",
+            ENODEV: "ENODEV", EINVAL: "EINVAL", ENOTTY: "ENOTTY", ENOSPC: "ENOSPC", EPIPE: "EPIPE",
+            ETIMEDOUT: "ETIMEDOUT", ENOSYS: "ENOSYS", EOPNOTSUPP: "EOPNOTSUPP",
+        ]
+        return names[value] ?? "errno \(value)"
+    }
+}

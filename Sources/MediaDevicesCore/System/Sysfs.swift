@@ -1,0 +1,9 @@
+import Foundation
+
+/// Reading sysfs attributes.
+package enum Sysfs {
+    /// The attribute `name` of the sysfs folder `folder`, trimmed; `nil` if it cannot be read.
+    package static func attribute(_ folder: String, _ name: String) -> String? {
+        (try? String(contentsOfFile: "\(folder)/\(name)", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

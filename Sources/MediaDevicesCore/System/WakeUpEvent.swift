@@ -1,0 +1,45 @@
+import CV4L2
+import Glibc
+
+/// An `eventfd` a capture thread polls beside its device, so that another thread can wake it
+/// (to stop) without closing the device under it.
+package final class WakeUpEvent: Sendable {
+    /// The descriptor to poll for `POLLIN`.
+    package let descriptor: Int32
+
+    /// Creates the eventfd (non-blocking, close-on-exec).
+    package init() throws {
+        descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        if descriptor < 0 { throw MediaDevicesError.fromErrno(errno, device: nil, operation: "eventfd") }
+    }
+
+    deinit { Glibc.close(descriptor) }
+
+    /// Wakes the poller.
+    package func signal() {
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { write(descriptor, $0.baseAddress, 8) }
+    }
+
+    /// Consumes pending wake-ups.
+    package func reset() {
+        var value: UInt64 = 0
+        _ = withUnsafeMutableBytes(of: &value) { read(descriptor, $0.baseAddress, 8) }
+    }
+}
+
+/// Monotonic time in nanoseconds (`CLOCK_MONOTONIC`, the clock V4L2 timestamps use).
+package enum MonotonicClock {
+    /// Now, in nanoseconds.
+    package static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// Sleeps until the absolute monotonic time `deadline` (nanoseconds).
+    package static func sleep(until deadline: UInt64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
+}

@@ -1,0 +1,229 @@
+#if PipeWire
+import MediaDevicesCore
+import CPipeWire
+import Glibc
+
+/// A camera read through a PipeWire session's camera node rather than its V4L2 device:
+/// shared with the other applications reading the node, and the only way to libcamera
+/// cameras. The same capturer contract, consumers and statistics as `CameraSource`. Built on
+/// `SourceCore`; this file is only the device part: format negotiation over the node's
+/// `EnumFormat` entries and the stream (`PipeWireCapture`) on a capture thread of its own.
+public final class PipeWireCameraSource: VideoCapturer, Sendable {
+    /// The node read, the requested format and the outcome of its negotiation, for readers on
+    /// any thread.
+    private struct State {
+        var node: PipeWireCameraNode
+        var request: FormatRequest
+        var negotiation: FormatNegotiation?
+    }
+
+    /// The device part: negotiation over the node's formats, and the stream's capture thread.
+    private struct Stream: SourceDevice {
+        let label: String
+        let state: PublishedState<State>
+
+        func open() throws {
+            if state.withLock({ $0.negotiation }) != nil { return }
+            let (node, asked) = state.withLock { ($0.node, $0.request) }
+            let choice = try FormatSelection.choose(asked, from: node.formats, device: label)
+            var adjustments = choice.adjustments
+            if !node.givesFrameRates, asked.frameRate != nil {
+                adjustments.append(FormatAdjustment(field: .frameRate, requested: "\(asked.frameRate!)", chosen: "the camera's own rate",
+                                                    reason: "This PipeWire node (\(node.name)) lists no frame rates (libcamera nodes in PipeWire 0.3.65 give none), so none can be asked for"))
+            }
+            let format = VideoFormat(pixelFormat: choice.pixelFormat, width: choice.size.width, height: choice.size.height)
+            state.withLock {
+                $0.negotiation = FormatNegotiation(request: asked, format: format, frameRate: choice.frameRate, adjustments: adjustments)
+            }
+        }
+
+        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+            let (node, negotiation) = state.withLock { ($0.node, $0.negotiation) }
+            guard let negotiation else {
+                throw MediaDevicesError(.invalidState, device: label, operation: "start", detail: "Initialize the source before starting it")
+            }
+            let format = negotiation.format
+            var request = cpw_stream_request()
+            request.subtype = format.pixelFormat.isCompressed
+                ? (format.pixelFormat.fourCC == "H264" ? CPW_SUBTYPE_H264 : CPW_SUBTYPE_MJPG).rawValue : CPW_SUBTYPE_RAW.rawValue
+            request.spa_format = cpw_spa_format_of_fourcc(format.pixelFormat.v4l2Code)
+            request.width = UInt32(format.width)
+            request.height = UInt32(format.height)
+            if let rate = negotiation.frameRate {
+                request.rate_num = UInt32(rate.framesPerSecond.numerator)
+                request.rate_denom = UInt32(rate.framesPerSecond.denominator)
+            }
+            let capture = try PipeWireCapture(cameraNode: node.id, request: request, fd: try node.remote.open(), device: label)
+            return try CaptureRun(name: "md-pipewire-cam", delivery: delivery, loop: { wake, shouldStop in
+                PipeWireCameraSource.pump(capture, format: format, wake: wake, shouldStop: shouldStop, delivery: delivery)
+            }, cleanup: { _ in capture.close() })
+        }
+
+        func close() { state.withLock { $0.negotiation = nil } }
+    }
+
+    /// The PipeWire node read (another one after `resumeWhenReconnected`).
+    public var node: PipeWireCameraNode { state.withLock { $0.node } }
+    /// The camera's identifier (`CaptureDevice.uniqueID`), which outlives its node.
+    package let uniqueID: String
+    private let state: PublishedState<State>
+    private let core: SourceCore<Stream>
+
+    /// A source reading `device` through its first PipeWire route, in the format `request`
+    /// asks for (chosen from the node's formats as `CameraSource` chooses from the driver's).
+    /// Throws `.notFound` when the device has no PipeWire route (list it with
+    /// `CaptureDevice.devices(backends:)` including `.pipewire`).
+    public convenience init(device: CaptureDevice, request: FormatRequest = FormatRequest()) throws {
+        guard let node = device.pipeWireNodes.first else {
+            throw MediaDevicesError(.notFound, device: device.uniqueID, operation: "PipeWire camera",
+                                    detail: "\(device.name) has no PipeWire route; list cameras with CaptureDevice.discover(backends: [.pipewire]) while a PipeWire session (pipewire and wireplumber) runs")
+        }
+        self.init(node: node, uniqueID: device.uniqueID, request: request)
+    }
+
+    /// A source reading camera node `node` in the format `request` asks for.
+    public convenience init(node: PipeWireCameraNode, request: FormatRequest = FormatRequest()) {
+        self.init(node: node, uniqueID: CaptureDevice.identifier(of: node, stableLink: CaptureDevice.stableLink(for:)), request: request)
+    }
+
+    private init(node: PipeWireCameraNode, uniqueID: String, request: FormatRequest) {
+        self.uniqueID = uniqueID
+        let state = PublishedState(State(node: node, request: request))
+        self.state = state
+        let label = node.label
+        core = SourceCore(device: Stream(label: label, state: state), label: label)
+    }
+
+    /// Reads `node` from the next start (the same camera's node made again); not while capturing.
+    package func select(_ node: PipeWireCameraNode) { state.withLock { $0.node = node } }
+
+    deinit { core.release() }
+
+    /// The outcome of the negotiation over the node's formats.
+    public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
+
+    /// Chooses the format. Not from this source's own callback (`.invalidState`).
+    public func initialize() throws(MediaDevicesError) { try core.initialize() }
+
+    /// Connects a stream to the node and starts delivering frames. If it fails, the `frames`
+    /// sequences end with the error.
+    public func start() throws(MediaDevicesError) { try core.start() }
+
+    /// Stops and waits for the capture thread to end, disconnecting the stream; ends every
+    /// `frames` sequence. From this source's own callback it returns at once.
+    public func stop() { core.stop() }
+
+    /// Stops and forgets the negotiated format. From this source's own callback it only stops.
+    public func release() { core.release() }
+
+    /// Whether frames are being delivered.
+    public var isCapturing: Bool { core.isCapturing }
+
+    /// The format and rate in force.
+    public var captureSettings: CaptureSettings? {
+        state.withLock { $0.negotiation.map { CaptureSettings(format: $0.format, frameRate: $0.frameRate) } }
+    }
+
+    /// `.up`: frames carry the producer's VideoTransform as their own orientation.
+    public var orientation: VideoOrientation { .up }
+
+    /// The callback consumer.
+    public var consumer: (any VideoFrameConsumer)? {
+        get { core.delivery.consumer }
+        set { core.delivery.consumer = newValue }
+    }
+
+    /// A new asynchronous sequence of frames (see `VideoFrames`).
+    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
+
+    /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
+    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
+        try core.frames(bufferSize: bufferSize, output: output)
+    }
+
+    /// Counters of the current or last run.
+    public var statistics: CaptureStatistics { core.delivery.statistics }
+
+    /// The node's controls with their values now where the node gives them (read again from
+    /// the session: its PropInfo and Props params; see `PipeWireCameraNode.controls`). Throws
+    /// `.notFound` when the node is gone.
+    public func controls() throws -> [CameraControl] { try node.current().controls }
+
+    /// Sets the controls `settings` name (by id, a `CameraControl.id` of `controls()`, or by
+    /// name) through the node's Props, without stopping the stream. Every setting is checked
+    /// first, and nothing is set when one fails: `.notFound` for a control the node does not
+    /// list, `.invalidValue` for a value outside its range or menu. Then each is set in turn;
+    /// `.io` when PipeWire does not take one.
+    public func setControls(_ settings: [ControlSetting]) throws { try node.apply(settings) }
+
+    /// Sets control `id` (a `CameraControl.id` of `controls()`) to `value` as `setControls` does.
+    public func setControl(_ id: UInt32, to value: Int64) throws {
+        try node.apply([ControlSetting(id: id, value: .integer(value))])
+    }
+
+    /// The capture loop: sleeps on the stream's buffer eventfd, its loop and the wake-up
+    /// event; delivers each newest buffer. Allocates nothing per frame (the frame's format is
+    /// made again only when the stride or size changes; no generic collection calls such as
+    /// `first`, which allocate in debug builds).
+    private static func pump(_ capture: PipeWireCapture, format negotiated: VideoFormat, wake: WakeUpEvent,
+                             shouldStop: () -> Bool, delivery: FrameDelivery) -> MediaDevicesError? {
+        let fds = UnsafeMutablePointer<pollfd>.allocate(capacity: 3)
+        defer { fds.deallocate() }
+        fds[0] = pollfd(fd: capture.descriptor, events: Int16(POLLIN), revents: 0)
+        fds[1] = pollfd(fd: capture.loopDescriptor, events: Int16(POLLIN), revents: 0)
+        fds[2] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+        var format = negotiated
+        var locations = format.planeLocations
+        var sequence: UInt32 = 0
+        while !shouldStop() {
+            _ = poll(fds, 3, 1000)
+            do { try capture.iterate(timeoutMilliseconds: 0) } catch { return error as? MediaDevicesError }
+            let (picture, isNew) = capture.newest()
+            guard isNew, let data = picture.data else { continue }
+            let timestamp = MonotonicInstant.now
+            if Int(picture.width) != format.width || Int(picture.height) != format.height
+                || (picture.stride > 0 && (format.bytesPerRow.isEmpty || Int(picture.stride) != format.bytesPerRow[0])) {
+                format = layout(of: picture, pixelFormat: negotiated.pixelFormat, colorimetry: negotiated.colorimetry)
+                locations = format.planeLocations
+            }
+            let size = Int(picture.size)
+            let bytes = UnsafeRawBufferPointer(start: data, count: size)
+            let planeCount = format.pixelFormat.isCompressed ? 1 : min(format.bytesPerRow.count, 3)
+            func plane(_ index: Int) -> FramePlane {
+                guard index < planeCount, index < locations.count, locations[index].offset < size else { return .empty }
+                let offset = locations[index].offset
+                return FramePlane(bytes: UnsafeRawBufferPointer(rebasing: bytes[offset...]), bytesPerRow: format.bytesPerRow[index])
+            }
+            let orientation = VideoOrientation(rotationDegrees: Int(rotation(picture.transform))) ?? .up
+            delivery.deliver(VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: orientation,
+                                        captureDelay: .zero, planeCount: planeCount, bytesUsed: size,
+                                        plane0: plane(0), plane1: plane(1), plane2: plane(2)))
+            sequence &+= 1
+        }
+        return nil
+    }
+
+    /// The frame layout of `picture`: its size (narrowed to what a row holds when the stride
+    /// is shorter than the announced width), and its stride for plane 0 with the other planes'
+    /// strides derived as V4L2 derives them (packed when the producer gave none).
+    private static func layout(of picture: cpw_frame, pixelFormat: PixelFormat, colorimetry: Colorimetry) -> VideoFormat {
+        let packed = VideoFormat(pixelFormat: pixelFormat, width: Int(picture.width), height: Int(picture.height), colorimetry: colorimetry)
+        guard picture.stride > 0, let layout = pixelFormat.layout, !layout.isCompressed else { return packed }
+        let first = Int(picture.stride)
+        // A producer whose rows are shorter than its format's width says (libcamera through
+        // PipeWire 0.3.65 announces the 640 asked for and sends vimc's 636-pixel rows): the
+        // rows are the truth, so the width is what one row holds.
+        var width = Int(picture.width)
+        while width > 1 && layout.planes[0].minimumBytesPerRow(width: width) > first { width -= 1 }
+        let strides = layout.planes.map { $0.bytesPerRow(luminanceBytesPerRow: first, luminance: layout.planes[0]) }
+        let size = zip(layout.planes, strides).map { $0.rows(height: Int(picture.height)) * $1 }.reduce(0, +)
+        return VideoFormat(pixelFormat: pixelFormat, width: width, height: Int(picture.height),
+                           bytesPerRow: strides, bufferSizes: [size], colorimetry: colorimetry)
+    }
+
+    /// The rotation PipeWire's VideoTransform meta gives (SPA_META_TRANSFORMATION_90 and so on,
+    /// read as WebRTC reads them: the rotation that shows the picture upright; the flipped ones
+    /// count as their rotation).
+    private static func rotation(_ transform: UInt32) -> UInt32 { (transform & 3) * 90 }
+}
+#endif

@@ -1,0 +1,104 @@
+import MediaDevicesCore
+import Synchronization
+
+/// Counters and measurements of a capture run.
+public struct CaptureStatistics: Sendable, Hashable, Codable {
+    /// Frames handed to consumers.
+    public var deliveredFrames: Int = 0
+    /// Frames the driver dropped before we saw them, counted from gaps in sequence numbers.
+    public var droppedFrames: Int = 0
+    /// Frames the asynchronous sequences dropped because the application fell behind.
+    public var queueDroppedFrames: Int = 0
+    /// Delivered frames per second, measured from driver timestamps of the first and last frame.
+    public var measuredFrameRate: Double = 0
+    /// Mean capture delay (dequeue time minus driver timestamp); seconds in JSON.
+    @SecondsCoding public var meanCaptureDelay: Duration = .zero
+    /// Largest capture delay seen; seconds in JSON.
+    @SecondsCoding public var maxCaptureDelay: Duration = .zero
+    /// Frames dropped because they could not be used (a truncated or corrupt JPEG, a short buffer).
+    public var corruptFrames: Int = 0
+    /// Why the last corrupt frame was dropped.
+    public var lastCorruptFrameReason: String?
+    /// Screen grabs skipped because nothing had changed since the last frame (X11 damage):
+    /// not delivered, not dropped.
+    public var unchangedFrames: Int = 0
+    /// MJPEG frames decoded at a reduced size inside libjpeg-turbo's inverse DCT (TurboJPEG
+    /// scaling), because every converting consumer asked for at most half the picture.
+    public var scaledDecodeFrames: Int = 0
+    /// The DCT scale of the last MJPEG decode counted here (reduced, or shared), e.g. 3/8.
+    public var lastDecodeScale: Fraction?
+    /// MJPEG frames decoded once for several converting consumers (sequences with an output,
+    /// a `ConvertingConsumer`), at the largest scale any of them needed.
+    public var sharedDecodeFrames: Int = 0
+    /// Frames the asynchronous sequences handed out as the driver's own buffer, on lease (the
+    /// sum of their `VideoFrames.leasedFrames`).
+    public var leasedFrames: Int = 0
+    /// Frames the sequences copied although the source lends them, because a lease would have
+    /// left the driver too few buffers (the sum of their `VideoFrames.copiedFrames`).
+    public var copiedFrames: Int = 0
+
+    /// Empty statistics.
+    public init() {}
+}
+
+/// The frames a source's sequences hand out leased and copied, counted by the queues as they
+/// hand them out (relaxed atomics: no lock of the delivery's per frame).
+final class HandOutCounters: Sendable {
+    /// Frames handed out on lease.
+    let leased = Atomic<Int>(0)
+    /// Frames copied although the source lends them.
+    let copied = Atomic<Int>(0)
+}
+
+/// Accumulates statistics on the capture thread without allocating.
+struct StatisticsAccumulator {
+    private(set) var statistics = CaptureStatistics()
+    private var firstTimestamp = MonotonicInstant(nanoseconds: 0)
+    private var lastTimestamp = MonotonicInstant(nanoseconds: 0)
+    private var lastSequence: UInt32?
+    private var delaySum: Duration = .zero
+
+    /// Forgets the last sequence number (a stream restarted and numbers begin again).
+    mutating func restartSequence() { lastSequence = nil }
+
+    /// Records one delivered frame.
+    mutating func record(timestamp: MonotonicInstant, sequence: UInt32, captureDelay: Duration) {
+        if let last = lastSequence {
+            // Modulo 2^32 (serial-number arithmetic): 0xFFFFFFFF → 0 is a step of 1, frames
+            // dropped across the wrap still count, and a step back (≥ 2^31) is no drop.
+            let step = sequence &- last
+            if step > 1, step < 1 << 31 { statistics.droppedFrames += Int(step - 1) }
+        }
+        lastSequence = sequence
+        if statistics.deliveredFrames == 0 { firstTimestamp = timestamp }
+        lastTimestamp = timestamp
+        statistics.deliveredFrames += 1
+        delaySum += captureDelay
+        statistics.meanCaptureDelay = delaySum / statistics.deliveredFrames
+        statistics.maxCaptureDelay = max(statistics.maxCaptureDelay, captureDelay)
+        if statistics.deliveredFrames > 1, lastTimestamp > firstTimestamp {
+            statistics.measuredFrameRate = Double(statistics.deliveredFrames - 1) * 1e9
+                / Double(lastTimestamp.nanoseconds - firstTimestamp.nanoseconds)
+        }
+    }
+
+    /// Records a frame dropped as corrupt, and why.
+    mutating func recordCorruptFrame(_ error: MediaDevicesError) {
+        statistics.corruptFrames += 1
+        statistics.lastCorruptFrameReason = error.description
+    }
+
+    /// Records `count` deadlines at which the screen had not changed (grabs skipped).
+    mutating func recordUnchangedFrames(_ count: Int) { statistics.unchangedFrames += count }
+
+    /// Records an MJPEG frame decoded at `scale`: `reduced` (smaller than the picture), `shared`
+    /// (once for several converting consumers).
+    mutating func recordDecode(at scale: Fraction, reduced: Bool, shared: Bool) {
+        if reduced { statistics.scaledDecodeFrames += 1 }
+        if shared { statistics.sharedDecodeFrames += 1 }
+        statistics.lastDecodeScale = scale
+    }
+
+    /// Adds frames dropped by a bounded queue.
+    mutating func recordQueueDrops(_ count: Int) { statistics.queueDroppedFrames += count }
+}

@@ -1,0 +1,234 @@
+import MediaDevicesCore
+import Synchronization
+
+/// Hands each frame from a source's capture thread to its consumer and its asynchronous
+/// sequences, and keeps the statistics. One per source; it outlives stream restarts (format
+/// changes, device switches), so consumers never re-subscribe.
+final class FrameDelivery: Sendable {
+    /// A sequence the delivery feeds. A class, so that the per-frame loop reads it in place
+    /// rather than copying it out of the array.
+    private final class Feed: Sendable {
+        let queue: FrameQueue
+        /// Converts frames to the output the sequence asked for; `nil` delivers them as they come.
+        let converter: FrameConverter?
+
+        init(queue: FrameQueue, converter: FrameConverter?) {
+            self.queue = queue
+            self.converter = converter
+        }
+    }
+
+    /// Keeps a sequence fed while the application holds it (or an iterator of it): when the last
+    /// one goes (dropped, or its task cancelled), the delivery stops feeding its queue. This,
+    /// rather than a weak reference to the queue, because a weakly referenced object pays the
+    /// runtime's slow reference counting on every retain and release, several times a frame.
+    final class Subscription: Sendable {
+        private let delivery: FrameDelivery
+        private let queue: FrameQueue
+
+        fileprivate init(delivery: FrameDelivery, queue: FrameQueue) {
+            self.delivery = delivery
+            self.queue = queue
+        }
+
+        deinit { delivery.stopFeeding(queue) }
+    }
+
+    private struct State {
+        var consumer: (any VideoFrameConsumer)? {
+            didSet { converting = consumer as? ConvertingConsumer }
+        }
+        /// The consumer, when it converts frames (it may then share the frame's MJPEG decode).
+        var converting: ConvertingConsumer?
+        var queues: [Feed] = []
+        var accumulator = StatisticsAccumulator()
+        /// Between `beginRun()` and the `finish` that ends it: the consumer hears of the end once.
+        var runActive = false
+    }
+
+    private let state = Mutex(State())
+    /// Runs tasks that prefer it on the capture thread (see `CaptureExecutor`).
+    let executor = CaptureExecutor()
+    /// The frames the sequences handed out leased and copied this run (counted by the queues).
+    private let handOut = HandOutCounters()
+    /// Decodes an MJPEG frame once for all its converting consumers (capture thread only).
+    private let sharedDecoder = JPEGFrameDecoder()
+    /// The V4L2 codes of MJPEG and JPEG, compared per frame.
+    private static let jpegCodes = (PixelFormat.mjpeg.v4l2Code, PixelFormat.jpeg.v4l2Code)
+
+    /// How a frame's converting consumers get their MJPEG picture.
+    private enum Decode {
+        /// Each converter decodes for itself (not MJPEG, or one converting consumer).
+        case own
+        /// Decoded once, at the largest scale any of them needs.
+        case shared(DecodedJPEG)
+        /// The one decode failed: every converting consumer drops the frame.
+        case failed(any Error)
+    }
+
+    /// The callback consumer.
+    var consumer: (any VideoFrameConsumer)? {
+        get { state.withLock { $0.consumer } }
+        set { state.withLock { $0.consumer = newValue } }
+    }
+
+    /// Statistics so far.
+    var statistics: CaptureStatistics {
+        var statistics = state.withLock { $0.accumulator.statistics }
+        statistics.leasedFrames = handOut.leased.load(ordering: .relaxed)
+        statistics.copiedFrames = handOut.copied.load(ordering: .relaxed)
+        return statistics
+    }
+
+    /// A new asynchronous sequence fed by this delivery, converting each frame with `converter`
+    /// (on the capture thread, into the sequence's pooled buffers) when there is one.
+    func makeFrames(bufferSize: Int, converter: FrameConverter? = nil) -> VideoFrames {
+        let queue = FrameQueue(capacity: max(1, bufferSize), executor: executor, handOut: handOut)
+        state.withLock { $0.queues.append(Feed(queue: queue, converter: converter)) }
+        return VideoFrames(queue: queue, subscription: Subscription(delivery: self, queue: queue))
+    }
+
+    /// The application let go of `queue`'s sequence: it gets no more frames.
+    private func stopFeeding(_ queue: FrameQueue) {
+        state.withLock { $0.queues.removeAll { $0.queue === queue } }
+    }
+
+    /// A run starts: statistics begin at zero, and its end will be reported to the consumer.
+    func beginRun() {
+        state.withLock {
+            $0.accumulator = StatisticsAccumulator()
+            $0.runActive = true
+            handOut.leased.store(0, ordering: .relaxed)
+            handOut.copied.store(0, ordering: .relaxed)
+        }
+    }
+
+    /// The stream restarted (new format or device): sequence numbers begin again.
+    func streamRestarted() { state.withLock { $0.accumulator.restartSequence() } }
+
+    /// Counts a screen grab skipped because nothing had changed (no frame, no sequence gap).
+    func recordUnchangedFrame() { recordUnchangedFrames(1) }
+
+    /// Counts `count` deadlines that passed with nothing new on the screen.
+    func recordUnchangedFrames(_ count: Int) {
+        if count > 0 { state.withLock { $0.accumulator.recordUnchangedFrames(count) } }
+    }
+
+    /// Delivers one frame: records it, calls the consumer, copies it into each queue.
+    /// Runs on the capture thread and allocates nothing in steady state.
+    func deliver(_ frame: VideoFrame) {
+        let (consumer, converting, queues) = state.withLock { state in
+            state.accumulator.record(timestamp: frame.timestamp, sequence: frame.sequence,
+                                     captureDelay: frame.captureDelay)
+            return (state.consumer, state.converting, state.queues)
+        }
+        let decode = decodeOnce(frame, converting: converting, queues: queues)
+        if let converting, case .shared(let picture) = decode {
+            converting.consumeFrame(frame, decoded: picture)
+        } else if let converting, case .failed(let error) = decode {
+            converting.drop(frame, because: error)
+        } else {
+            consumer?.consumeFrame(frame)
+        }
+        var drops = 0
+        var corrupt: MediaDevicesError?
+        var ownScale: JPEGScale?
+        // An index loop: in unoptimized builds `for in` goes through the stdlib's generic
+        // iterator, whose coroutine frame is heap-allocated per call.
+        var index = 0
+        while index < queues.count {
+            let entry = queues[index]
+            if let converter = entry.converter {
+                do {
+                    switch decode {
+                    case .own:
+                        drops += try entry.queue.push(frame, converter: converter)
+                        ownScale = converter.lastDecodeScale
+                    case .shared(let picture): drops += try entry.queue.push(frame, converter: converter, decoded: picture)
+                    case .failed(let error): throw error
+                    }
+                } catch let error as MediaDevicesError where error.code == .corruptFrame {
+                    corrupt = error
+                } catch {
+                    // The sequence cannot be served at all (a format it cannot read): end it.
+                    entry.queue.finish(error: error as? MediaDevicesError)
+                }
+            } else {
+                drops += entry.queue.push(frame)
+            }
+            index += 1
+        }
+        if case .own = decode, let converting, let scale = converting.converter.lastDecodeScale { ownScale = scale }
+        var scale: JPEGScale?
+        var shared = false
+        if case .shared(let picture) = decode {
+            (scale, shared) = (picture.scale, true)
+        } else if let ownScale, !ownScale.isFull {
+            scale = ownScale
+        }
+        if drops > 0 || corrupt != nil || scale != nil {
+            state.withLock { state in
+                state.accumulator.recordQueueDrops(drops)
+                if let corrupt { state.accumulator.recordCorruptFrame(corrupt) }
+                if let scale { state.accumulator.recordDecode(at: scale.fraction, reduced: !scale.isFull, shared: shared) }
+            }
+        }
+    }
+
+    /// When `frame` is MJPEG and more than one consumer converts it, all asking for the same
+    /// IDCT, decodes it once at the largest DCT scale any of them needs; otherwise leaves each
+    /// converter to decode for itself (so each gets exactly the IDCT it asked for).
+    private func decodeOnce(_ frame: VideoFrame, converting: ConvertingConsumer?, queues: [Feed]) -> Decode {
+        let code = frame.format.pixelFormat.v4l2Code
+        guard code == Self.jpegCodes.0 || code == Self.jpegCodes.1 else { return .own }
+        var first = converting?.converter
+        var count = first == nil ? 0 : 1
+        var index = 0
+        while index < queues.count {
+            if let converter = queues[index].converter {
+                count += 1
+                if first == nil { first = converter }
+                if converter.output.jpegDecoding != first!.output.jpegDecoding { return .own }
+            }
+            index += 1
+        }
+        guard count > 1, let first else { return .own }
+        do {
+            let (data, header) = try sharedDecoder.header(of: frame, device: first.device)
+            let source = Size(width: header.width, height: header.height)
+            let reductions = JPEGScale.reductions
+            var scale = reductions.isEmpty ? JPEGScale.full : reductions[0]
+            // Every converter's need, the consumer's first (index -1).
+            index = converting == nil ? 0 : -1
+            while index < queues.count {
+                if let converter = index < 0 ? converting?.converter : queues[index].converter {
+                    let needed = converter.decodeScale(source: source, layout: header.layout, orientation: frame.orientation)
+                    if scale.isSmaller(than: needed) { scale = needed }
+                }
+                index += 1
+            }
+            return .shared(try sharedDecoder.decode(data, header: header, scale: scale, decoding: first.output.jpegDecoding,
+                                                    device: first.device))
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// Whether a delivery run is open: begun and not yet finished (a run that ended by itself,
+    /// unplugged say, has finished it, and a restart must begin a new one).
+    var isRunActive: Bool { state.withLock { $0.runActive } }
+
+    /// Capturing ended (or never started): ends every sequence (throwing `error`, if any) and,
+    /// once per run, tells the consumer.
+    func finish(error: MediaDevicesError?) {
+        let (consumer, queues) = state.withLock { state in
+            let queues = state.queues
+            state.queues.removeAll()
+            let consumer = state.runActive ? state.consumer : nil
+            state.runActive = false
+            return (consumer, queues)
+        }
+        for entry in queues { entry.queue.finish(error: error) }
+        consumer?.captureDidStop(error: error)
+    }
+}

@@ -1,0 +1,59 @@
+#if PipeWire
+import MediaDevicesCore
+import Glibc
+
+/// A screen the user shared through the Wayland screen-cast portal, handed to another PipeWire
+/// consumer instead of read by `ScreenSource`: GStreamer (`pipewiresrc fd=FD path=NODE`), OBS,
+/// a WebRTC stack with its own PipeWire capturer. The portal dance (the dialog, or a restore
+/// token that brings back an earlier choice) is done here; the consumer connects with
+/// `pipeWireRemote` to the node `nodeID`. The portal session lasts until `close()` (or
+/// deinit): closing ends the stream for every consumer.
+public final class PortalScreenCast: @unchecked Sendable {
+    /// The portal screen asked for (`ScreenSource.discover(backend: .portal)`).
+    public let screen: Screen
+    /// The PipeWire node that carries the shared picture.
+    public let nodeID: UInt32
+    /// The shared source's size and place when the portal says (xdg-desktop-portal-wlr does).
+    public let size: Size?
+    /// The token that brings this choice back in a later session without asking (`nil` when
+    /// the portal does not persist choices, before version 4). Also kept as
+    /// `PortalOptions.restoreTokenFile` says.
+    public let restoreToken: String?
+    /// A connection to PipeWire that sees only this session's stream (owned by this object and
+    /// valid until `close()`). PipeWire clients take ownership of the descriptor they connect
+    /// with: give them a `dup` (GStreamer's `pipewiresrc fd=` does not close it, but another
+    /// consumer may).
+    public let pipeWireRemote: Int32
+    private let grant: PortalGrant
+    private var isClosed = false
+
+    /// Asks the portal to share `screen` (a portal screen) with the cursor embedded or hidden,
+    /// as `options` says (restore token, how long to wait for the user). Throws `.notFound`
+    /// without a portal (naming what to install), `.permissionDenied` when the user cancels,
+    /// `.unsupportedFormat` when the portal does not offer that source type or `screen` is not
+    /// a portal screen, `.timeout` when the user does not answer in time.
+    public init(screen: Screen, showsCursor: Bool = false, options: PortalOptions = PortalOptions()) throws {
+        guard screen.backend == .portal else {
+            throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "PortalScreenCast",
+                                    detail: "\(screen.uniqueID) is a \(screen.backend) screen, not a portal one; take one from `ScreenSource.discover(backend: .portal)`")
+        }
+        grant = try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
+        self.screen = screen
+        nodeID = grant.stream.nodeID
+        size = grant.stream.size
+        restoreToken = grant.restoreToken
+        pipeWireRemote = grant.remote
+    }
+
+    deinit { close() }
+
+    /// Closes the portal session (the stream ends for every consumer) and the PipeWire remote.
+    /// Later calls do nothing. Not thread-safe against itself: close from one place.
+    public func close() {
+        if isClosed { return }
+        isClosed = true
+        grant.close()
+        Glibc.close(pipeWireRemote)
+    }
+}
+#endif

@@ -1,0 +1,428 @@
+import MediaDevicesCore
+import Foundation
+import Synchronization
+
+/// Screen sharing: frames of a screen, paced at the requested rate (15 fps by default, as the
+/// seeds' screen capturer), with monotonic timestamps and the same capturer contract,
+/// consumers and statistics as a camera, through one of three backends (`Screen.backend`):
+///
+/// - **KMS**, below any compositor: what a DRM/KMS output scans out, grabbed from the primary
+///   plane's framebuffer (`GETFB2`, dumb-buffer map or PRIME).
+/// - **X11**: a RandR monitor of an X server, grabbed with MIT-SHM into one shared segment (a
+///   memfd where the server speaks MIT-SHM 1.2, so a client in its own IPC namespace, such as a
+///   container, works too; else System V); DAMAGE skips grabs when nothing changed (counted in `CaptureStatistics.unchangedFrames`,
+///   no frame delivered twice), and the cursor comes from XFIXES.
+/// - **Portal**, in a Wayland session: the xdg-desktop-portal ScreenCast portal asks the user
+///   which monitor or window to share (once: the restore token brings the choice back), and
+///   the compositor streams it through PipeWire, a picture only when something changed
+///   (counted in `unchangedFrames` as on X11); the cursor is embedded by the compositor.
+///
+/// `screens` lists the portal's source types when `WAYLAND_DISPLAY` is set and the portal
+/// answers, else the X server's monitors when `DISPLAY` is set and answers, else the KMS
+/// outputs; `enumerate(backend:)` asks one backend.
+///
+/// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888; always that on
+/// X11), zero-copy: the planes point into the scanout buffer (or the shared segment) for the
+/// duration of the callback; ask
+/// `frames(bufferSize:output:)` (or wrap the consumer in a `ConvertingConsumer`) for ARGB or
+/// NV12. A mode change while capturing is followed: frames go on at the new size.
+/// `exportsDMABuf` (KMS) makes frames carry the framebuffer's PRIME export as `dmaBuf`.
+///
+/// KMS grabs at every deadline. X11 (without the cursor) and the portal are told of changes:
+/// between them the capture thread sleeps until one comes (waking once a second as a safety
+/// net), so a still screen costs about no CPU; the rate still caps delivery.
+///
+/// Reading another program's framebuffer (KMS) needs `CAP_SYS_ADMIN` or being the DRM master;
+/// without either, `initialize()` throws `.permissionDenied` saying how to grant it. X11 needs
+/// only a connection to the server.
+public final class ScreenSource: VideoCapturer, Sendable {
+    /// The rate used when none is given: 15 fps, the seeds' screen-sharing rate.
+    public static let defaultFrameRate = FrameRate(15)
+
+    /// The screens of the screen-cast portal on the session bus at `busAddress` (a D-Bus
+    /// address, `unix:path=…`; the environment's session bus when `nil`): one per source type
+    /// it offers. Throws `.notFound`, naming what to install, when no portal answers there.
+    public static func portalScreens(busAddress: String? = nil) throws -> [Screen] {
+        #if PipeWire
+        try PortalScreens.screens(address: busAddress)
+        #else
+        throw BuildTraits.missingPipeWire(device: "portal", operation: "enumerate portal screens")
+        #endif
+    }
+
+    /// The RandR monitors of the X server on `display` (`DISPLAY` when `nil`), as screens of
+    /// the X11 backend. Throws `.notFound` when no X server answers there.
+    public static func x11Screens(display: String? = nil) throws -> [Screen] {
+        #if X11
+        try X11Monitors.screens(display: display)
+        #else
+        throw BuildTraits.missingX11(device: display, operation: "enumerate X11 monitors")
+        #endif
+    }
+
+
+    /// The screen captured.
+    public let screen: Screen
+    /// Frames per second.
+    public let frameRate: FrameRate
+    /// The part of the screen delivered (screen coordinates, cut to the screen); `nil`: all of it.
+    public let region: Rect?
+    /// Whether the cursor is blended into the frames: KMS, the cursor plane's image
+    /// (XRGB8888/ARGB8888 screens); X11, the XFIXES cursor image; portal, embedded by the
+    /// compositor (when the portal offers it; else hidden).
+    public let showsCursor: Bool
+    /// How framebuffers are mapped (KMS only).
+    public let mapping: FramebufferMapping
+    /// Whether a grab that finds the screen unchanged since the last frame delivers nothing
+    /// (counted in `CaptureStatistics.unchangedFrames`), as screen sharing wants; `false` gives
+    /// a frame at every deadline, as a constant-rate file wants. X11 and the portal track changes.
+    public let skipsUnchangedFrames: Bool
+    /// Whether frames carry the screen's framebuffer as a DMA-BUF (`VideoFrame.dmaBuf`: the PRIME
+    /// descriptor, the DRM fourcc and modifier from `GETFB2`, the pitch and the offset of the
+    /// region's first pixel) for encoders, EGL, Vulkan or GStreamer to import without a copy.
+    /// KMS only, on drivers with PRIME export (virtio-gpu, i915, amdgpu; not bochs):
+    /// `initialize()` throws `.unsupportedFormat` otherwise, and on X11 and portal screens. The DMA-BUF is the live
+    /// scanout buffer, not a snapshot; its descriptor belongs to the source and is valid during
+    /// the callback (`dup` it to keep it). `frames` sequences then lease the framebuffer instead
+    /// of copying it: a held frame keeps it mapped and exported (across mode changes, stop and
+    /// release) until let go, and reads it live, without `DMA_BUF_IOCTL_SYNC` (use
+    /// `DMABufPlane.withCPUAccess` where caches are not coherent). Frames with the cursor
+    /// blended in are copies and carry none. With `.automatic` mapping the pixels are read
+    /// through the same export (the grab between `DMA_BUF_IOCTL_SYNC` start and end).
+    public let exportsDMABuf: Bool
+    /// How the portal is asked (portal screens only).
+    public let portalOptions: PortalOptions
+
+    private final class Grabbing: @unchecked Sendable {
+        let grabber: any ScreenGrabbing
+        init(_ grabber: any ScreenGrabbing) { self.grabber = grabber }
+    }
+
+    private struct State {
+        var grabbing: Grabbing?
+        var settings: CaptureSettings?
+        /// A `grabFrame` is using the grabber (outside the control lock): capture may not start
+        /// and another `grabFrame` may not use it until it returns.
+        var grabbingOnce = false
+    }
+
+    /// The device part: opens the backend's grabber and runs the paced capture loop.
+    private struct Grab: SourceDevice {
+        let screen: Screen
+        let frameRate: FrameRate
+        let region: Rect?
+        let showsCursor: Bool
+        let mapping: FramebufferMapping
+        let skipsUnchangedFrames: Bool
+        let exportsDMABuf: Bool
+        let portal: PortalOptions
+        let state: PublishedState<State>
+
+        func open() throws {
+            if state.withLock({ $0.grabbing }) != nil { return }
+            install(try prepare())
+        }
+
+        /// Publishes a prepared grabber, unless one is open already (then `prepared` is let go).
+        func install(_ prepared: (Grabbing, CaptureSettings)) {
+            state.withLock { state in
+                guard state.grabbing == nil else { return }
+                state.grabbing = prepared.0
+                state.settings = prepared.1
+            }
+        }
+
+        /// Makes the backend's grabber and grabs once, to learn the format and check the
+        /// privilege; publishes nothing. For the portal this waits for the user and the first
+        /// picture (cancellable: `WaitCancellation`).
+        func prepare() throws -> (Grabbing, CaptureSettings) {
+            if let region, region.width <= 0 || region.height <= 0 {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
+                                        detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
+            }
+            if exportsDMABuf && screen.backend != .kms {
+                let why = screen.backend == .x11 ? "X11 screens are read through MIT-SHM, which has no DMA-BUF"
+                    : "portal screens come in shared-memory buffers here (DMA-BUF from PipeWire is not supported yet)"
+                throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "export DMA-BUF",
+                                        detail: "\(why); capture without exportsDMABuf, or grab the KMS output (`--backend kms`)")
+            }
+            let grabber: any ScreenGrabbing = switch screen.backend {
+            case .kms: try makeKMSGrabber()
+            case .x11: try ScreenSource.makeX11Grabber(screen: screen, region: region, showsCursor: showsCursor)
+            case .portal: try ScreenSource.makePortalGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portal)
+            }
+            var format: VideoFormat?
+            guard try grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
+                  let format else {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "DRM_IOCTL_MODE_GETCRTC",
+                                        detail: "\(screen.name) shows no framebuffer (it is off or blanked) or the region lies outside it; turn it on or choose another region")
+            }
+            return (Grabbing(grabber), CaptureSettings(format: format, frameRate: frameRate))
+        }
+
+        /// Opens the card and finds the screen's connector as it is now.
+        private func makeKMSGrabber() throws -> ScreenGrabber {
+            let card = try DRMCard(path: screen.card)
+            // The screen as it is now (its CRTC and planes may have changed since enumeration).
+            guard let current = try card.screens().first(where: { $0.connectorID == screen.connectorID }) else {
+                throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "find connector",
+                                        detail: "\(screen.name) is no longer connected; run `mediadevices screens`")
+            }
+            return try ScreenGrabber(card: card, screen: current, region: region, showsCursor: showsCursor, method: mapping,
+                                    exportsDMABuf: exportsDMABuf)
+        }
+
+        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+            let (open, busy) = state.withLock { ($0.grabbing, $0.grabbingOnce) }
+            if busy {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "start",
+                                        detail: "A grabFrame on this source is still running; start after it returns (not from its closure)")
+            }
+            guard let grabbing = open else {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "start",
+                                        detail: "The screen is not open; initialize the source first")
+            }
+            let (rate, skips) = (frameRate, skipsUnchangedFrames)
+            return try CaptureRun(name: "md-screen", delivery: delivery, loop: { wake, _ in
+                ScreenSource.capture(grabbing.grabber, rate: rate, skipsUnchanged: skips, wake: wake, delivery: delivery)
+            }, cleanup: { _ in })
+        }
+
+        func close() { state.withLock { $0.grabbing = nil; $0.settings = nil } }
+    }
+
+    private let state: PublishedState<State>
+    private let core: SourceCore<Grab>
+    /// The device part as configured, for `prepare()`, which makes its grabber outside the core.
+    private let grab: Grab
+
+    /// A source for `screen` at `frameRate`, optionally cut to `region`, with the cursor,
+    /// delivering unchanged pictures again (`skipsUnchangedFrames: false`), exporting the
+    /// framebuffer as DMA-BUF (`exportsDMABuf`, KMS only); a portal screen is asked for as
+    /// `portal` says (restore token, waits).
+    public init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
+                showsCursor: Bool = false, mapping: FramebufferMapping = .automatic, skipsUnchangedFrames: Bool = true,
+                exportsDMABuf: Bool = false, portal: PortalOptions = PortalOptions()) {
+        self.portalOptions = portal
+        self.screen = screen
+        self.frameRate = frameRate
+        self.region = region
+        self.showsCursor = showsCursor
+        self.mapping = mapping
+        self.skipsUnchangedFrames = skipsUnchangedFrames
+        self.exportsDMABuf = exportsDMABuf
+        let state = PublishedState(State())
+        self.state = state
+        grab = Grab(screen: screen, frameRate: frameRate, region: region, showsCursor: showsCursor, mapping: mapping,
+                    skipsUnchangedFrames: skipsUnchangedFrames, exportsDMABuf: exportsDMABuf, portal: portal, state: state)
+        core = SourceCore(device: grab, label: screen.uniqueID)
+    }
+
+    deinit { core.release() }
+
+    /// Opens the card (KMS) or connects to the X server (X11) and grabs once, to learn the
+    /// format and check the privilege. KMS throws `.permissionDenied` (with the remedy) when
+    /// framebuffers cannot be read, `.unsupportedFormat` for tiled or compressed framebuffers,
+    /// `.invalidState` when the output is off. X11 throws `.notFound` when the X server does
+    /// not answer, `.disconnected` when the monitor is gone, `.unsupportedFormat` without
+    /// MIT-SHM, DAMAGE or XFIXES. While capturing, both follow mode changes; an output turned
+    /// off (KMS) or a monitor removed (X11) gives no frames, and sequence gaps, until it is back.
+    /// The portal asks the user (or restores an earlier choice) and waits for the first
+    /// picture: `.notFound` without a portal (the detail names what to install),
+    /// `.permissionDenied` when the user cancels the dialog, `.timeout` when no answer or
+    /// picture comes in time; a shared screen or window that goes away while capturing ends
+    /// the capture with `.disconnected`.
+    public func initialize() throws(MediaDevicesError) { try core.initialize() }
+
+    /// Does what `initialize()` does, as a call that waits without holding a thread of Swift's
+    /// cooperative pool or the source's lock, and that task cancellation ends: for a portal
+    /// screen, the user's answer to the portal's dialog (up to `PortalOptions.responseTimeout`)
+    /// and the first picture are waited for on a thread of its own. Prefer it to
+    /// `initialize()` for portal screens, before `start()`.
+    /// - Throws: what `initialize()` throws; `.cancelled` when the task was cancelled while it
+    ///   waited (the portal's request and session are closed, nothing is left open).
+    public func prepare() async throws(MediaDevicesError) {
+        if state.withLock({ $0.grabbing }) != nil { return }
+        let grab = self.grab
+        let prepared = try await runBlocking(name: "md-screen-open", device: screen.uniqueID, operation: "initialize") {
+            try grab.prepare()
+        }
+        try core.withControl("prepare") { grab, _ in grab.install(prepared) }
+    }
+
+    /// Starts grabbing and delivering frames. If it fails, the `frames` sequences end with the error.
+    public func start() throws(MediaDevicesError) { try core.start() }
+
+    /// The capture loop: one grab per deadline; a grab with nothing to show (output off)
+    /// leaves a sequence gap; an unchanged screen (X11 damage), when skipped, is counted and
+    /// numbers no frame, so it leaves none.
+    private static func capture(_ grabber: any ScreenGrabbing, rate: FrameRate, skipsUnchanged: Bool, wake: WakeUpEvent,
+                                delivery: FrameDelivery) -> MediaDevicesError? {
+        var pacer = FramePacer(rate: rate, wake: wake)
+        var unchanged: UInt64 = 0
+        var hasDelivered = false
+        var lastOutcome = ScreenGrabOutcome.nothingToShow
+        while pacer.waitForNextFrame() != nil {
+            do {
+                let sequence = UInt32(truncatingIfNeeded: pacer.sequence &- unchanged)
+                // Each run begins with a frame, however long the screen has been still.
+                let outcome = try grabber.grab(timestamp: .now, sequence: sequence, onlyIfChanged: skipsUnchanged && hasDelivered) {
+                    delivery.deliver($0)
+                }
+                lastOutcome = outcome
+                if outcome == .delivered { hasDelivered = true }
+                if outcome == .unchanged {
+                    unchanged += 1
+                    delivery.recordUnchangedFrame()
+                }
+            } catch let error as MediaDevicesError {
+                return error
+            } catch {
+                return MediaDevicesError(.io, device: grabber.screen.uniqueID, operation: "grab", detail: "\(error)")
+            }
+            // A backend that says when the screen may have changed (the portal, X11): after a frame
+            // or an unchanged grab, sleep until it says so (or a second passed, a safety net for
+            // a notice that never comes), so a still screen costs one wake-up a second, not one
+            // per deadline. The deadlines that pass meanwhile are unchanged frames (no sequence
+            // gap), and the next grab waits for no deadline already past. With nothing to show
+            // (a format change under way) grabs stay paced.
+            if skipsUnchanged, hasDelivered, lastOutcome != .nothingToShow, let changes = grabber.changeDescriptor {
+                let queued: Bool
+                do { queued = try grabber.hasQueuedChange() } catch let error as MediaDevicesError { return error } catch { queued = true }
+                if !queued {
+                    guard pacer.waitForChange(on: changes, timeoutMilliseconds: 1000) else { return nil }
+                }
+                let before = pacer.sequence
+                pacer.frameDone()
+                let still = pacer.sequence - before - 1
+                unchanged += still
+                delivery.recordUnchangedFrames(Int(still))
+                continue
+            }
+            pacer.frameDone()
+        }
+        return nil
+    }
+
+    /// Stops and waits for the capture thread to end; ends every `frames` sequence. From this
+    /// source's own callback it returns at once and capture ends when the callback returns.
+    public func stop() { core.stop() }
+
+    /// Stops and closes the card, the X connection or the portal session. From this source's own
+    /// callback it only stops (the capture thread still uses the card); call it again from
+    /// elsewhere to close the card.
+    public func release() { core.release() }
+
+    /// Grabs one frame now and lends it to `body` (a screenshot); initializes first if needed.
+    /// Not while capturing (use the consumer or `frames` then): throws `.invalidState`. `body`
+    /// runs without the source's lock: it may read the source and call `release()` (the screen
+    /// is let go when the grab returns); `start()` and another `grabFrame` from it throw
+    /// `.invalidState`, as they do from other threads until this grab returns.
+    public func grabFrame<R>(_ body: (VideoFrame) throws -> R) throws -> R {
+        // The grabber is taken under the control lock and marked in use; the grab and `body` run
+        // outside it, so that `body` may call this source (a `release()` lets the grabber go
+        // only when this grab has returned: the local reference keeps it open meanwhile).
+        let grabbing = try core.withControl("grabFrame") { grab, control -> Grabbing in
+            if control.isRunning {
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
+                                        detail: "The source is capturing; take frames from its consumer or `frames` sequence, or stop it first")
+            }
+            try grab.open()
+            return try state.withLock { state throws(MediaDevicesError) -> Grabbing in
+                guard !state.grabbingOnce, let grabbing = state.grabbing else {
+                    throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
+                                            detail: "Another grabFrame on this source is running; grab again after it returns (not from its closure)")
+                }
+                state.grabbingOnce = true
+                return grabbing
+            }
+        }
+        defer { state.withLock { $0.grabbingOnce = false } }
+        var result: Result<R, any Error>?
+        let outcome: ScreenGrabOutcome
+        do {
+            outcome = try grabbing.grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false) { frame in result = Result { try body(frame) } }
+        } catch {
+            throw MediaDevicesError.converting(error, device: screen.uniqueID, operation: "grabFrame")
+        }
+        guard outcome == .delivered, let result else {
+            throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
+                                    detail: "\(screen.name) shows no framebuffer now (off or blanked)")
+        }
+        return try result.get()
+    }
+
+    /// The token that brings back the user's portal choice in a later session without asking
+    /// (give it as `PortalOptions.restoreToken`; it is also kept for this process and in
+    /// `PortalOptions.restoreTokenFile`); `nil` before initialization, on other backends, and
+    /// when the portal does not persist choices.
+    public var portalRestoreToken: String? {
+        #if PipeWire
+        portalGrabber?.restoreToken
+        #else
+        nil
+        #endif
+    }
+
+    #if PipeWire
+    /// The portal grabber while initialized (tests).
+    var portalGrabber: PortalScreenGrabber? { state.withLock { $0.grabbing }?.grabber as? PortalScreenGrabber }
+
+    /// The portal session's object path while one is open (tests watch it close).
+    var portalSessionHandle: String? { portalGrabber?.sessionHandle }
+    #endif
+
+    /// The screen as the backend sees it now: for the portal, with the size of what the user
+    /// chose (`screen` is the one asked for); `nil` before initialization.
+    public var currentScreen: Screen? { state.withLock { $0.grabbing }?.grabber.screen }
+
+    /// The framebuffer grabbed last (id, format, modifier, pitch, mapping method); `nil` on X11.
+    public var framebuffer: FramebufferDescription? { (state.withLock { $0.grabbing }?.grabber as? ScreenGrabber)?.framebuffer }
+
+    /// Whether frames are being delivered.
+    public var isCapturing: Bool { core.isCapturing }
+
+    /// The format at initialization (it follows the screen's mode while capturing: each
+    /// frame's own `format` is the truth) and the requested rate.
+    public var captureSettings: CaptureSettings? { state.withLock { $0.settings } }
+
+    /// Always `.up`: KMS framebuffers are stored upright (a rotated panel shows as a plane
+    /// rotation, which is not applied), and X11 root windows are upright (RandR rotates them).
+    public var orientation: VideoOrientation { .up }
+
+    /// The callback consumer.
+    public var consumer: (any VideoFrameConsumer)? {
+        get { core.delivery.consumer }
+        set { core.delivery.consumer = newValue }
+    }
+
+    /// A new asynchronous sequence of frames (see `VideoFrames`).
+    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
+
+    /// A new asynchronous sequence of frames converted to `output` on the capture thread — the
+    /// seeds' screen capturer publishes `OutputFormat(.argb)`; encoders want `.nv12`. Give
+    /// `output.size` to keep one size across mode changes (frames are scaled to it).
+    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
+        try core.frames(bufferSize: bufferSize, output: output)
+    }
+
+    /// Counters of the current or last run.
+    public var statistics: CaptureStatistics { core.delivery.statistics }
+}
+
+extension ScreenSource {
+    /// What `screen` offers now, in the format list shape cameras use: its framebuffer's
+    /// format at the current mode's size, at 1 to 60 fps (grabs are paced, not driven by the
+    /// display's refresh). Needs the same privilege as capturing; on the portal, it asks the
+    /// user (or restores the choice) as capturing does.
+    public static func currentFormats(_ screen: Screen) throws -> [CaptureFormat] {
+        let source = ScreenSource(screen: screen)
+        defer { source.release() }
+        try source.initialize()
+        guard let format = source.captureSettings?.format else { return [] }
+        let rates = FrameRateRange(minInterval: Fraction(1, 60), maxInterval: Fraction(1, 1), step: nil)
+        return [CaptureFormat(pixelFormat: format.pixelFormat, description: "\(format.pixelFormat.name) framebuffer of \(screen.name)",
+                              isCompressed: false, isEmulated: false,
+                              frameSizes: [FrameSizeOption(sizes: .discrete(format.size), frameRateRanges: [rates])])]
+    }
+}

@@ -1,0 +1,120 @@
+import MediaDevicesCore
+import CV4L2
+import Glibc
+
+/// A control changed (`V4L2_EVENT_CTRL`): its value, its range, its flags, or several.
+public struct ControlChange: Sendable, Hashable, CustomStringConvertible {
+    /// What changed.
+    public struct Changes: OptionSet, Sendable, Hashable {
+        /// The kernel's `V4L2_EVENT_CTRL_CH_*` bits.
+        public let rawValue: UInt32
+        /// Changes from the kernel's bits.
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// `V4L2_EVENT_CTRL_CH_VALUE`.
+        public static let value = Changes(rawValue: 1)
+        /// `V4L2_EVENT_CTRL_CH_FLAGS` (e.g. inactive when an auto mode turns on).
+        public static let flags = Changes(rawValue: 2)
+        /// `V4L2_EVENT_CTRL_CH_RANGE`.
+        public static let range = Changes(rawValue: 4)
+    }
+
+    /// The control's id.
+    public let id: UInt32
+    /// The control's key (`exposure_time_absolute`).
+    public let key: String
+    /// What changed.
+    public let changes: Changes
+    /// The value after the change (integer controls; `.none` for strings and arrays, which
+    /// events do not carry).
+    public let value: ControlValue
+    /// The flags after the change.
+    public let flags: ControlFlags
+    /// The range after the change.
+    public let minimum: Int64
+    /// The range after the change.
+    public let maximum: Int64
+    /// The step after the change.
+    public let step: UInt64
+    /// The default after the change.
+    public let defaultValue: Int64
+
+    /// `brightness: value 10` / `exposure_time_absolute: flags inactive`.
+    public var description: String {
+        var parts: [String] = []
+        if changes.contains(.value) { parts.append("value \(value)") }
+        if changes.contains(.flags) { parts.append("flags \(flags.names.isEmpty ? "none" : flags.description)") }
+        if changes.contains(.range) { parts.append("range \(minimum)...\(maximum) step \(step) default \(defaultValue)") }
+        return "\(key): " + parts.joined(separator: ", ")
+    }
+}
+
+/// Control changes on one camera as they happen, from any process, as an `AsyncSequence`
+/// (`CaptureDevice.controlChanges()`). It has its own file descriptor and thread, subscribed to
+/// every control; `stop()` (or dropping it) ends the sequence.
+public final class ControlChanges: AsyncSequence, Sendable {
+    /// One change.
+    public typealias Element = ControlChange
+    private let stream: AsyncStream<ControlChange>
+    private let continuation: AsyncStream<ControlChange>.Continuation
+    private let wake: WakeUpEvent
+    private let thread: CaptureThread
+
+    init(path: String) throws {
+        let device = try V4L2Device(path: path)
+        let controls = try device.queryControls().filter { $0.type != .controlClass }
+        for control in controls {
+            var subscription = v4l2_event_subscription()
+            subscription.type = UInt32(V4L2_EVENT_CTRL)
+            subscription.id = control.id
+            try device.file.ioctl(cv4l2_VIDIOC_SUBSCRIBE_EVENT, &subscription, "VIDIOC_SUBSCRIBE_EVENT")
+        }
+        let keys = Dictionary(controls.map { ($0.id, $0.key) }, uniquingKeysWith: { first, _ in first })
+        (stream, continuation) = AsyncStream<ControlChange>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let wake = try WakeUpEvent()
+        self.wake = wake
+        let continuation = self.continuation
+        thread = try CaptureThread(name: "md-controls") {
+            ControlChanges.run(device, keys: keys, wake: wake, continuation: continuation)
+        }
+    }
+
+    deinit { stop() }
+
+    /// Stops watching and ends the sequence. Safe to call more than once.
+    public func stop() {
+        wake.signal()
+        thread.join()
+        continuation.finish()
+    }
+
+    /// The sequence's iterator (one consumer).
+    public func makeAsyncIterator() -> AsyncStream<ControlChange>.Iterator { stream.makeAsyncIterator() }
+
+    private static func run(_ device: V4L2Device, keys: [UInt32: String], wake: WakeUpEvent,
+                            continuation: AsyncStream<ControlChange>.Continuation) {
+        var fds = [pollfd(fd: device.file.rawValue, events: Int16(POLLPRI), revents: 0),
+                   pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+        while true {
+            fds[0].revents = 0
+            fds[1].revents = 0
+            let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, 2, -1) }
+            if ready < 0 && errno == EINTR { continue }
+            if ready < 0 || fds[1].revents != 0 { break }
+            if fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && fds[0].revents & Int16(POLLPRI) == 0 { break }
+            var event = cv4l2_control_event()
+            while true {
+                let result = cv4l2_dequeue_control_event(device.file.rawValue, &event)
+                if result < 0 { break }
+                if result == 0 { continue }
+                let type = ControlType(rawValue: event.type)
+                continuation.yield(ControlChange(
+                    id: event.id, key: keys[event.id] ?? "0x" + String(event.id, radix: 16),
+                    changes: ControlChange.Changes(rawValue: event.changes),
+                    value: type.isInteger ? .integer(type.integerValue(event.value)) : .none, flags: ControlFlags(rawValue: event.flags),
+                    minimum: event.minimum, maximum: event.maximum, step: UInt64(bitPattern: event.step),
+                    defaultValue: event.default_value))
+            }
+        }
+        continuation.finish()
+    }
+}
