@@ -10,7 +10,7 @@ struct BenchmarkCommand: ParsableCommand {
         commandName: "benchmark",
         abstract: "Measure conversion, MJPEG decode, capture CPU and latency against direct library calls and the field's tools.",
         discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part.",
-        subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, CaptureCPU.self, Latency.self, Stream.self])
+        subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, CaptureCPU.self, PipeWireCamera.self, Latency.self, Stream.self])
 
     /// `--output-size WxH`, parsed (`nil` when not given).
     static func outputSize(_ text: String?) throws -> Size? {
@@ -222,6 +222,67 @@ struct BenchmarkCommand: ParsableCommand {
         }
     }
 
+    struct PipeWireCamera: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pipewire",
+            abstract: "CPU per delivered frame of a camera through its PipeWire node vs gst-launch-1.0 pipewiresrc on the node and vs our direct V4L2 path (run in the rig, in a camera session).")
+
+        @OptionGroup var common: Common
+
+        @Option(help: "The V4L2 node WirePlumber's node wraps.")
+        var device: String
+
+        @Option(help: "The PipeWire node's object.serial (default: the node PipeWire lists for --device).")
+        var serial: UInt64?
+
+        @Option(help: "The PipeWire node's global id, for pipewiresrc path= (default: the node PipeWire lists for --device).")
+        var node: UInt32?
+
+        @Option(help: "Frame size (YUYV).")
+        var size = "640x480"
+
+        @Option(help: "Frame rate.")
+        var fps = 25
+
+        @Option(help: "Frames each run streams (longer than the window and the time before the end).")
+        var frames = 250
+
+        @Option(help: "The steady-state window: LENGTH,BEFORE-END seconds (the window ends BEFORE-END seconds before each run does).")
+        var window = "6,2"
+
+        @Option(help: "Rounds (every row once per round).")
+        var rounds = 2
+
+        @Option(help: "A writable directory (GStreamer's registry, the tools' log).")
+        var workDirectory = "/tmp/mediadevices-benchmark"
+
+        func run() throws {
+            try common.checkOptimized()
+            guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
+            let bounds = window.split(separator: ",").compactMap { Double($0) }
+            guard bounds.count == 2, bounds[0] > 0, bounds[1] >= 0, rounds > 0 else {
+                throw ValidationError("--window takes LENGTH,BEFORE-END seconds, --rounds at least 1")
+            }
+            guard Double(frames) / Double(fps) > bounds[0] + bounds[1] + 1 else {
+                throw ValidationError("\(frames) frames at \(fps) fps end before the window does: raise --frames")
+            }
+            var (serial, node) = (serial, node)
+            if serial == nil || node == nil {
+                let discovery = CaptureDevice.scan(backends: [.pipewire])
+                guard let listed = discovery.devices.first(where: { $0.path == device })?.pipeWireNodes.first else {
+                    throw BenchmarkError("PipeWire lists no node for \(device): \(discovery.problems.map(\.description).joined(separator: "; "))")
+                }
+                (serial, node) = (serial ?? listed.serial, node ?? listed.id)
+            }
+            let benchmark = PipeWireCameraBenchmark(device: device, serial: serial!, nodeID: node!, width: frameSize.width, height: frameSize.height,
+                                                    fps: fps, frames: frames, window: (bounds[0], bounds[1]), rounds: rounds,
+                                                    workDirectory: workDirectory)
+            let (rows, notes) = try benchmark.run(progress: common.progress)
+            for note in notes { common.progress(note) }
+            common.report(benchmark.title, rows, table: PipeWireCameraBenchmark.table(rows))
+        }
+    }
+
     struct Latency: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Capture delay and delivery latency (driver timestamp → callback / sequence reader): p50, p99 (run in the rig).")
@@ -254,7 +315,7 @@ struct BenchmarkCommand: ParsableCommand {
 
         /// The camera stream the rig parts measure: a V4L2 node streaming YUYV (or MJPEG) at a size and rate.
         struct Options: ParsableArguments {
-            @Option(help: "The V4L2 capture node.")
+            @Option(help: "The camera: a V4L2 capture node, or pipewire:SERIAL (its PipeWire node; `benchmark stream` only).")
             var device: String
 
             @Option(help: "Pixel format the camera streams: YUYV, or MJPG (`capture` then measures decoding).")

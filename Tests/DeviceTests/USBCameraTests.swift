@@ -73,20 +73,8 @@ final class USBCameraTests: XCTestCase {
             XCTAssertEqual(rgb.count, 2, "\(size): ARGB frames")
             XCTAssertEqual(log.byteMismatches, [], "\(size): every JPEG arrives as the camera sent it")
             XCTAssertEqual(statistics.corruptFrames, 0)
-            var worstChroma = 0, worstRGB = Double.infinity
-            for frame in converted {
-                let counter = try XCTUnwrap(log.counter(sequence: frame.sequence), "\(size): frame \(frame.sequence) carries a counter")
-                let reference = try XCTUnwrap(LibjpegReference.planes(camera.jpeg(size, counter: UInt32(counter)), fastDCT: true))
-                XCTAssertEqual(frame.size, size)
-                XCTAssertEqual(frame.planes[0], reference.y, "\(size): luma exactly libjpeg-turbo's (fast IDCT, the default)")
-                let (u, v) = Self.chroma420(reference)
-                if reference.chromaHeight == reference.height / 2 + reference.height % 2 {
-                    XCTAssertEqual(frame.planes[1], u, "\(size) 4:2:0: chroma exactly libjpeg-turbo's")
-                    XCTAssertEqual(frame.planes[2], v)
-                }
-                worstChroma = max(worstChroma, difference(frame.planes[1], u).max, difference(frame.planes[2], v).max)
-            }
-            XCTAssertLessThanOrEqual(worstChroma, 1, "\(size): 4:2:2 chroma is the mean of two rows, ±1")
+            let worstChroma = try Self.assertDecodedAsLibjpeg(converted, size: size, log: log, camera: camera)
+            var worstRGB = Double.infinity
             for frame in rgb {
                 let counter = try XCTUnwrap(log.counter(sequence: frame.sequence))
                 // libyuv samples chroma at its nearest position (no interpolation): so does
@@ -100,6 +88,29 @@ final class USBCameraTests: XCTestCase {
                          size.description, size.width == 800 || size.width == 1280 ? "4:2:2" : "4:2:0", worstChroma, worstRGB,
                          statistics.deliveredFrames, seconds, statistics.measuredFrameRate, statistics.droppedFrames))
         }
+    }
+
+    /// Asserts that each of `converted` (I420 frames decoded from the camera's MJPEG at `size`)
+    /// is libjpeg-turbo's decode of the JPEG the camera sent for the frame's counter (read by
+    /// `log` from the same frame): luma exactly, 4:2:0 chroma exactly, 4:2:2 chroma ±1. Returns
+    /// the largest chroma difference.
+    static func assertDecodedAsLibjpeg(_ converted: [CopiedFrame], size: Size, log: USBFrameLog, camera: USBCamera,
+                                       file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        var worstChroma = 0
+        for frame in converted {
+            let counter = try XCTUnwrap(log.counter(sequence: frame.sequence), "\(size): frame \(frame.sequence) carries a counter", file: file, line: line)
+            let reference = try XCTUnwrap(LibjpegReference.planes(camera.jpeg(size, counter: UInt32(counter)), fastDCT: true), file: file, line: line)
+            XCTAssertEqual(frame.size, size, file: file, line: line)
+            XCTAssertEqual(frame.planes[0], reference.y, "\(size): luma exactly libjpeg-turbo's (fast IDCT, the default)", file: file, line: line)
+            let (u, v) = chroma420(reference)
+            if reference.chromaHeight == reference.height / 2 + reference.height % 2 {
+                XCTAssertEqual(frame.planes[1], u, "\(size) 4:2:0: chroma exactly libjpeg-turbo's", file: file, line: line)
+                XCTAssertEqual(frame.planes[2], v, file: file, line: line)
+            }
+            worstChroma = max(worstChroma, difference(frame.planes[1], u).max, difference(frame.planes[2], v).max)
+        }
+        XCTAssertLessThanOrEqual(worstChroma, 1, "\(size): 4:2:2 chroma is the mean of two rows, ±1", file: file, line: line)
+        return worstChroma
     }
 
     /// libjpeg-turbo's chroma as I420 has it: 4:2:0 as is, 4:2:2 with pairs of rows averaged.

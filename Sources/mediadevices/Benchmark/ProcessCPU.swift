@@ -55,6 +55,40 @@ enum ProcessCPU {
                             windowThreadWakeUps: threadName == nil ? nil : second.thread - first.thread)
     }
 
+    /// Runs `arguments` and samples its CPU time and wake-ups every `interval` seconds until it
+    /// ends; the window is the `length` seconds that end `beforeEnd` seconds before its last
+    /// sample: the steady state of a run of a known number of frames, however long its start-up
+    /// took (a debug build's start under emulation takes longer than any fixed window's start),
+    /// with its teardown left out. Throws if the run succeeded in less than `length + beforeEnd`;
+    /// a run that failed (status not 0) is returned with an empty window.
+    static func runSampledBeforeEnd(_ arguments: [String], log: String, length: Double, beforeEnd: Double,
+                                    interval: Double = 0.25) throws -> SampledUsage {
+        var samples: [(cpu: Double, wall: UInt64, wakeUps: Double)] = []
+        samples.reserveCapacity(4096)
+        let total = try run(arguments, log: log) { pid, _ in
+            while true {
+                // Ended (a zombie until reaped by `run`'s wait4): WNOWAIT leaves it to be reaped.
+                var info = siginfo_t()
+                if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info.si_signo == SIGCHLD { return }
+                guard let cpu = cpuNanoseconds(of: pid) else { return }
+                samples.append((cpu, BenchmarkClock.nanoseconds(), wakeUps(of: pid)))
+                usleep(useconds_t(interval * 1e6))
+            }
+        }
+        // A failed run has no window: its status says so.
+        guard total.status == 0 else {
+            return SampledUsage(total: total, windowCPUNanoseconds: 0, windowWallNanoseconds: 0, windowWakeUps: 0, windowThreadWakeUps: nil)
+        }
+        guard let last = samples.last,
+              let end = samples.lastIndex(where: { $0.wall + UInt64(beforeEnd * 1e9) <= last.wall }),
+              let start = samples.lastIndex(where: { $0.wall + UInt64(length * 1e9) <= samples[end].wall }) else {
+            throw BenchmarkError("\(arguments[0]) ran (status \(total.status)) less than \(length + beforeEnd) s: give it more frames")
+        }
+        let (first, second) = (samples[start], samples[end])
+        return SampledUsage(total: total, windowCPUNanoseconds: second.cpu - first.cpu, windowWallNanoseconds: Double(second.wall - first.wall),
+                            windowWakeUps: second.wakeUps - first.wakeUps, windowThreadWakeUps: nil)
+    }
+
     /// Voluntary context switches of every thread of `pid` so far (`voluntary_ctxt_switches` in
     /// `/proc/PID/task/*/status`): each is a thread going to sleep to be woken later. Threads
     /// that ended in between are not counted (they are the tools' start-up and teardown threads).

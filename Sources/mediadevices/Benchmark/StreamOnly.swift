@@ -12,7 +12,8 @@ import Synchronization
 /// capture thread (for an MJPEG stream, the library's decoded frames), read there too (on the
 /// `captureExecutor`, as the README's quick start reads); `callback-converted`: a
 /// `ConvertingConsumer` converting to the same output in the callback, the reference the
-/// converted sequence is compared with.
+/// converted sequence is compared with. The camera is a V4L2 node, or a PipeWire camera node
+/// named `pipewire:SERIAL` (the callback, sequence and converted paths).
 struct StreamOnly {
     enum Path: String, CaseIterable {
         case callback, sequence, executor, converted
@@ -46,12 +47,17 @@ struct StreamOnly {
     }
 
     func run() throws {
-        guard case .camera(let camera) = try DeviceSelection.resolve(device) else {
-            throw BenchmarkError("stream needs a camera (a /dev/video node)")
-        }
-        let source = CameraSource(device: camera, request: FormatRequest(pixelFormat: pixelFormat, size: Size(width: width, height: height),
-                                                                         frameRate: FrameRate(fps)))
+        // A `pipewire:` name streams through the camera's PipeWire node, anything else directly
+        // over V4L2 (never the automatic rule's fallback to PipeWire: a row measures one route).
+        let backend: DeviceBackendName = device.hasPrefix("pipewire:") ? .pipewire : .v4l2
+        let opened = try OpenedCapturer(device, request: FormatRequest(pixelFormat: pixelFormat, size: Size(width: width, height: height),
+                                                                       frameRate: FrameRate(fps)), backend: backend)
+        guard opened.camera != nil else { throw BenchmarkError("stream needs a camera (a /dev/video node or pipewire:SERIAL)") }
+        let source = opened.capturer
         defer { source.release() }
+        if path == .executor && opened.captureExecutor == nil {
+            throw BenchmarkError("--path executor needs a source with a capture executor (a V4L2 camera), not \(opened.name)")
+        }
         try source.initialize()
         // The main thread sleeps until the last frame arrives (no polling: its wake-ups would be
         // counted as the library's CPU).
@@ -66,14 +72,14 @@ struct StreamOnly {
         case .converted: sequence = try source.frames(bufferSize: 16, output: request)
         }
         try source.start()
-        if let sequence { reader.drain(sequence, executor: path == .sequence ? nil : source.captureExecutor, timing: false) }
+        if let sequence { reader.drain(sequence, executor: path == .sequence ? nil : opened.captureExecutor, timing: false) }
         let limit = DispatchTime.now() + Self.timeLimit(frames: frames, fps: fps)
         _ = path.isCallback ? counter.done.wait(timeout: limit) : reader.full.wait(timeout: limit)
         func received() -> Int { path.isCallback ? counter.count : reader.count }
         source.stop()
         if !path.isCallback { reader.finished.wait() }
         guard received() >= frames else {
-            throw BenchmarkError("only \(received()) of \(frames) frames arrived from \(camera.path)")
+            throw BenchmarkError("only \(received()) of \(frames) frames arrived from \(opened.name)")
         }
         // For the benchmark's tools.log: whether the readers' frames were leased or copied.
         let statistics = source.statistics
