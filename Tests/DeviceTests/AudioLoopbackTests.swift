@@ -150,20 +150,24 @@ final class AudioLoopbackTests: XCTestCase {
     }
 
     func testListAndFormatsCommandsShowAudio() throws {
-        let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try Rig.run("\(Rig.tool) list --json").utf8)) as? [String: Any])
+        // The four runs at once (each CLI start costs seconds in the rig).
+        let runs = Rig.shells(["\(Rig.tool) list --json", "\(Rig.tool) formats hw:Loopback,0,0 --json", "\(Rig.tool) list",
+                               "\(Rig.tool) record 99 --seconds 1 --output \(Rig.scratch)/x.wav --json"])
+        for run in runs.prefix(3) { XCTAssertEqual(run.status, 0, run.errors) }
+        let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(runs[0].output.utf8)) as? [String: Any])
         XCTAssertNotNil(listed["cameras"], "the camera shape stays")
         let audio = try XCTUnwrap(listed["audio"] as? [String: Any])
         let inputs = try XCTUnwrap(audio["inputs"] as? [[String: Any]])
         XCTAssertTrue(inputs.contains { $0["uniqueID"] as? String == "alsa:hw:CARD=Loopback,DEV=1" && $0["backend"] as? String == "alsa" }, "\(inputs)")
         let index = try XCTUnwrap(inputs.firstIndex { $0["name"] as? String == "plughw:CARD=Loopback,DEV=1" })
         XCTAssertEqual(inputs[index]["index"] as? Int, index)
-        let formats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try Rig.run("\(Rig.tool) formats hw:Loopback,0,0 --json").utf8)) as? [String: Any])
+        let formats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(runs[1].output.utf8)) as? [String: Any])
         let entries = try XCTUnwrap(formats["audioFormats"] as? [[String: Any]])
         XCTAssertEqual(Set(entries.compactMap { $0["direction"] as? String }), ["input", "output"])
         XCTAssertEqual(entries.first?["sampleFormats"] as? [String], ["S16_LE", "S32_LE", "FLOAT_LE"])
-        let text = try Rig.run("\(Rig.tool) list")
+        let text = runs[2].output
         XCTAssertTrue(text.contains("Audio inputs") && text.contains("alsa:plughw:CARD=Loopback,DEV=0"), text)
-        let missing = Rig.shell("\(Rig.tool) record 99 --seconds 1 --output \(Rig.scratch)/x.wav --json")
+        let missing = runs[3]
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.output.contains("\"code\" : \"notFound\""), missing.output)
     }
