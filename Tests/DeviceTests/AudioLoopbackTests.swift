@@ -150,20 +150,24 @@ final class AudioLoopbackTests: XCTestCase {
     }
 
     func testListAndFormatsCommandsShowAudio() throws {
-        let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try Rig.run("\(Rig.tool) list --json").utf8)) as? [String: Any])
+        // The four runs at once (each CLI start costs seconds in the rig).
+        let runs = Rig.shells(["\(Rig.tool) list --json", "\(Rig.tool) formats hw:Loopback,0,0 --json", "\(Rig.tool) list",
+                               "\(Rig.tool) record 99 --seconds 1 --output \(Rig.scratch)/x.wav --json"])
+        for run in runs.prefix(3) { XCTAssertEqual(run.status, 0, run.errors) }
+        let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(runs[0].output.utf8)) as? [String: Any])
         XCTAssertNotNil(listed["cameras"], "the camera shape stays")
         let audio = try XCTUnwrap(listed["audio"] as? [String: Any])
         let inputs = try XCTUnwrap(audio["inputs"] as? [[String: Any]])
         XCTAssertTrue(inputs.contains { $0["uniqueID"] as? String == "alsa:hw:CARD=Loopback,DEV=1" && $0["backend"] as? String == "alsa" }, "\(inputs)")
         let index = try XCTUnwrap(inputs.firstIndex { $0["name"] as? String == "plughw:CARD=Loopback,DEV=1" })
         XCTAssertEqual(inputs[index]["index"] as? Int, index)
-        let formats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try Rig.run("\(Rig.tool) formats hw:Loopback,0,0 --json").utf8)) as? [String: Any])
+        let formats = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(runs[1].output.utf8)) as? [String: Any])
         let entries = try XCTUnwrap(formats["audioFormats"] as? [[String: Any]])
         XCTAssertEqual(Set(entries.compactMap { $0["direction"] as? String }), ["input", "output"])
         XCTAssertEqual(entries.first?["sampleFormats"] as? [String], ["S16_LE", "S32_LE", "FLOAT_LE"])
-        let text = try Rig.run("\(Rig.tool) list")
+        let text = runs[2].output
         XCTAssertTrue(text.contains("Audio inputs") && text.contains("alsa:plughw:CARD=Loopback,DEV=0"), text)
-        let missing = Rig.shell("\(Rig.tool) record 99 --seconds 1 --output \(Rig.scratch)/x.wav --json")
+        let missing = runs[3]
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.output.contains("\"code\" : \"notFound\""), missing.output)
     }
@@ -194,10 +198,13 @@ final class AudioLoopbackTests: XCTestCase {
     func testRecordAndPlayCommands() throws {
         let short = "\(Rig.scratch)/short.wav", tone = "\(Rig.scratch)/tone.wav", recording = "\(Rig.scratch)/recording.wav"
         let format = AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .floatLE)
+        // One second of the tone holds 997 whole cycles, so the long file is that second over and
+        // over without a seam (generating 30 s of samples costs seconds in the emulated guest).
+        var sine = SineGenerator(frequency: AudioToneRun.frequency, amplitude: AudioToneRun.amplitude, sampleRate: 44100)
+        let second = sine.samples(frames: 44100, channels: 2)
         for (path, seconds) in [(short, 1), (tone, 30)] {
-            var sine = SineGenerator(frequency: AudioToneRun.frequency, amplitude: AudioToneRun.amplitude, sampleRate: 44100)
             let writer = try WAVWriter(path: path, format: format)
-            try writer.write(sine.samples(frames: 44100 * seconds, channels: 2))
+            for _ in 0..<seconds { try writer.write(second) }
             try writer.close()
         }
         // `play` on its own: every frame of the file reaches the device.

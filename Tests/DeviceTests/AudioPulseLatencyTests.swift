@@ -32,7 +32,6 @@ final class AudioPulseLatencyTests: XCTestCase {
     /// old bound "snd-aloop + 2 periods" failed). PipeWire is held to the first bound only: its graph
     /// runs on its own quantum and threads (+1.5 to +1.7 periods over snd-aloop on an idle host).
     static func roundTrips(_ daemon: SoundServer, nearTools: Bool = true) throws {
-        defer { daemon.kill() }
         try Rig.run("modprobe snd-aloop")
         for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)

@@ -32,10 +32,16 @@ struct AudioToneRun {
     /// thread starved on a busy host does not leave gaps; the onset goes into an empty bus, so the
     /// round trip is the device's and server's, whatever `ahead` is.
     func run(lead: Double = 0.3, seconds: Double, gapAfter: Double? = nil, gap: Double = 0, ahead: Double = 0.2) throws -> Result {
-        var sine = SineGenerator(frequency: Self.frequency, amplitude: Self.amplitude, sampleRate: format.sampleRate)
         let channels = format.channels
         let period = driver.render.periodFrames ?? 512
-        var chunk = [Float](repeating: 0, count: period * channels)
+        // One second of the tone, made before the run: a whole number of cycles (the frequency is
+        // whole hertz), so it repeats without a seam, and the feeding loop only copies. Computing
+        // sines there, and looking for the onset through a generic `firstIndex`, took the emulated
+        // guest's CPU from the audio threads the run measures (a debug build under emulation).
+        var sine = SineGenerator(frequency: Self.frequency, amplitude: Self.amplitude, sampleRate: format.sampleRate)
+        let second = sine.samples(frames: format.sampleRate, channels: channels)
+        var position = 0
+        let threshold = Float(Self.amplitude) * 0.3
         let queued = max(3 * period, Int(ahead * Double(format.sampleRate)))
         let captured = captureFormat ?? format
         var incoming = [Float](repeating: 0, count: 8192 * captured.channels)
@@ -60,10 +66,12 @@ struct AudioToneRun {
                 let paused = gapUntil.map { now < $0 } ?? false
                 if !paused {
                     while framesWritten < totalFrames && driver.bus.renderSamplesQueued < queued * channels {
-                        chunk.withUnsafeMutableBufferPointer { sine.fill($0, channels: channels) }
-                        let written = chunk.withUnsafeBufferPointer { driver.bus.writeRenderData($0) }
+                        let count = min(period * channels, second.count - position)
+                        let written = second.withUnsafeBufferPointer { driver.bus.writeRenderData(UnsafeBufferPointer(rebasing: $0[position..<position + count])) }
                         if onsetWritten == nil { onsetWritten = Date() }
+                        position = (position + written) % second.count
                         framesWritten += written / channels
+                        if written == 0 { break }
                         if let gapStart, gapUntil == nil, framesWritten >= gapStart { break }
                     }
                 }
@@ -72,7 +80,7 @@ struct AudioToneRun {
             let got = incoming.withUnsafeMutableBufferPointer { driver.bus.readCaptureData(into: $0) }
             if got > 0 {
                 if result.roundTrip == nil, let onsetWritten {
-                    if let index = incoming[0..<got].firstIndex(where: { abs($0) > Float(Self.amplitude) * 0.3 }) {
+                    if let index = Self.firstSample(above: threshold, in: incoming, count: got) {
                         // As the application sees it: from writing the onset to reading it back.
                         result.roundTrip = Date().timeIntervalSince(onsetWritten)
                         result.leadSamples += index
@@ -88,6 +96,18 @@ struct AudioToneRun {
             usleep(1000)
         }
         return result
+    }
+
+    /// The index of the first of `samples[0..<count]` whose magnitude exceeds `threshold`.
+    static func firstSample(above threshold: Float, in samples: [Float], count: Int) -> Int? {
+        samples.withUnsafeBufferPointer { buffer in
+            var index = 0
+            while index < count {
+                if abs(buffer[index]) > threshold { return index }
+                index += 1
+            }
+            return nil
+        }
     }
 
     /// Checks frequency (within 1 Hz, per channel) and level (within 1 dB) of the captured tone

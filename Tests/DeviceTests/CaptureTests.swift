@@ -98,7 +98,7 @@ final class CaptureTests: XCTestCase {
         XCTAssertEqual(theirs.count, frameBytes * 3, "v4l2-ctl wrote 3 frames of the same size")
         let ours = kept.flatMap(\.bytes)
         let lastOfTheirs = Array(theirs.suffix(frameBytes))
-        let same = zip(ours, lastOfTheirs).filter { $0 == $1 }.count
+        let same = countEqualBytes(ours, lastOfTheirs)
         XCTAssertGreaterThan(Double(same) / Double(max(frameBytes, 1)), 0.99, "our frame and v4l2-ctl's agree byte for byte")
         print(String(format: "figure: %@ %@: %d frames, %d dropped, %.2f fps measured, capture delay mean %.0f µs max %.0f µs, %d of %d bytes equal to v4l2-ctl's frame",
                      node, pixelFormat.name, records.count, stats.droppedFrames, stats.measuredFrameRate,

@@ -50,6 +50,25 @@ enum Rig {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errors.data, as: UTF8.self))
     }
 
+    /// Runs `commands` at the same time (each as `shell` runs it) and returns their results in
+    /// order: independent command-line runs, each of which costs seconds to start under emulation,
+    /// use both of the guest's CPUs.
+    static func shells(_ commands: [String]) -> [(status: Int32, output: String, errors: String)] {
+        let results = ShellResults(count: commands.count)
+        DispatchQueue.concurrentPerform(iterations: commands.count) { index in
+            results.set(index, shell(commands[index]))
+        }
+        return results.all
+    }
+
+    private final class ShellResults: @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [(status: Int32, output: String, errors: String)]
+        init(count: Int) { results = Array(repeating: (0, "", ""), count: count) }
+        func set(_ index: Int, _ result: (status: Int32, output: String, errors: String)) { lock.withLock { results[index] = result } }
+        var all: [(status: Int32, output: String, errors: String)] { lock.withLock { results } }
+    }
+
     private final class ErrorCollector: @unchecked Sendable {
         var data = Data()
         let done = DispatchSemaphore(value: 0)

@@ -5,10 +5,10 @@ import XCTest
 /// The Pulse backend's checks against a sound server (`SoundServer`): PulseAudio in
 /// `AudioPulseTests`, PipeWire's pipewire-pulse in `AudioPipeWireTests`: the tone through a null
 /// sink and its monitor, enumeration against `pactl`, the server killed mid-stream, and the
-/// server stopped (SIGSTOP) mid-stream.
+/// server stopped (SIGSTOP) mid-stream. The caller owns the server: a check leaves it running
+/// (the SIGSTOPped one resumed) except the kill check, so a class may share one.
 enum SoundServerChecks {
     static func toneThroughNullSinkAndMonitor(_ daemon: SoundServer) throws {
-        defer { daemon.kill() }
         for format in [AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE), AudioFormat(sampleRate: 44100, channels: 1, sampleFormat: .floatLE)] {
             let gain = format.channels == 1 ? daemon.monoFromStereoGainDecibels : 0
             // Up to three attempts, judged on the last: with the host's cores busy, the emulated
@@ -52,7 +52,6 @@ enum SoundServerChecks {
     static let toneAttempts = 3
 
     static func enumerationAgreesWithPactl(_ daemon: SoundServer) throws {
-        defer { daemon.kill() }
         let devices = AudioDevice.scan().devices.filter { $0.backend == .pulse }
         for (kind, direction) in [("sinks", AudioDevice.Direction.output), ("sources", .input)] {
             let names = try daemon.pactl("list short \(kind)").split(separator: "\n").map { String($0.split(separator: "\t")[1]) }
@@ -94,7 +93,7 @@ enum SoundServerChecks {
     }
 
     static func stoppedServerTimesOutAndStopReturnsPromptly(_ daemon: SoundServer) throws {
-        defer { daemon.resume(); daemon.kill() }
+        defer { daemon.resume() }
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
         let before = ProcessFigures.settled()
         do {

@@ -36,8 +36,11 @@ struct SoundServerScript {
         self.processes = processes
         self.seconds = seconds
         self.directory = directory
-        setenv("PULSE_SERVER", server, 1)
+        pointPulseClientsHere()
     }
+
+    /// Points this process's PULSE_SERVER (the library's and pactl's) at this server.
+    func pointPulseClientsHere() { setenv("PULSE_SERVER", server, 1) }
 
     /// `pactl` against this server.
     func pactl(_ arguments: String) throws -> String { try Rig.run("PULSE_SERVER=\(server) pactl \(arguments)") }
