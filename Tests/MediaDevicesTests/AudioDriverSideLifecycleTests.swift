@@ -22,6 +22,39 @@ private final class FailingStream: AudioBackendStream {
     func close() {}
 }
 
+/// A backend stream that runs periods (one every 5 ms, calling the observer after each) until it
+/// is told to stop, and records whether it was closed while a run was still using it.
+private final class PeriodStream: AudioBackendStream {
+    let format = AudioFormat(sampleRate: 48000, channels: 1)
+    let periodFrames = 240
+    let bufferFrames = 960
+    private let running = Atomic(false)
+    let closedWhileRunning = Atomic(false)
+    let closes = Atomic(0)
+    let runsEnded = Atomic(0)
+
+    func run(port: AudioBusPort, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?,
+             shouldStop: () -> Bool) -> MediaDevicesError? {
+        running.store(true, ordering: .sequentiallyConsistent)
+        defer {
+            running.store(false, ordering: .sequentiallyConsistent)
+            runsEnded.add(1, ordering: .sequentiallyConsistent)
+        }
+        var periods = 0
+        while !shouldStop() {
+            periods += 1
+            observer?(periods)
+            usleep(5_000)  // the rest of the period: the device would be read here
+        }
+        return nil
+    }
+
+    func close() {
+        if running.load(ordering: .sequentiallyConsistent) { closedWhileRunning.store(true, ordering: .sequentiallyConsistent) }
+        closes.add(1, ordering: .sequentiallyConsistent)
+    }
+}
+
 /// The rules for calls into an `AudioDriverSide` made from its own `onStop` (on the audio thread)
 /// and from other threads at the same time: no lock is held while a thread is joined, so an
 /// `onStop` that reads the side never waits for a `start()` that waits for it.
@@ -110,6 +143,38 @@ final class AudioDriverSideLifecycleTests: XCTestCase {
         XCTAssertEqual(refusal.value?.code, .invalidState)
         XCTAssertEqual(side.device?.name, "failing", "the side stayed on its device")
         side.terminate()
+    }
+}
+
+/// `terminate()` (and `stop()`) from the side's own period observer, on the audio thread: they
+/// only stop the run (it ends when the observer returns); the device is never closed under the
+/// run still using it, and a `terminate()` from another thread closes it afterwards.
+final class AudioDriverSideTerminateFromObserverTests: XCTestCase {
+    func testTerminateFromThePeriodObserverOnlyStopsAndNeverClosesUnderTheRun() throws {
+        let stream = PeriodStream()
+        let side = AudioDriverSide(direction: .input, bus: AudioBus(capacityBytes: 1 << 16), opener: { _, _, _ in stream })
+        try side.initialize(device: AudioDevice(name: "periods", description: "a stand-in input", direction: .input,
+                                                isDefault: false, backend: .alsa),
+                            format: AudioFormat(sampleRate: 48000, channels: 1))
+        let called = DispatchSemaphore(value: 0)
+        let calls = Atomic(0)
+        side.periodObserver = { [unowned side] periods in
+            guard periods == 3, calls.add(1, ordering: .sequentiallyConsistent).newValue == 1 else { return }
+            side.terminate()
+            called.signal()
+        }
+        try side.start()
+        XCTAssertEqual(called.wait(timeout: .now() + 20), .success, "terminate() from the observer returned")
+        let deadline = Date().addingTimeInterval(10)
+        while stream.runsEnded.load(ordering: .sequentiallyConsistent) == 0, Date() < deadline { usleep(5_000) }
+        XCTAssertEqual(stream.runsEnded.load(ordering: .sequentiallyConsistent), 1, "the run ended after the observer returned")
+        XCTAssertFalse(stream.closedWhileRunning.load(ordering: .sequentiallyConsistent),
+                       "the device was closed while its run was still using it")
+        XCTAssertEqual(stream.closes.load(ordering: .sequentiallyConsistent), 0, "terminate() on the audio thread does not close the device")
+        XCTAssertFalse(side.isStarted)
+        side.terminate()
+        XCTAssertEqual(stream.closes.load(ordering: .sequentiallyConsistent), 1, "terminate() from another thread closes it")
+        XCTAssertFalse(stream.closedWhileRunning.load(ordering: .sequentiallyConsistent))
     }
 }
 

@@ -364,19 +364,25 @@ public final class AudioDriverSide: Sendable {
         return (next, port)
     }
 
-    /// Stops the audio thread and waits for it (at most a period). The device stays open.
+    /// Stops the audio thread and waits for it (at most a period). The device stays open. From
+    /// the side's own audio thread (its `onStop`, `onFallback` or period observer) it asks the
+    /// run to end and returns at once: the run ends when that callback returns.
     public func stop() {
         let (thread, wake) = state.withLock { ($0.thread, $0.wake) }
         guard let thread else { return }
         stopRequested.store(true, ordering: .releasing)
         wake?.signal()
+        if thread.isCurrent { return }  // waiting here would wait for this very thread
         thread.join()
         state.withLock { if $0.thread === thread { $0.thread = nil; $0.wake = nil } }
     }
 
-    /// Stops and closes the device; `initialize` again to reuse the side.
+    /// Stops and closes the device; `initialize` again to reuse the side. From the side's own
+    /// audio thread it only stops (as `stop()` does there): the run still uses the device until
+    /// the callback returns, so call `terminate()` again from another thread to close it.
     public func terminate() {
         stop()
+        if state.withLock({ $0.thread?.isCurrent ?? false }) { return }
         let stream = state.withLock { state -> (any AudioBackendStream)? in
             defer { state.stream = nil; state.port = nil }
             return state.stream

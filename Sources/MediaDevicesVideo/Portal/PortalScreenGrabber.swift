@@ -2,6 +2,7 @@
 import MediaDevicesCore
 import CPipeWire
 import Glibc
+import Synchronization
 
 /// Grabs what the user shares through the Wayland screen-cast portal: CreateSession →
 /// SelectSources (a monitor or a window, the cursor embedded or hidden, persisted with a
@@ -12,7 +13,10 @@ import Glibc
 /// is `.unchanged`. The portal backend of `ScreenSource`; owns its bus connection, session and
 /// stream, and closes the session when released. Steady state allocates nothing of its own.
 final class PortalScreenGrabber: ScreenGrabbing {
-    private(set) var screen: Screen
+    /// The screen as last seen: the capture thread replaces it when the monitor changes;
+    /// `ScreenSource.currentScreen` reads it from any thread.
+    var screen: Screen { current.withLock { $0 } }
+    private let current: Mutex<Screen>
     /// The token that restores this choice in a later session without asking (`nil` when the
     /// portal does not persist, before version 4).
     let restoreToken: String?
@@ -57,7 +61,7 @@ final class PortalScreenGrabber: ScreenGrabbing {
         let size = Size(width: Int(picture.width), height: Int(picture.height))
         let mode = DisplayMode(name: "\(size.width)x\(size.height)", width: size.width, height: size.height, refreshRate: FrameRate(Fraction(0, 1)))
         let frame = grant.stream.position.map { Rect(x: $0.x, y: $0.y, width: size.width, height: size.height) }
-        self.screen = PortalScreens.screen(card: screen.card, type: screen.connectorID, name: screen.name, mode: mode, frame: frame)
+        self.current = Mutex(PortalScreens.screen(card: screen.card, type: screen.connectorID, name: screen.name, mode: mode, frame: frame))
         self.grant = grant
         self.capture = capture
         self.restoreToken = grant.restoreToken
@@ -120,10 +124,12 @@ final class PortalScreenGrabber: ScreenGrabbing {
                                  bytesPerRow: [stride], bufferSizes: [visibleBytes])
         layout = Layout(width: picture.width, height: picture.height, stride: picture.stride, pixels: picture.format,
                         format: format, offset: area.y * stride + area.x * 4, visibleBytes: visibleBytes)
-        if screen.mode?.width != whole.width || screen.mode?.height != whole.height {
+        let shown = screen
+        if shown.mode?.width != whole.width || shown.mode?.height != whole.height {
             let mode = DisplayMode(name: "\(whole.width)x\(whole.height)", width: whole.width, height: whole.height, refreshRate: FrameRate(Fraction(0, 1)))
-            screen = PortalScreens.screen(card: screen.card, type: screen.connectorID, name: screen.name, mode: mode,
-                                          frame: screen.frame.map { Rect(x: $0.x, y: $0.y, width: whole.width, height: whole.height) })
+            let resized = PortalScreens.screen(card: shown.card, type: shown.connectorID, name: shown.name, mode: mode,
+                                               frame: shown.frame.map { Rect(x: $0.x, y: $0.y, width: whole.width, height: whole.height) })
+            current.withLock { $0 = resized }
         }
         return layout
     }

@@ -2,6 +2,7 @@
 import MediaDevicesCore
 import CXCB
 import Glibc
+import Synchronization
 
 /// Grabs one RandR monitor of an X server, frame after frame: MIT-SHM `ShmGetImage` of the
 /// monitor's rectangle (cut to `region`) into one shared segment attached once (a memfd where
@@ -15,7 +16,10 @@ import Glibc
 /// owns its own connection. Steady state allocates nothing of its own (libxcb allocates each
 /// reply it reads).
 final class X11ScreenGrabber: ScreenGrabbing {
-    private(set) var screen: Screen
+    /// The screen as last seen: the capture thread replaces it when the monitor changes;
+    /// `ScreenSource.currentScreen` reads it from any thread.
+    var screen: Screen { current.withLock { $0 } }
+    private let current: Mutex<Screen>
     /// What changed in the last grab (frame coordinates), as DAMAGE reported it; `nil` for the
     /// first grab, after a RandR change, and when the last grab came from a changed cursor only.
     private(set) var lastDamage: Rect?
@@ -61,7 +65,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
         // Watch before looking, so that no change between the two is missed.
         screenChangeEvent = try X11Monitors.watchChanges(x)
         let (current, placement) = try X11ScreenGrabber.place(screen, region: region, on: x)
-        self.screen = current
+        self.current = Mutex(current)
         self.region = region
         self.x = x
         self.placement = placement
@@ -104,7 +108,9 @@ final class X11ScreenGrabber: ScreenGrabbing {
         placement = nil
         let next: Placement
         do {
-            (screen, next) = try X11ScreenGrabber.place(screen, region: region, on: x)
+            let moved: Screen
+            (moved, next) = try X11ScreenGrabber.place(screen, region: region, on: x)
+            current.withLock { $0 = moved }
         } catch let error as MediaDevicesError where error.code == .disconnected || error.code == .invalidState {
             return
         }
