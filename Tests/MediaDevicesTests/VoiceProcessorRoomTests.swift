@@ -21,6 +21,20 @@ final class VoiceProcessorRoomTests: XCTestCase {
                            options: VoiceProcessingOptions(processing: processing, library: library))
     }
 
+    /// Each measure's figure by its arguments, computed once per run of the class: every run
+    /// takes seconds, and `testLibraryFigures` compares the WebRTC runs the tests above assert
+    /// on. The processing is deterministic (same input, same chunks, same delays), so a figure
+    /// reused is the figure a second run would give.
+    nonisolated(unsafe) static var measured: [String: Any] = [:]
+
+    /// `measure()`'s result, from `measured` when a test of this class already computed it.
+    func once<T>(_ key: String, _ measure: () throws -> T) rethrows -> T {
+        if let figure = Self.measured[key] as? T { return figure }
+        let figure = try measure()
+        Self.measured[key] = figure
+        return figure
+    }
+
     /// 7 ms chunks: periods that are not whole blocks, as a device's are.
     var chunk: Int { Self.rate * 7 / 1000 }
 
@@ -29,64 +43,74 @@ final class VoiceProcessorRoomTests: XCTestCase {
     /// ERLE (dB) over far-end speech after 2 s, echo only (and noise) at the microphone.
     func echoReturnLossEnhancement(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .echoCancellation,
                                    delay: Double = 0.12, loss: Double = 10, withNoise: Bool = false) throws -> Double {
-        let s = try scenario()
-        let room = SimulatedRoom(sampleRate: Self.rate, echoDelay: delay, echoLossDB: loss)
-        let echo = room.echo(of: s.far)
-        let capture = withNoise ? VoiceRoomScenario.mix(echo, s.noise) : echo
-        let out = VoiceRoomScenario.run(try processor(processing, library: library), far: s.far, capture: capture, chunkFrames: chunk) { _ in .seconds(delay) }
-        let active = s.activity(of: echo)
-        return s.ratioDB(capture, out) { $0 >= 200 && active[$0] }
+        try once("ERLE \(library) \(processing) \(delay) s \(loss) dB noise \(withNoise)") {
+            let s = try scenario()
+            let room = SimulatedRoom(sampleRate: Self.rate, echoDelay: delay, echoLossDB: loss)
+            let echo = room.echo(of: s.far)
+            let capture = withNoise ? VoiceRoomScenario.mix(echo, s.noise) : echo
+            let out = VoiceRoomScenario.run(try processor(processing, library: library), far: s.far, capture: capture, chunkFrames: chunk) { _ in .seconds(delay) }
+            let active = s.activity(of: echo)
+            return s.ratioDB(capture, out) { $0 >= 200 && active[$0] }
+        }
     }
 
     /// Correlation of the processed capture with the clean near end while both talk.
     func doubleTalkCorrelation(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .all) throws -> Double {
-        let s = try scenario()
-        let room = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.2, echoLossDB: 6)
-        let echo = room.echo(of: s.far)
-        let capture = VoiceRoomScenario.mix(echo, s.near, s.noise)
-        let out = VoiceRoomScenario.run(try processor(processing, library: library), far: s.far, capture: capture, chunkFrames: chunk) { _ in .milliseconds(200) }
-        let farActive = s.activity(of: s.far), nearActive = s.activity(of: s.near)
-        return s.correlation(s.near, out) { farActive[$0] && nearActive[$0] }
+        try once("double talk \(library) \(processing)") {
+            let s = try scenario()
+            let room = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.2, echoLossDB: 6)
+            let echo = room.echo(of: s.far)
+            let capture = VoiceRoomScenario.mix(echo, s.near, s.noise)
+            let out = VoiceRoomScenario.run(try processor(processing, library: library), far: s.far, capture: capture, chunkFrames: chunk) { _ in .milliseconds(200) }
+            let farActive = s.activity(of: s.far), nearActive = s.activity(of: s.near)
+            return s.correlation(s.near, out) { farActive[$0] && nearActive[$0] }
+        }
     }
 
     /// ERLE (dB) over far-end speech from 1 s after the echo delay jumped by 100 ms (at 6 s).
     func echoPathJumpERLE(_ library: VoiceProcessingLibrary, toldNewDelay: Bool) throws -> Double {
-        let s = try scenario()
-        let jump = 6 * Self.rate
-        let before = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.08, echoLossDB: 10).echo(of: s.far)
-        let after = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.18, echoLossDB: 10).echo(of: s.far)
-        let echo = Array(before[0..<jump]) + Array(after[jump...])
-        let out = VoiceRoomScenario.run(try processor(.echoCancellation, library: library), far: s.far, capture: echo, chunkFrames: chunk) {
-            toldNewDelay && $0 >= jump ? .milliseconds(180) : .milliseconds(80)
+        try once("path jump \(library) told \(toldNewDelay)") {
+            let s = try scenario()
+            let jump = 6 * Self.rate
+            let before = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.08, echoLossDB: 10).echo(of: s.far)
+            let after = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.18, echoLossDB: 10).echo(of: s.far)
+            let echo = Array(before[0..<jump]) + Array(after[jump...])
+            let out = VoiceRoomScenario.run(try processor(.echoCancellation, library: library), far: s.far, capture: echo, chunkFrames: chunk) {
+                toldNewDelay && $0 >= jump ? .milliseconds(180) : .milliseconds(80)
+            }
+            let active = s.activity(of: echo)
+            return s.ratioDB(echo, out) { $0 >= 700 && active[$0] }
         }
-        let active = s.activity(of: echo)
-        return s.ratioDB(echo, out) { $0 >= 700 && active[$0] }
     }
 
     /// (noise reduction in dB where only noise is, speech correlation, speech level change in dB).
     func noiseSuppression(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .noiseSuppression) throws -> (Double, Double, Double) {
-        let s = try scenario()
-        let capture = VoiceRoomScenario.mix(s.near, s.noise)
-        let out = VoiceRoomScenario.run(try processor(processing, library: library), far: [Float](repeating: 0, count: capture.count),
-                                        capture: capture, chunkFrames: chunk) { _ in .milliseconds(100) }
-        let nearActive = s.activity(of: s.near)
-        let start = Int(s.nearStart * 100)
-        let reduction = s.ratioDB(capture, out) { $0 >= 200 && $0 < start }
-        let speech: (Int) -> Bool = { $0 >= start + 100 && nearActive[$0] }
-        return (reduction, s.correlation(s.near, out, blocks: speech), -s.ratioDB(s.near, out, blocks: speech))
+        try once("noise \(library) \(processing)") {
+            let s = try scenario()
+            let capture = VoiceRoomScenario.mix(s.near, s.noise)
+            let out = VoiceRoomScenario.run(try processor(processing, library: library), far: [Float](repeating: 0, count: capture.count),
+                                            capture: capture, chunkFrames: chunk) { _ in .milliseconds(100) }
+            let nearActive = s.activity(of: s.near)
+            let start = Int(s.nearStart * 100)
+            let reduction = s.ratioDB(capture, out) { $0 >= 200 && $0 < start }
+            let speech: (Int) -> Bool = { $0 >= start + 100 && nearActive[$0] }
+            return (reduction, s.correlation(s.near, out, blocks: speech), -s.ratioDB(s.near, out, blocks: speech))
+        }
     }
 
     /// The level difference (dB) between a talker 20 dB too quiet and one at the normal level,
     /// both through gain control, from 3 s after the talker starts.
     func gainDifference(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .gainControl) throws -> Double {
-        let s = try scenario()
-        let quiet = s.near.map { $0 * 0.1 }
-        let silence = [Float](repeating: 0, count: s.near.count)
-        let normalOut = VoiceRoomScenario.run(try processor(processing, library: library), far: silence, capture: s.near, chunkFrames: chunk) { _ in .milliseconds(100) }
-        let quietOut = VoiceRoomScenario.run(try processor(processing, library: library), far: silence, capture: quiet, chunkFrames: chunk) { _ in .milliseconds(100) }
-        let nearActive = s.activity(of: s.near)
-        let from = Int((s.nearStart + 3) * 100)
-        return s.ratioDB(normalOut, quietOut) { $0 >= from && nearActive[$0] }
+        try once("gain \(library) \(processing)") {
+            let s = try scenario()
+            let quiet = s.near.map { $0 * 0.1 }
+            let silence = [Float](repeating: 0, count: s.near.count)
+            let normalOut = VoiceRoomScenario.run(try processor(processing, library: library), far: silence, capture: s.near, chunkFrames: chunk) { _ in .milliseconds(100) }
+            let quietOut = VoiceRoomScenario.run(try processor(processing, library: library), far: silence, capture: quiet, chunkFrames: chunk) { _ in .milliseconds(100) }
+            let nearActive = s.activity(of: s.near)
+            let from = Int((s.nearStart + 3) * 100)
+            return s.ratioDB(normalOut, quietOut) { $0 >= from && nearActive[$0] }
+        }
     }
 
     // MARK: tests (WebRTC: the library the driver uses)
