@@ -10,7 +10,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "MediaDevices", path: ".."),
-        .package(url: "https://github.com/ordo-one/package-benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // package-benchmark finds its benchmark executables under Benchmarks/<target name>.
@@ -19,10 +19,10 @@ let package = Package(
             dependencies: [
                 // The umbrella product: MonotonicInstant (MediaDevicesCore) comes only through it.
                 .product(name: "MediaDevices", package: "MediaDevices"),
-                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/MediaDevicesMicro",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]
 )
