@@ -57,10 +57,13 @@ final class AudioLoopbackTests: XCTestCase {
         let format = AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .s16LE)
         // Told not to fill with silence, the render side lets the device underrun.
         let driver = try loopbackDriver(format, options: AudioStreamOptions(periodFrames: 512, periods: 4, fillsSilenceOnUnderrun: false))
-        // Three periods ahead only (ahead: 0), so that the gap starves the device.
-        let result = try AudioToneRun(driver: driver, format: format).run(seconds: 1.2, gapAfter: 0.3, gap: 0.3, ahead: 0)
+        // 100 ms ahead and a 500 ms gap: the gap outlasts what the bus and the device hold
+        // (143 ms) by far, so the device underruns; after it, 100 ms ahead keeps the tone whole
+        // through the test's own feeding being late on a busy host (3 periods, 32 ms, did not:
+        // its tail broke under two busy loops, an underrun of the test's making).
+        let result = try AudioToneRun(driver: driver, format: format).run(seconds: 1.5, gapAfter: 0.3, gap: 0.5, ahead: 0.1)
         let xruns = driver.render.statistics.xruns
-        XCTAssertGreaterThanOrEqual(xruns, 1, "a 300 ms gap with a 43 ms buffer underruns the device")
+        XCTAssertGreaterThanOrEqual(xruns, 1, "a 500 ms gap with 100 ms queued and a 43 ms buffer underruns the device")
         XCTAssertNil(driver.render.endError, "the underrun was recovered, not fatal")
         // After the gap the tone plays again: the last 0.5 s captured is the tone.
         let tail = Array(result.captured.suffix(format.sampleRate / 2))
@@ -70,7 +73,7 @@ final class AudioLoopbackTests: XCTestCase {
 
         // Filling with silence instead: no device xrun, the shortfall is counted on the bus.
         let filling = try loopbackDriver(format)
-        let second = try AudioToneRun(driver: filling, format: format).run(seconds: 1.0, gapAfter: 0.3, gap: 0.3, ahead: 0)
+        let second = try AudioToneRun(driver: filling, format: format).run(seconds: 1.5, gapAfter: 0.3, gap: 0.5, ahead: 0.1)
         let stats = filling.render.statistics
         XCTAssertGreaterThan(stats.busShortfallSamples, format.sampleRate / 10, "the gap is counted as missing samples")
         _ = AudioToneRun.assertTone(Array(second.captured.suffix(format.sampleRate / 2)), format: format, skip: 0, label: "after the gap")
