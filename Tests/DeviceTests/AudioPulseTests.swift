@@ -14,6 +14,8 @@ final class AudioPulseTests: XCTestCase {
 
     func testKillingTheDaemonMidStreamDisconnects() throws { try SoundServerChecks.killingTheServerMidStreamDisconnects(PulseDaemon(name: "kill")) }
 
+    func testSideCallsFromThePeriodObserver() throws { try SoundServerChecks.sideCallsFromThePeriodObserver(PulseDaemon(name: "observer")) }
+
     func testStoppedDaemonTimesOutAndStopReturnsPromptly() throws {
         try SoundServerChecks.stoppedServerTimesOutAndStopReturnsPromptly(PulseDaemon(name: "stop"))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import MediaDevices
+import Synchronization
 import XCTest
 
 /// The Pulse backend's checks against a sound server (`SoundServer`): PulseAudio in
@@ -126,6 +127,42 @@ enum SoundServerChecks {
         let after = ProcessFigures.settled()
         ProcessFigures.assertDescriptorsFlat(before, after, "Pulse streams closed with the server stopped")
         XCTAssertEqual(after.named, before.named, "the library's and libpulse's threads are gone")
+    }
+
+    /// Periods move on the connection's own libpulse thread, with its lock held: a period observer
+    /// that calls `start()` there is refused (`.invalidState`), and one that calls `stop()` and
+    /// `terminate()` ends its run at once instead of waiting for a thread that needs that lock (a
+    /// hang before the side knew the thread as its own). Both sides, the run ending within a second.
+    static func sideCallsFromThePeriodObserver(_ daemon: SoundServer) throws {
+        let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
+        let driver = AudioDriver()
+        let options = AudioStreamOptions.rig(periodFrames: 480, periods: 4)
+        try daemon.reporting {
+            try driver.initializeRendering(device: .pulse("mdsink", direction: .output), format: format, options: options)
+            try driver.initializeCapture(device: .pulse("mdsink.monitor", direction: .input), format: format, options: options)
+        }
+        defer { driver.render.terminate(); driver.capture.terminate() }
+        for side in [driver.render, driver.capture] {
+            let endings = RunEndings(driver)
+            let outcome = Mutex<(start: MediaDevicesError.Code?, stopped: Bool)>((nil, false))
+            side.periodObserver = { [unowned side] periods in
+                guard periods == 10 else { return }
+                let code: MediaDevicesError.Code?
+                do { try side.start(); code = nil } catch { code = (error as? MediaDevicesError)?.code ?? .io }
+                side.stop()
+                side.terminate()
+                outcome.withLock { $0 = (code, true) }
+            }
+            let started = Date()
+            try side.start()
+            let seconds = try XCTUnwrap(endings.wait(for: 1, timeout: 10, since: started), "\(side.direction): the run ended after the observer stopped it")
+            let (code, stopped) = outcome.withLock { $0 }
+            XCTAssertTrue(stopped, "\(side.direction): stop() and terminate() returned on the observer's thread")
+            XCTAssertEqual(code, .invalidState, "\(side.direction): start() from the observer is refused")
+            XCTAssertFalse(side.isStarted, "\(side.direction)")
+            side.terminate()  // from this thread: closes the stream the observer's terminate() could not
+            print(String(format: "figure: %@ %@: the period observer stopped its own run; it ended %.0f ms after start", daemon.product, "\(side.direction)", seconds * 1000))
+        }
     }
 
     /// A driver rendering into `daemon`'s null sink and capturing its monitor, both started,

@@ -24,8 +24,40 @@ public final class AudioAllocationProbe: Sendable {
         self.measured = measured
     }
 
-    /// Allocations on the audio thread over the measured periods; valid after `done`.
-    public var allocations: UInt64 { count.load(ordering: .acquiring) }
+    /// Allocations on the audio thread over the measured periods; valid after `done`. With
+    /// `workObserver` installed as well: only those made within the backend's own work for a
+    /// period (not the library dispatch the thread runs between periods).
+    public var allocations: UInt64 { bracketed.load(ordering: .acquiring) ? inWork.load(ordering: .acquiring) : count.load(ordering: .acquiring) }
+
+    private let bracketed = Atomic<Bool>(false)
+    private let seen = Atomic<Int>(0)
+    private let workStart = Atomic<UInt64>(0)
+    private let inWork = Atomic<UInt64>(0)
+
+    /// To install as `AudioDriverSide.periodWorkObserver` beside `observer`, where the thread that
+    /// moves the periods also runs a library's own dispatch (PulseAudio's loop thread): counts,
+    /// and traces, only the allocations made within our work for the measured periods.
+    public var workObserver: @Sendable (Bool) -> Void {
+        { [self] begins in
+            bracketed.store(true, ordering: .relaxed)
+            let now = allocation_counter_this_thread()
+            if begins {
+                let periods = seen.load(ordering: .relaxed)
+                let measuring = periods >= warmUp && periods < warmUp + measured
+                workStart.store(measuring ? now : 0, ordering: .relaxed)
+                if measuring { allocation_counter_trace(1) }
+            } else {
+                // Tracing ends with the work whatever period it reached (the library's dispatch
+                // between periods is not ours, and tracing there slows the thread down).
+                allocation_counter_trace(0)
+                let start = workStart.load(ordering: .relaxed)
+                guard start != 0 else { return }
+                let made = now &- start
+                if made > 0 && firstAllocating.load(ordering: .relaxed) < 0 { firstAllocating.store(seen.load(ordering: .relaxed), ordering: .relaxed) }
+                inWork.add(made, ordering: .releasing)
+            }
+        }
+    }
 
     /// The first measured period during which the thread allocated (-1: none), for diagnosis.
     public var firstAllocatingPeriod: Int { firstAllocating.load(ordering: .acquiring) }
@@ -33,6 +65,11 @@ public final class AudioAllocationProbe: Sendable {
     /// The observer to install.
     public var observer: AudioPeriodObserver {
         { [self] periods in
+            seen.store(periods, ordering: .relaxed)
+            if bracketed.load(ordering: .relaxed) {
+                if periods == warmUp + measured { done.signal() }
+                return
+            }
             let now = allocation_counter_this_thread()
             if periods > warmUp && periods <= warmUp + measured && now != last.load(ordering: .relaxed) && firstAllocating.load(ordering: .relaxed) < 0 {
                 firstAllocating.store(periods, ordering: .relaxed)

@@ -16,6 +16,7 @@ public final class AudioDriverSide: Sendable {
         var shortfallBaseline = 0
         var onStop: (@Sendable (MediaDevicesError?) -> Void)?
         var observer: AudioPeriodObserver?
+        var workObserver: AudioWorkObserver?
         var fallback: AudioDevice?
         var onFallback: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)?
     }
@@ -149,12 +150,21 @@ public final class AudioDriverSide: Sendable {
         set { state.withLock { $0.onFallback = newValue } }
     }
 
-    /// Called on the audio thread after every period (see `AudioPeriodObserver`); takes effect
+    /// Called after every period on the thread that moved it (see `AudioPeriodObserver`); takes effect
     /// at the next `start()`. On the capture side it may drain the bus itself (then no other
     /// thread may read it): capture with one thread and one wake-up per period, as `record` does.
     public var periodObserver: AudioPeriodObserver? {
         get { state.withLock { $0.observer } }
         set { state.withLock { $0.observer = newValue } }
+    }
+
+    /// Called on the thread that moves the periods as a backend's own work for them begins (true)
+    /// and ends (false), where that thread also runs a library's dispatch between periods
+    /// (PulseAudio's loop thread); not called for ALSA, whose audio thread does only our work.
+    /// For tests that count the heap allocations of our work alone. Takes effect at the next `start()`.
+    package var periodWorkObserver: AudioWorkObserver? {
+        get { state.withLock { $0.workObserver } }
+        set { state.withLock { $0.workObserver = newValue } }
     }
 
     /// The delay measured last from the device (`snd_pcm_delay`, Pulse stream latency):
@@ -197,10 +207,16 @@ public final class AudioDriverSide: Sendable {
         }
     }
 
+    /// Whether the caller runs on `thread` (the side's audio thread) or on the thread the backend
+    /// moves this run's periods on (PulseAudio's loop thread, where the period observer runs).
+    private func isOwnThread(_ thread: CaptureThread?) -> Bool {
+        (thread?.isCurrent ?? false) || counters.isOnCallbackThread
+    }
+
     /// Throws `.invalidState` on this side's own audio thread, where waiting for the thread
     /// (to stop it or to start another) would wait for itself.
     private func refuseOnAudioThread(_ operation: String) throws {
-        guard state.withLock({ $0.thread?.isCurrent ?? false }) else { return }
+        guard isOwnThread(state.withLock { $0.thread }) else { return }
         throw MediaDevicesError(.invalidState, device: device?.uniqueID, operation: operation,
                                 detail: "Called from the \(sideName) side's own audio thread (its onStop, onFallback or period observer); call it from another thread or task")
     }
@@ -226,6 +242,7 @@ public final class AudioDriverSide: Sendable {
         let counters = self.counters
         let handler = state.onStop
         let observer = state.observer
+        counters.workObserver = state.workObserver  // the previous run's thread has ended
         do {
             let onFallback = state.onFallback
             state.thread = try CaptureThread(name: direction == .input ? "audio-capture" : "audio-render") { [self] in
@@ -372,7 +389,7 @@ public final class AudioDriverSide: Sendable {
         guard let thread else { return }
         stopRequested.store(true, ordering: .releasing)
         wake?.signal()
-        if thread.isCurrent { return }  // waiting here would wait for this very thread
+        if isOwnThread(thread) { return }  // waiting here would wait for this very thread
         thread.join()
         state.withLock { if $0.thread === thread { $0.thread = nil; $0.wake = nil } }
     }
@@ -382,7 +399,7 @@ public final class AudioDriverSide: Sendable {
     /// the callback returns, so call `terminate()` again from another thread to close it.
     public func terminate() {
         stop()
-        if state.withLock({ $0.thread?.isCurrent ?? false }) { return }
+        if isOwnThread(state.withLock { $0.thread }) { return }
         let stream = state.withLock { state -> (any AudioBackendStream)? in
             defer { state.stream = nil; state.port = nil }
             return state.stream

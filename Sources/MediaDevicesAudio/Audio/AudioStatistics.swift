@@ -1,5 +1,6 @@
 import MediaDevicesCore
 import Synchronization
+import Glibc
 
 /// What one side of an `AudioDriver` measured over its current or last run.
 public struct AudioStatistics: Sendable, Codable, Equatable {
@@ -43,6 +44,14 @@ final class AudioCounters: Sendable {
     let delayMax = Atomic<Int>(0)
     let costNanoseconds = Atomic<UInt64>(0)
     let costSamples = Atomic<Int>(0)
+    /// The thread besides the side's own audio thread on which the backend moves periods and
+    /// calls the period observer during a run (PulseAudio: the connection's loop thread), as a
+    /// `pthread_t`; 0 when there is none. Calls that wait for the audio thread treat it as the
+    /// audio thread: waiting there would hold the backend's lock the audio thread needs to end.
+    let callbackThread = Atomic<UInt>(0)
+    /// `AudioDriverSide.periodWorkObserver` for the run: set before its thread starts, read only
+    /// by the run (the thread start orders the two).
+    nonisolated(unsafe) var workObserver: AudioWorkObserver?
 
     /// Whether the audio thread should time the next period's work (two clock reads): each of
     /// the first 16 periods, then every 8th. The mean cost stays a fair figure, and a clock read,
@@ -89,7 +98,18 @@ final class AudioCounters: Sendable {
         if value > delayMax.load(ordering: .relaxed) { delayMax.store(value, ordering: .relaxed) }
     }
 
+    /// The backend: the calling thread moves periods for this run (see `callbackThread`).
+    @inline(__always)
+    func markCallbackThread() {
+        let me = UInt(pthread_self())
+        if callbackThread.load(ordering: .relaxed) != me { callbackThread.store(me, ordering: .releasing) }
+    }
+
+    /// Whether the calling thread is the run's `callbackThread`.
+    var isOnCallbackThread: Bool { callbackThread.load(ordering: .acquiring) == UInt(pthread_self()) }
+
     func reset() {
+        callbackThread.store(0, ordering: .relaxed)
         frames.store(0, ordering: .relaxed)
         xruns.store(0, ordering: .relaxed)
         periods.store(0, ordering: .relaxed)

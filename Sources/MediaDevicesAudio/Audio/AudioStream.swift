@@ -53,6 +53,13 @@ protocol AudioBackendStream: AnyObject, Sendable {
     func close()
 }
 
-/// Called on the audio thread after each period with the number of periods so far; it must
-/// not allocate, lock or block (tests use it to count the thread's heap allocations).
+/// Called on the thread that moved the period, after each period, with the number of periods
+/// so far: the side's audio thread (ALSA), or the connection's own libpulse thread (PulseAudio
+/// and PipeWire through pipewire-pulse, where data moves in libpulse's callbacks). It must not
+/// allocate, lock or block (tests use it to count the thread's heap allocations). Calls to the
+/// side from it (`stop()`, `start()`) behave as from the audio thread.
 public typealias AudioPeriodObserver = @Sendable (_ periods: Int) -> Void
+
+/// Told when a backend's own work for a period begins (true) and ends (false); see
+/// `AudioDriverSide.periodWorkObserver`.
+package typealias AudioWorkObserver = @Sendable (_ begins: Bool) -> Void

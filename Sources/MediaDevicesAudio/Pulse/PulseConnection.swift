@@ -65,6 +65,9 @@ final class PulseConnection: @unchecked Sendable {
         pa_threaded_mainloop_free(loop)
     }
 
+    /// The main loop's API (for timers; use with the lock held).
+    var api: UnsafeMutablePointer<pa_mainloop_api> { pa_threaded_mainloop_get_api(loop) }
+
     func lock() { pa_threaded_mainloop_lock(loop) }
     func unlock() { pa_threaded_mainloop_unlock(loop) }
 

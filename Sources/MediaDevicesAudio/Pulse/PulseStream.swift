@@ -7,10 +7,11 @@ import Glibc
 /// `PA_STREAM_ADJUST_LATENCY | PA_STREAM_INTERPOLATE_TIMING | PA_STREAM_AUTO_TIMING_UPDATE`, so
 /// that the server sizes the device's own latency to the requested buffer (`PulseBufferPlan`).
 ///
-/// The audio thread never blocks inside libpulse: it moves whatever the server has ready
-/// (record: `pa_stream_peek`/`pa_stream_drop`; playback: `pa_stream_begin_write`/`pa_stream_write`
-/// into the server's own memory block), then polls the connection's event descriptor (which
-/// the read, write and state callbacks signal) beside its wake-up event. So `stop()` returns at
+/// During a run, data moves on the connection's loop thread, in libpulse's read and write
+/// callbacks (record: `pa_stream_peek`/`pa_stream_drop`; playback: `pa_stream_begin_write`/
+/// `pa_stream_write` into the server's own memory block), as `pacat` and `parec` move theirs. The
+/// side's audio thread never blocks inside libpulse: it polls the connection's event descriptor
+/// (which the state callbacks and a failing pass signal) beside its wake-up event. So `stop()` returns at
 /// once, a server that goes away ends the run with `.disconnected` as soon as its socket closes,
 /// and one that stops answering without disconnecting ends it with `.timeout` after
 /// `stallTimeout`. The stream is corked while no run is going, so nothing piles up between
@@ -88,12 +89,9 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
                 throw connection.failure(operation: "pa_stream_new")
             }
             let userdata = connection.eventsUserdata
-            let request: @convention(c) (OpaquePointer?, Int, UnsafeMutableRawPointer?) -> Void = { stream, _, userdata in
-                PulseConnection.signalEvents(stream, userdata)
-            }
             pa_stream_set_state_callback(stream, PulseConnection.signalEvents, userdata)
-            pa_stream_set_read_callback(stream, request, userdata)
-            pa_stream_set_write_callback(stream, request, userdata)
+            pa_stream_set_read_callback(stream, signalingRequest, userdata)
+            pa_stream_set_write_callback(stream, signalingRequest, userdata)
             let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
                                           | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_START_CORKED.rawValue)
             let target: String? = device.name.hasPrefix("@DEFAULT_") ? nil : device.name
@@ -143,46 +141,118 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
         if !running && direction == .output { detach(pa_stream_flush(stream, nil, nil)) }
     }
 
+    /// What a run shares between the audio thread and libpulse's loop thread (touched only with
+    /// the connection's lock held; nil while no run is going).
+    private struct ActiveRun {
+        let port: AudioBusPort
+        let counters: AudioCounters
+        let observer: AudioPeriodObserver?
+        /// When the server last sent data (record) or took some (playback), or the application
+        /// last had none to give: what the stall timeout counts from.
+        var lastActivity: UInt64
+        /// Why the run cannot go on, set by the loop thread for the audio thread to return.
+        var failure: MediaDevicesError?
+        /// The timer that moves data when the server will not ask: at the run's start and, while
+        /// the application has nothing to play, every period.
+        var retry: OpaquePointer?
+    }
+    private var active: ActiveRun?
+
+    /// libpulse's read or write callback while a run is going: `userdata` is the stream, unretained
+    /// (the callbacks are taken back under the lock before `run` returns).
+    private static let serverRequest: @convention(c) (OpaquePointer?, Int, UnsafeMutableRawPointer?) -> Void = { _, _, userdata in
+        guard let userdata else { return }
+        Unmanaged<PulseStream>.fromOpaque(userdata).takeUnretainedValue().serve()
+    }
+    /// The run's retry timer, on the loop thread like `serverRequest`.
+    private static let retryTimer: @convention(c) (UnsafeMutablePointer<pa_mainloop_api>?, OpaquePointer?, UnsafePointer<timeval>?, UnsafeMutableRawPointer?) -> Void = { _, _, _, userdata in
+        guard let userdata else { return }
+        Unmanaged<PulseStream>.fromOpaque(userdata).takeUnretainedValue().serve()
+    }
+
+    /// The run. Data moves on libpulse's loop thread, in the read or write callback of the request
+    /// that asks for it, as `pacat` and `parec` move theirs: one thread woken per period, not the
+    /// loop thread and then this one (that hand-off doubled our 10 ms round trip against pacat's on
+    /// a busy machine). This thread only watches: for `stop()`, for the stream or connection failing,
+    /// and for a server that has not asked for or sent anything for `stallTimeout`.
     func run(port: AudioBusPort, counters: AudioCounters, wake: WakeUpEvent, observer: AudioPeriodObserver?, shouldStop: () -> Bool) -> MediaDevicesError? {
         guard let connection, let stream else {
             return MediaDevicesError(.invalidState, device: name, operation: "start", detail: "The stream is closed; initialize it again")
         }
-        connection.withLock { setRunning(true, stream) }
-        defer { connection.withLock { setRunning(false, stream) } }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        connection.withLock {
+            active = ActiveRun(port: port, counters: counters, observer: observer, lastActivity: MonotonicClock.now())
+            if direction == .input { pa_stream_set_read_callback(stream, Self.serverRequest, me) } else { pa_stream_set_write_callback(stream, Self.serverRequest, me) }
+            // The first pass runs on the loop thread too, at once: what the server asked for
+            // before the run (a playback stream's first buffer) is not asked for again.
+            active?.retry = pa_context_rttime_new(connection.context, pa_rtclock_now(), Self.retryTimer, me)
+            setRunning(true, stream)
+        }
+        defer {
+            connection.withLock {
+                counters.callbackThread.store(0, ordering: .releasing)
+                setRunning(false, stream)
+                let events = connection.eventsUserdata
+                if direction == .input { pa_stream_set_read_callback(stream, PulseStream.signalingRequest, events) } else { pa_stream_set_write_callback(stream, PulseStream.signalingRequest, events) }
+                if let retry = active?.retry { connection.api.pointee.time_free(retry) }
+                active = nil
+            }
+        }
         let descriptors = UnsafeMutablePointer<pollfd>.allocate(capacity: 2)
         defer { descriptors.deallocate() }
-        let idleMilliseconds = Int32(max(1, periodFrames * 1000 / format.sampleRate))
         let stallNanoseconds = UInt64(stallTimeout * 1e9)
-        var lastServerActivity = MonotonicClock.now()
         while !shouldStop() {
             connection.lock()
-            connection.events.reset()  // any event from here on is news after this pass
-            let step = direction == .input
-                ? receive(stream, connection: connection, port: port, counters: counters, observer: observer)
-                : send(stream, connection: connection, port: port, counters: counters, observer: observer)
-            reportLatency(stream, counters: counters)
+            connection.events.reset()  // any event from here on is news after this look
+            let failure = active?.failure ?? self.failure(of: stream, connection: connection)
+            let lastActivity = active?.lastActivity ?? MonotonicClock.now()
             connection.unlock()
-            let now = MonotonicClock.now()
-            var timeout: Int32
-            switch step {
-            case .failed(let error):
-                return error
-            case .applicationIdle:
-                lastServerActivity = now
-                timeout = idleMilliseconds
-            case .moved, .waitingForServer:
-                if case .moved = step { lastServerActivity = now }
-                let waited = now - lastServerActivity
-                if waited >= stallNanoseconds {
-                    return PulseError.stalled(device: name, operation: direction == .input ? "pa_stream_peek" : "pa_stream_writable_size", seconds: stallTimeout)
-                }
-                timeout = Int32((stallNanoseconds - waited) / 1_000_000 + 1)
+            if let failure { return failure }
+            let waited = MonotonicClock.now() &- lastActivity
+            if waited >= stallNanoseconds && waited < UInt64.max / 2 {
+                return PulseError.stalled(device: name, operation: direction == .input ? "pa_stream_peek" : "pa_stream_writable_size", seconds: stallTimeout)
             }
+            let timeout = Int32((stallNanoseconds - min(waited, stallNanoseconds)) / 1_000_000 + 1)
             descriptors[0] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
             descriptors[1] = pollfd(fd: connection.events.descriptor, events: Int16(POLLIN), revents: 0)
             if poll(descriptors, 2, timeout) > 0 && descriptors[0].revents != 0 { break }
         }
         return nil
+    }
+
+    /// The read and write callbacks outside a run: they wake whoever waits on the connection.
+    static let signalingRequest: @convention(c) (OpaquePointer?, Int, UnsafeMutableRawPointer?) -> Void = { stream, _, userdata in
+        PulseConnection.signalEvents(stream, userdata)
+    }
+
+    /// One pass on the loop thread (lock held): moves what the server sent or asks for, reports the
+    /// latency, and keeps the run's account (activity, failure, the retry timer).
+    private func serve() {
+        guard let run = active, let connection, let stream else { return }
+        run.counters.markCallbackThread()
+        let work = run.counters.workObserver
+        work?(true)
+        let step = direction == .input
+            ? receive(stream, connection: connection, port: run.port, counters: run.counters, observer: run.observer)
+            : send(stream, connection: connection, port: run.port, counters: run.counters, observer: run.observer)
+        reportLatency(stream, counters: run.counters)
+        work?(false)
+        switch step {
+        case .moved:
+            active?.lastActivity = MonotonicClock.now()
+        case .waitingForServer:
+            break
+        case .applicationIdle:
+            // The server asked and the application had nothing: the server will not ask again for
+            // that room, so look again in a period; idle time is not a stall.
+            active?.lastActivity = MonotonicClock.now()
+            if let retry = run.retry {
+                pa_context_rttime_restart(connection.context, retry, pa_rtclock_now() + pa_usec_t(periodFrames) * 1_000_000 / pa_usec_t(format.sampleRate))
+            }
+        case .failed(let error):
+            active?.failure = error
+            connection.events.signal()
+        }
     }
 
     /// Record: hands everything the server has delivered to the bus (lock held).
