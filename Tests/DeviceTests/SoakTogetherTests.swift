@@ -131,11 +131,17 @@ final class SoakTogetherTests: XCTestCase {
         let captureStats = driver.capture.statistics, renderStats = driver.render.statistics
 
         XCTAssertNil(reader.error, "the camera sequence ended without an error")
-        XCTAssertEqual(cameraStats.deliveredFrames, reader.frames, "every delivered frame reached the sequence (none dropped in its buffer: \(cameraStats))")
-        // Every gap in the sequence numbers the frames carry is counted as a drop, no more. (Not
-        // "delivered + dropped = last - first + 1": in an hour under heavy host load vivid's
-        // numbers once stepped back, which that identity cannot survive; the steps back are printed.)
-        XCTAssertEqual(cameraStats.droppedFrames, reader.gaps, "camera: every sequence gap counted as a drop: \(cameraStats)")
+        // Every delivered frame reached the sequence or was counted as dropped in its buffer (the
+        // reader task starved for more than `bufferSize` frames on a busy host: the library's
+        // drop-oldest rule, counted, not a loss; it once failed CI's run as "none dropped").
+        XCTAssertEqual(cameraStats.deliveredFrames, reader.frames + cameraStats.queueDroppedFrames,
+                       "every delivered frame reached the sequence or was counted as dropped in its buffer: \(cameraStats)")
+        // Every gap in the sequence numbers the reader saw is counted as a drop, the driver's or the
+        // buffer's, no more. (Not "delivered + dropped = last - first + 1": in an hour under heavy
+        // host load vivid's numbers once stepped back, which that identity cannot survive; the
+        // steps back are printed.)
+        XCTAssertEqual(cameraStats.droppedFrames + cameraStats.queueDroppedFrames, reader.gaps,
+                       "camera: every sequence gap counted as a drop: \(cameraStats)")
         if reader.backSteps == 0 {
             XCTAssertEqual(cameraStats.deliveredFrames + cameraStats.droppedFrames, reader.span, "camera: delivered + dropped = the sequence span: \(cameraStats)")
         }
@@ -145,8 +151,8 @@ final class SoakTogetherTests: XCTestCase {
         XCTAssertEqual(screenStats.deliveredFrames, screenFrames.frames, "screen: every delivered frame reached the consumer")
         XCTAssertEqual(audioStops.errors, 0, "no audio run ended with an error")
         let measured = AudioToneRun.assertTone(tone, format: format, skip: 0, label: "the tone after \(Int(elapsed)) s")
-        print(String(format: "figure: soak camera + screen + audio together for %.0f s: camera %d frames (%d leased, %d dropped, %d sequence steps back, %.2f fps); screen %d frames (%.2f fps, %d dropped); audio %.1f s captured, %d capture and %d render xruns, render bus shortfall %d samples, tone %.3f Hz at the end",
-                     elapsed, reader.frames, reader.leased, cameraStats.droppedFrames, reader.backSteps, cameraStats.measuredFrameRate,
+        print(String(format: "figure: soak camera + screen + audio together for %.0f s: camera %d frames (%d leased, %d dropped by the driver, %d in the sequence's buffer, %d sequence steps back, %.2f fps); screen %d frames (%.2f fps, %d dropped); audio %.1f s captured, %d capture and %d render xruns, render bus shortfall %d samples, tone %.3f Hz at the end",
+                     elapsed, reader.frames, reader.leased, cameraStats.droppedFrames, cameraStats.queueDroppedFrames, reader.backSteps, cameraStats.measuredFrameRate,
                      screenFrames.frames, screenStats.measuredFrameRate, screenStats.droppedFrames,
                      Double(pump.samplesCaptured) / Double(format.sampleRate * format.channels), captureStats.xruns, renderStats.xruns, renderStats.busShortfallSamples,
                      measured?.frequency ?? .nan))
