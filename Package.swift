@@ -1,5 +1,7 @@
 // swift-tools-version:6.1
 // MediaDevices: cameras (V4L2), screens (DRM/KMS, X11, Wayland portal) and audio (ALSA, PulseAudio) for Swift on Linux.
+// Supported: Swift 6.1 or later (this file's tools version; package traits need it), on Debian 12 (bookworm).
+// Licensed under the Apache License, Version 2.0 (LICENSE).
 import PackageDescription
 
 let package = Package(
