@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // MediaDevices: cameras (V4L2), screens (DRM/KMS, X11, Wayland portal) and audio (ALSA, PulseAudio) for Swift on Linux.
-// Supported: Swift 6.1 or later (this file's tools version; package traits need it), on Debian 12 (bookworm).
+// Supported: Swift 6.1 or later (this tools version: package traits need it; tested with 6.3), on Debian 12 (bookworm).
 // Licensed under the Apache License, Version 2.0 (LICENSE).
 import PackageDescription
 
