@@ -47,7 +47,7 @@ struct CaptureCommand: ParsableCommand {
 
     @OptionGroup var backendOption: DeviceBackendOption
 
-    @Flag(help: "Print the result as JSON (see README for the shape).")
+    @Flag(help: "Print the result as JSON (see docs/cli.md for the shape).")
     var json = false
 
     func validate() throws {

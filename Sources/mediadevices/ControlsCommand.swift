@@ -21,7 +21,7 @@ struct ControlsCommand: ParsableCommand {
 
     @OptionGroup var backendOption: CameraBackendOption
 
-    @Flag(help: "Print JSON (see README for the shape; one object per line with --watch).")
+    @Flag(help: "Print JSON (see docs/cli.md for the shape; one object per line with --watch).")
     var json = false
 
     @Option(name: .customLong("set"), help: ArgumentHelp("Set a control, NAME=VALUE (repeatable; applied together, all or none).", valueName: "NAME=VALUE"))

@@ -10,7 +10,7 @@ struct FormatsCommand: ParsableCommand {
 
     @OptionGroup var backendOption: CameraBackendOption
 
-    @Flag(help: "Print JSON (see README for the shape).")
+    @Flag(help: "Print JSON (see docs/cli.md for the shape).")
     var json = false
 
     func run() throws {

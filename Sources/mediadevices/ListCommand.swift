@@ -5,7 +5,7 @@ import MediaDevices
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List capture devices and screens.")
 
-    @Flag(help: "Print JSON (see README for the shape).")
+    @Flag(help: "Print JSON (see docs/cli.md for the shape).")
     var json = false
 
     @Option(name: .customLong("backend"), help: "Cameras: list what this backend offers, v4l2 or pipewire (repeat it for both; default: v4l2: a camera both offer is listed once, with both routes), or portal (the Camera portal: access is asked for first; alone).")

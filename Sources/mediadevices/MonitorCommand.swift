@@ -9,7 +9,7 @@ struct MonitorCommand: ParsableCommand {
         abstract: "Print devices being added, removed or changed (hotplug), as they happen.",
         discussion: "With --json, one JSON object per line. A line \"monitor: listening …\" on standard error says when events are being received.")
 
-    @Flag(help: "Print one JSON object per event and line (see README for the shape).")
+    @Flag(help: "Print one JSON object per event and line (see docs/cli.md for the shape).")
     var json = false
 
     @OptionGroup var streaming: StreamingOptions

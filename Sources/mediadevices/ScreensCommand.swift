@@ -63,7 +63,7 @@ struct ScreensCommand: ParsableCommand {
 
     @OptionGroup var backendOption: ScreenBackendOption
 
-    @Flag(help: "Print JSON (see README for the shape).")
+    @Flag(help: "Print JSON (see docs/cli.md for the shape).")
     var json = false
 
     func run() throws {

@@ -30,7 +30,7 @@ struct SnapshotCommand: ParsableCommand {
     @Option(help: "Give up after this many seconds.")
     var timeout: Double = 10
 
-    @Flag(help: "Print the result as JSON (see README for the shape).")
+    @Flag(help: "Print the result as JSON (see docs/cli.md for the shape).")
     var json = false
 
     func validate() throws {
