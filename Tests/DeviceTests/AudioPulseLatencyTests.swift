@@ -92,6 +92,17 @@ final class AudioPulseLatencyTests: XCTestCase {
                 }
                 print("figure: \(label): " + failures.joined(separator: "; ") + (attempt < Self.attempts ? "; trying again" : ""))
             }
+            // Every attempt's driver was terminated: no connection of ours may be left on the server
+            // (a leak would reach the server's client limit, which refuses connections: "Connection
+            // refused" from a running pulseaudio, seen twice under load). (Clients are listed by binary: ours is the test executable.)
+            // (The server notices a closed socket on its own loop: a second at most.)
+            var clients: [Substring] = []
+            for _ in 0..<10 {
+                clients = try daemon.pactl("list short clients").split(separator: "\n").filter { $0.contains("MediaDevices") }
+                if clients.isEmpty { break }
+                usleep(200_000)
+            }
+            XCTAssertEqual(clients.count, 0, "\(milliseconds) ms periods: the library's connections left on the server after its drivers were terminated: \(clients)")
             if judged { continue }
             if let (label, failures, ours) = judgeable {
                 // pacat|parec carried a whole tone in that attempt and ours did not keep the bounds.
