@@ -1,7 +1,8 @@
 import Benchmark
 import MediaDevices
 
-/// The microbenchmarks: one iteration is one frame converted or decoded, or one 10 ms audio
+/// The microbenchmarks: one iteration is one frame converted or decoded (by a converter that has
+/// converted a frame of that shape before: the steady state of a stream), or one 10 ms audio
 /// period resampled. Each measures wall clock (this project's machines give no hardware
 /// instruction counter: `perf stat -e instructions` says "not supported"; where there is one,
 /// `instructions` is measured as well; CPU time ticks in 10 ms here, too coarse for one

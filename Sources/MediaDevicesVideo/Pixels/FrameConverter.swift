@@ -9,6 +9,14 @@ import MediaDevicesCore
 /// the largest frame seen and are reused: steady-state conversion allocates nothing (libjpeg
 /// allocates inside each JPEG decode; that is its memory manager, not ours).
 ///
+/// To convert a stream of frames yourself, make one converter and call `convert(_:_:)` for every
+/// frame: the first frame of a shape (format, size, orientation) allocates the converter's
+/// buffers and, for MJPEG, its TurboJPEG decompressor; every later frame of that shape reuses
+/// them and allocates nothing, except, for MJPEG, what libjpeg-turbo allocates inside each header
+/// read and decode (6 blocks a frame with libjpeg-turbo 2.1: its row pointers and per-image
+/// memory). A converter made per frame pays the first-frame cost every time. The result lives in
+/// the converter's buffers, so it is valid only until the next call: copy what you keep.
+///
 /// A converter serves one thread at a time (a source's capture thread, typically).
 public final class FrameConverter: @unchecked Sendable {
     /// The output this converter produces.
@@ -49,9 +57,12 @@ public final class FrameConverter: @unchecked Sendable {
     /// Whether the pipeline reads frames of `format`.
     public static func canConvert(_ format: PixelFormat) -> Bool { PixelKind(format) != nil }
 
-    /// Converts `frame` and calls `body` with the result, which is valid only during the call.
-    /// Throws `.unsupportedFormat` for a format the pipeline cannot read and `.corruptFrame` for
-    /// a frame it cannot use (a corrupt JPEG, a short buffer): drop that frame and go on.
+    /// Converts `frame` and calls `body` with the result, which is valid only during the call
+    /// (it is in the converter's buffers, which the next call overwrites). Call it again on the
+    /// same converter for the next frame: after the first frame of a shape, nothing is
+    /// allocated (see the type's notes for MJPEG). Throws `.unsupportedFormat` for a format the
+    /// pipeline cannot read and `.corruptFrame` for a frame it cannot use (a corrupt JPEG, a
+    /// short buffer): drop that frame and go on.
     public func convert<R>(_ frame: VideoFrame, _ body: (VideoFrame) throws -> R) throws -> R {
         guard let frameKind = kind(of: frame.format.pixelFormat) else {
             throw MediaDevicesError(.unsupportedFormat, device: device, operation: "convert",
