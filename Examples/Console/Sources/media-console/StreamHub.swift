@@ -28,6 +28,7 @@ actor StreamHub {
         if let running = captures[key], running.isRunning {
             capture = running
         } else {
+            captures[key]?.stop()   // one that ended by itself (a camera unplugged): release it
             let (source, name) = try makeSource()
             capture = try SharedCapture(source: source, name: name)
             captures[key] = capture
@@ -39,7 +40,7 @@ actor StreamHub {
         continuation.onTermination = { [weak self] _ in
             Task { await self?.leave(key, viewer: viewer, capture: capture) }
         }
-        capture.add(viewer, continuation)
+        if !capture.add(viewer, continuation) { continuation.finish() }
         return stream
     }
 
@@ -67,9 +68,11 @@ final class SharedCapture: Sendable {
 
     private struct Viewer { let continuation: AsyncStream<ByteBuffer>.Continuation; var missed = 0 }
     private let viewers = Mutex<[UInt64: Viewer]>([:])
+    /// Set once the reader has finished every viewer: a viewer joining after it gets none.
+    private let ended = Mutex(false)
     private let source: any VideoCapturer
-    private let reader = Mutex<Task<Void, Never>?>(nil)
 
+    /// Initializes and starts `source` (released again if that fails), and its reader.
     init(source: any VideoCapturer, name: String) throws {
         self.source = source
         try source.initialize()
@@ -83,7 +86,7 @@ final class SharedCapture: Sendable {
             source.release()
             throw error
         }
-        let task = Task { [self] in
+        Task { [self] in
             var encoder: JPEGEncoder?
             do {
                 for try await frame in frames {
@@ -100,21 +103,29 @@ final class SharedCapture: Sendable {
             } catch {
                 say("\(name): \(error)")
             }
-            let ended = viewers.withLock { all in defer { all.removeAll() }; return all.values.map(\.continuation) }
-            for continuation in ended { continuation.finish() }
+            let last = ended.withLock { ended in
+                ended = true
+                return viewers.withLock { all in defer { all.removeAll() }; return all.values.map(\.continuation) }
+            }
+            for continuation in last { continuation.finish() }
         }
-        reader.withLock { $0 = task }
     }
 
     /// Whether frames still flow (a camera unplugged ends its capture).
     var isRunning: Bool { source.isCapturing }
 
+    /// How many viewers it has.
     var viewerCount: Int { viewers.withLock { $0.count } }
 
-    func add(_ id: UInt64, _ continuation: AsyncStream<ByteBuffer>.Continuation) {
-        viewers.withLock { $0[id] = Viewer(continuation: continuation) }
+    /// Adds a viewer; false when the capture has already ended (then no part will come).
+    func add(_ id: UInt64, _ continuation: AsyncStream<ByteBuffer>.Continuation) -> Bool {
+        ended.withLock { ended in
+            if !ended { viewers.withLock { $0[id] = Viewer(continuation: continuation) } }
+            return !ended
+        }
     }
 
+    /// Removes a viewer (nothing when it is already gone).
     func remove(_ id: UInt64) { _ = viewers.withLock { $0.removeValue(forKey: id) } }
 
     /// Stops the source (the reader ends with its sequence) and releases it.
