@@ -122,14 +122,14 @@ function controlRow(c) {
   row.append(element("label", c.name));
   const typeName = { 1: "integer", 2: "boolean", 3: "menu", 9: "menu" }[c.type] || "other";
   const value = c.value && typeof c.value === "object" ? Object.values(c.value)[0] : c.value;
-  const readOnly = !c.flags || (c.flags & 0x0004) || (c.flags & 0x0001);
+  const readOnly = Boolean(c.flags & (0x0001 | 0x0004));   // V4L2_CTRL_FLAG_DISABLED, _READ_ONLY
   let input;
   if (typeName === "boolean") {
     input = element("input", undefined, { type: "checkbox" }); input.checked = value == 1;
     input.onchange = () => setControl(c, input.checked, row);
   } else if (typeName === "menu") {
     input = element("select");
-    for (const entry of c.menu) { const o = element("option", entry.name); o.value = entry.index; input.append(o); }
+    for (const entry of c.menu) { const o = element("option", entry.value != null ? `${entry.name} (${entry.value})` : entry.name); o.value = entry.index; input.append(o); }
     input.value = value;
     input.onchange = () => setControl(c, Number(input.value), row);
   } else if (typeName === "integer") {
@@ -138,12 +138,13 @@ function controlRow(c) {
     const shown = element("span", String(value));
     input.oninput = () => { shown.textContent = input.value; };
     input.onchange = () => setControl(c, Number(input.value), row);
+    input.disabled = readOnly;
     row.append(input, shown);
     return row;
   } else {
     input = element("span", String(value ?? ""));
   }
-  if (readOnly && input.disabled !== undefined) input.disabled = Boolean(c.flags & 0x0004);
+  if (input.disabled !== undefined) input.disabled = readOnly;
   row.append(input);
   return row;
 }
