@@ -4,10 +4,14 @@ import MediaDevices
 
 /// The console's HTTP interface: the page, and the JSON and MJPEG endpoints under `/api/`.
 struct ConsoleRoutes: Sendable {
+    /// The page's files.
     let assets: StaticAssets
+    /// The devices, discovered per request.
     let catalog: DeviceCatalog
+    /// The shared captures behind the MJPEG streams.
     let hub: StreamHub
 
+    /// Adds every route to `router`.
     func register(on router: Router<BasicRequestContext>) {
         router.get("/") { _, _ in try assets.response(for: "index.html") }
         router.get("/assets/:name") { _, context in try assets.response(for: context.parameters.require("name")) }

@@ -52,9 +52,6 @@ actor StreamHub {
         capture.stop()
         say("stopped \(key) (no viewers)")
     }
-
-    /// How many captures run (for the console's own status).
-    var runningCount: Int { captures.count }
 }
 
 /// One capture and its viewers: a task reads the source's frames, makes each one multipart
