@@ -3,7 +3,7 @@ import Dispatch
 import MediaDevices
 
 /// The automatic choice of a camera's backend, as `formats`, `controls`, `capture` and
-/// `snapshot` make it without `--backend` (also in docs/cameras.md, "Cameras through PipeWire"):
+/// `snapshot` make it without `--backend` (also in the DocC article CamerasAndFormats, "Cameras through PipeWire"):
 /// 1. a name the PipeWire listing gives (`pipewire:SERIAL`, `pipewire:NODE_NAME`) is read
 ///    through PipeWire;
 /// 2. any other camera is read directly through V4L2, as GStreamer's `v4l2src` and browsers

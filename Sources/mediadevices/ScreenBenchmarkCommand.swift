@@ -4,7 +4,7 @@ import MediaDevices
 
 /// `mediadevices screen-benchmark`: what a full-screen grab plus conversion to NV12 costs per
 /// frame, against a plain memcpy of the same framebuffer and `ffmpeg -f kmsgrab`, measured in
-/// the same run. In the rig: see docs/screens.md ("Screens (DRM/KMS)"). On an X11 screen: CPU per
+/// the same run. In the rig: see the DocC article ScreensAndBackends ("Screens (DRM/KMS)"). On an X11 screen: CPU per
 /// grabbed frame against `ffmpeg -f x11grab` (`X11ScreenBenchmark`). On a portal screen: CPU
 /// per delivered frame against `gst-launch-1.0 pipewiresrc` (`PortalScreenBenchmark`).
 struct ScreenBenchmarkCommand: ParsableCommand {

@@ -29,7 +29,7 @@ enum CaptureRuns {
     /// passed (at most 60 s) the source stops, and this returns with what `read` returned.
     ///
     /// `readerAfterStart`: the reader is made after `start()` with the executor as its task's
-    /// preference, as docs/cameras.md's step-by-step capture does; otherwise it is made before, and takes the
+    /// preference, as the step-by-step capture of the DocC article CamerasAndFormats does; otherwise it is made before, and takes the
     /// preference inside (`withTaskExecutorPreference`).
     static func allocationsWithALeasedReader<Value: Sendable>(
         _ source: CameraSource, readerAfterStart: Bool = false, file: StaticString = #filePath, line: UInt = #line,

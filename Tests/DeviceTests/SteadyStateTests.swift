@@ -40,7 +40,7 @@ final class SteadyStateTests: XCTestCase {
         try await assertALeasedReaderStepsTheLoop(readerAfterStart: false)
     }
 
-    /// The same with the reader made as docs/cameras.md's step-by-step capture makes it: after `start()`, with
+    /// The same with the reader made as the step-by-step capture of the DocC article CamerasAndFormats makes it: after `start()`, with
     /// the capture executor as its task's preference.
     func testAReaderMadeAfterStartStepsTheLoopToo() async throws {
         try await assertALeasedReaderStepsTheLoop(readerAfterStart: true)

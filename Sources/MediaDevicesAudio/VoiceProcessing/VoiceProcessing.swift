@@ -43,7 +43,7 @@ public struct VoiceProcessing: OptionSet, Sendable, Hashable, CustomStringConver
 
 /// The libraries `VoiceProcessor` runs on. Both were measured on the same simulated room
 /// (`VoiceProcessorRoomTests`, espeak-ng talkers, 16 kHz): see `VoiceProcessorRoomTests` and
-/// docs/audio.md ("Voice processing for calls") for the figures and the choice.
+/// the DocC article AudioAndTheDriver ("Voice processing for calls") for the figures and the choice.
 public enum VoiceProcessingLibrary: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// WebRTC's audio processing module 0.3 (`libwebrtc-audio-processing`, BSD): the AEC with
     /// extended filter, noise suppression and adaptive digital gain control. The default.

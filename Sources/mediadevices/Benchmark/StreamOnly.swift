@@ -10,7 +10,7 @@ import Synchronization
 /// `executor`: the same task with the source's `captureExecutor` as its preference, so it runs
 /// on the capture thread; `converted`: a `frames(bufferSize:output:)` sequence converting on the
 /// capture thread (for an MJPEG stream, the library's decoded frames), read there too (on the
-/// `captureExecutor`, as docs/cameras.md's step-by-step capture reads); `callback-converted`: a
+/// `captureExecutor`, as the step-by-step capture of the DocC article CamerasAndFormats reads); `callback-converted`: a
 /// `ConvertingConsumer` converting to the same output in the callback, the reference the
 /// converted sequence is compared with. The camera is a V4L2 node, or a PipeWire camera node
 /// named `pipewire:SERIAL` (the callback, sequence and converted paths).
