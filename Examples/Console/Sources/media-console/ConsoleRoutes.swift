@@ -35,6 +35,17 @@ struct ConsoleRoutes: Sendable {
             try library { try ControlsAPI.apply(settings, to: camera) }
             return try json(try library { try ControlsAPI.controls(of: camera) })
         }
+        router.get("/api/events") { _, _ in try LiveEvents.devices() }
+        router.get("/api/cameras/:id/events") { _, context in
+            let id = try context.parameters.require("id")
+            return try LiveEvents.camera(id, try await catalog.camera(id), hub: hub)
+        }
+        router.get("/api/audio/level") { request, _ in
+            guard let device = request.uri.queryParameters.get("device"), !device.isEmpty else {
+                throw HTTPError(.badRequest, message: "give device=UNIQUEID (an input of GET /api/devices)")
+            }
+            return try await LiveEvents.level(device: device)
+        }
         router.get("/api/cameras/:id/stream.mjpg") { request, context in
             let id = try context.parameters.require("id")
             let key = try MJPEGStream.key(camera: id, request: request)

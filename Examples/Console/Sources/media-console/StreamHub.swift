@@ -44,6 +44,15 @@ actor StreamHub {
         return stream
     }
 
+    /// The statistics of a running capture of `camera` (any format) and its viewer count; nil
+    /// when the console streams nothing from it.
+    func statistics(camera: String) -> (CaptureStatistics, Int)? {
+        for (key, capture) in captures where key.camera == camera && capture.isRunning {
+            return (capture.statistics, capture.viewerCount)
+        }
+        return nil
+    }
+
     /// Removes a viewer; stops and releases the capture when it was the last.
     private func leave(_ key: StreamKey, viewer: UInt64, capture: SharedCapture) {
         capture.remove(viewer)
@@ -110,6 +119,9 @@ final class SharedCapture: Sendable {
 
     /// Whether frames still flow (a camera unplugged ends its capture).
     var isRunning: Bool { source.isCapturing }
+
+    /// The source's statistics for this run.
+    var statistics: CaptureStatistics { source.statistics }
 
     /// How many viewers it has.
     var viewerCount: Int { viewers.withLock { $0.count } }

@@ -15,7 +15,8 @@ const element = (tag, text, attrs = {}) => {
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
   return node;
 };
-let camera = null, formats = [];
+let camera = null, formats = [], cameraEvents = null, meterEvents = null;
+const controlUpdaters = new Map();   // control key -> function showing a new value
 
 async function getJSON(path, options) {
   const response = await fetch(path, options);
@@ -34,9 +35,31 @@ async function loadDevices() {
   }
   if (!list.cameras.length) cameras.append(element("li", "no cameras"));
   $("screens").replaceChildren(...(list.screens.length ? list.screens.map((s) => element("li", `${s.name} ${s.width ? s.width + "x" + s.height : ""} (${s.backend})`)) : [element("li", "no screens")]));
-  $("audio").replaceChildren(...(list.audio.length ? list.audio.map((a) => element("li", `${a.direction === "input" ? "🎤" : "🔈"} ${a.description} (${a.backend})${a.isDefault ? " default" : ""}`)) : [element("li", "no audio devices")]));
+  $("audio").replaceChildren(...(list.audio.length ? list.audio.map(audioRow) : [element("li", "no audio devices")]));
   $("problems").replaceChildren(...list.problems.map((p) => element("li", p)));
   if (!camera && list.cameras.length) chooseCamera(list.cameras[0]);
+}
+
+function audioRow(a) {
+  const item = element("li", `${a.direction === "input" ? "🎤" : "🔈"} ${a.description} (${a.backend})${a.isDefault ? " default" : ""}`,
+                       { class: a.direction === "input" ? "microphone" : "speaker", "data-id": a.uniqueID });
+  if (a.direction === "input") item.onclick = () => startMeter(a);
+  return item;
+}
+
+// The microphone's level, ten times a second, while the meter runs (server-sent events).
+function startMeter(a) {
+  if (meterEvents) meterEvents.close();
+  for (const item of document.querySelectorAll("#audio li")) item.classList.toggle("selected", item.dataset.id === a.uniqueID);
+  $("meter-name").textContent = a.description;
+  meterEvents = new EventSource(api("api/audio/level", { device: a.uniqueID }));
+  meterEvents.addEventListener("level", (event) => {
+    const level = JSON.parse(event.data);
+    const rms = Math.max(...level.rms), peak = Math.max(...level.peak);
+    $("meter-bar").style.width = `${Math.max(0, Math.min(100, 100 + rms * (100 / 60)))}%`;   // -60..0 dBFS
+    $("meter-text").textContent = `${rms.toFixed(1)} dBFS RMS, peak ${peak.toFixed(1)}`;
+  });
+  meterEvents.addEventListener("problem", (event) => { $("meter-text").textContent = JSON.parse(event.data).message; meterEvents.close(); });
 }
 
 const commonSizes = [[320, 240], [640, 480], [800, 600], [1280, 720], [1920, 1080], [3840, 2160]];
@@ -71,6 +94,7 @@ async function chooseCamera(c) {
   camera = c;
   for (const item of document.querySelectorAll("#cameras li")) item.classList.toggle("selected", item.dataset.id === c.id);
   $("camera-title").textContent = c.name;
+  watchCamera(c);
   formats = (await getJSON(api(`api/cameras/${encodeURIComponent(c.id)}/formats`))).formats;
   fill($("format"), formats, (f) => `${f.pixelFormat} ${f.description}`);
   formatChanged();
@@ -108,8 +132,25 @@ function startPreview() {
   $("status").textContent = `${format.pixelFormat} ${size ? size.width + "x" + size.height : ""} ${rate ? "@ " + rate + " fps" : ""}`;
 }
 
+// The chosen camera's control changes (also another program's) and its capture statistics.
+function watchCamera(c) {
+  if (cameraEvents) cameraEvents.close();
+  $("stats").textContent = "";
+  cameraEvents = new EventSource(api(`api/cameras/${encodeURIComponent(c.id)}/events`));
+  cameraEvents.addEventListener("control", (event) => {
+    const change = JSON.parse(event.data);
+    const show = controlUpdaters.get(change.key);
+    if (show) show(change.value && typeof change.value === "object" ? Object.values(change.value)[0] : change.value);
+  });
+  cameraEvents.addEventListener("stats", (event) => {
+    const s = JSON.parse(event.data);
+    $("stats").textContent = `${s.fps.toFixed(2)} fps, ${s.delivered} delivered, ${s.dropped} dropped, ${s.corrupt} corrupt, ` +
+      `delay ${s.meanDelayMilliseconds.toFixed(1)} ms mean, ${s.maxDelayMilliseconds.toFixed(1)} ms max, ${s.viewers} viewer${s.viewers === 1 ? "" : "s"}`;
+  });
+}
+
 async function loadControls() {
-  const box = $("controls"); box.replaceChildren();
+  const box = $("controls"); box.replaceChildren(); controlUpdaters.clear();
   let controls;
   try { controls = await getJSON(api(`api/cameras/${encodeURIComponent(camera.id)}/controls`)); }
   catch (error) { box.append(element("p", error.message)); return; }
@@ -118,7 +159,7 @@ async function loadControls() {
 }
 
 function controlRow(c) {
-  const row = element("div", undefined, { class: "control" });
+  const row = element("div", undefined, { class: "control", "data-key": c.key });
   row.append(element("label", c.name));
   const typeName = { 1: "integer", 2: "boolean", 3: "menu", 9: "menu" }[c.type] || "other";
   const value = c.value && typeof c.value === "object" ? Object.values(c.value)[0] : c.value;
@@ -126,16 +167,19 @@ function controlRow(c) {
   let input;
   if (typeName === "boolean") {
     input = element("input", undefined, { type: "checkbox" }); input.checked = value == 1;
+    controlUpdaters.set(c.key, (v) => { input.checked = v == 1; });
     input.onchange = () => setControl(c, input.checked, row);
   } else if (typeName === "menu") {
     input = element("select");
     for (const entry of c.menu) { const o = element("option", entry.value != null ? `${entry.name} (${entry.value})` : entry.name); o.value = entry.index; input.append(o); }
     input.value = value;
+    controlUpdaters.set(c.key, (v) => { input.value = v; });
     input.onchange = () => setControl(c, Number(input.value), row);
   } else if (typeName === "integer") {
     input = element("input", undefined, { type: "range", min: c.minimum, max: c.maximum, step: c.step || 1 });
     input.value = value;
-    const shown = element("span", String(value));
+    const shown = element("span", String(value), { class: "value" });
+    controlUpdaters.set(c.key, (v) => { input.value = v; shown.textContent = String(v); });
     input.oninput = () => { shown.textContent = input.value; };
     input.onchange = () => setControl(c, Number(input.value), row);
     input.disabled = readOnly;
@@ -163,4 +207,10 @@ $("format").onchange = formatChanged;
 $("size").onchange = sizeChanged;
 $("rate").onchange = startPreview;
 $("refresh").onclick = loadDevices;
+// Hotplug: the lists follow the devices without a reload.
+let reloadTimer = null;
+new EventSource(api("api/events")).addEventListener("devices", () => {
+  clearTimeout(reloadTimer);
+  reloadTimer = setTimeout(() => loadDevices().catch(() => {}), 300);
+});
 loadDevices().catch((error) => { $("problems").replaceChildren(element("li", error.message)); });
