@@ -144,10 +144,18 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { core.delivery.statistics }
 
-    /// The node's controls with their values now where the node gives them (read again from
-    /// the session: its PropInfo and Props params; see `PipeWireCameraNode.controls`). Throws
-    /// `.notFound` when the node is gone.
-    public func controls() throws -> [CameraControl] { try node.current().controls }
+    /// The node's controls with their values now (read again from the session: its PropInfo
+    /// and Props params; see `PipeWireCameraNode.controls`). PipeWire 0.3.65's nodes give no
+    /// values: where the node wraps a V4L2 device this process may open, the values are read
+    /// from that device; otherwise they are `.none`. Throws `.notFound` when the node is gone.
+    public func controls() throws -> [CameraControl] { try node.controlsWithValues() }
+
+    /// Changes to the node's controls as they happen, made by any program (this source's
+    /// `setControls`, `pw-cli set-param`, `v4l2-ctl`), with the ids and keys `controls()` gives:
+    /// the same sequence as `CaptureDevice.controlChanges()`. PipeWire 0.3.65's nodes announce
+    /// no control change, so they are watched on the V4L2 device the node wraps; `.notFound`
+    /// (naming why) for a node without one this process may open, such as a libcamera node.
+    public func controlChanges() throws -> ControlChanges { try node.controlChanges() }
 
     /// Sets the controls `settings` name (by id, a `CameraControl.id` of `controls()`, or by
     /// name) through the node's Props, without stopping the stream. Every setting is checked
