@@ -23,7 +23,7 @@ final class PipeWireCaptureTests: XCTestCase {
         return recorder
     }
 
-    func testVividThroughPipeWireEqualsVividOverV4L2() throws {
+    func testVividThroughPipeWireEqualsVividOverV4L2AndSequencesGetItsBuffersOnLease() async throws {
         let path = try Rig.loadVivid("node_types=1")[0]
         try Rig.colourBars(path)
         let direct = try record(CameraSource(device: try CaptureDevice(path: path), request: request))
@@ -47,6 +47,62 @@ final class PipeWireCaptureTests: XCTestCase {
         XCTAssertEqual(differing, 0, "the same colour bars, byte for byte (\(ours.count) vs \(theirs.count) bytes)")
         XCTAssertEqual(source.statistics.deliveredFrames >= 8, true, "\(source.statistics)")
         print("figure: vivid YUYV 640x480 through PipeWire node \(camera.pipeWireNodes[0].id): \(piped.records.count) frames, byte-equal to V4L2's")
+        try await checkLeases(source)
+    }
+
+    /// Sequences get PipeWire's own buffers on lease (no copy), with the callback's bytes; a
+    /// reader holding frames gets copies once a lease would leave the producer fewer than two
+    /// buffers, and the stream goes on; a lease held past `stop()` stays readable, and once it
+    /// and the sequence are let go nothing of the run is left (mappings, descriptors).
+    private func checkLeases(_ source: PipeWireCameraSource) async throws {
+        let started = Date()
+        let before = ProcessFigures.settled()
+        let figures = try await readOnLease(source)
+        source.release()
+        let after = ProcessFigures.settled()
+        XCTAssertEqual(ProcessFigures.difference(after.accountable, before.accountable), [], "descriptors left after the release")
+        // Buffer mappings are DMA-BUF or memfd (as the producer gives them); no thread of the run.
+        let maps = ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").split(separator: "\n")
+        XCTAssertEqual(maps.filter { $0.contains("dmabuf") || $0.contains("memfd:") }, [], "buffer mappings left after the release")
+        let threads = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).map {
+            ((try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        XCTAssertFalse(threads.contains("md-pipewire-cam"), "the run's thread is gone: \(threads)")
+        print("figure: PipeWire leases: \(figures); whole check \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+    }
+
+    /// The reading part of `checkLeases`; its sequence ends and goes with the return.
+    private func readOnLease(_ source: PipeWireCameraSource) async throws -> String {
+        let reference = LeasedFrameTests.ReferenceCopies()
+        source.consumer = reference
+        let frames = source.frames(bufferSize: 8)  // room for 9 frames held (see VideoFrames)
+        try source.start()
+        var iterator = frames.makeAsyncIterator()
+        var checked = 0, leased = 0
+        while checked < 12, let buffer = try await iterator.next() {
+            let expected = reference.copy(of: buffer.sequence)
+            if buffer.isLeased { leased += 1 }
+            buffer.withFrame { XCTAssertTrue(sameBytes($0.plane(0).bytes, expected), "frame \($0.sequence): the callback's bytes") }
+            checked += 1
+        }
+        XCTAssertGreaterThan(leased, checked / 2, "frames read on lease: \(leased) of \(checked)")
+        // Holding every frame: leases stop short of starving the producer, copies follow, frames go on.
+        var held: [VideoFrameBuffer] = []
+        while held.count < 9, let buffer = try await iterator.next() { held.append(buffer) }
+        let heldLeases = held.filter(\.isLeased).count, heldCopies = held.count - heldLeases
+        XCTAssertGreaterThan(heldCopies, 0, "copies once the policy refuses leases (\(heldLeases) of \(held.count) held on lease)")
+        let delivered = source.statistics.deliveredFrames
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertGreaterThan(source.statistics.deliveredFrames, delivered, "the stream goes on while \(heldLeases) leases are held")
+        let kept = try XCTUnwrap(held.last { $0.isLeased })
+        let keptBytes = kept.withFrame { Array($0.plane(0).bytes) }
+        held.removeAll()
+        source.stop()
+        XCTAssertTrue(kept.isLeased)
+        XCTAssertEqual(kept.withFrame { Array($0.plane(0).bytes) }, keptBytes, "a lease held past stop() stays readable")
+        XCTAssertTrue(keptBytes.withUnsafeBytes { sameBytes($0, reference.copy(of: kept.sequence)) }, "and is the callback's frame")
+        kept.release()
+        return "\(leased) of \(checked) read frames leased; holding 9: \(heldLeases) leased, \(heldCopies) copied; sequence leased \(frames.leasedFrames), copied \(frames.copiedFrames)"
     }
 
     func testSharedWithPipewiresrcWhileADirectOpenIsBusyNamingPipeWire() throws {
@@ -92,6 +148,7 @@ final class PipeWireCaptureTests: XCTestCase {
         defer { source.release() }
         let (probe, frames) = try CaptureRuns.allocationsWithTheSequenceUnread(source, warmUp: 5, measured: 30)
         XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 30 frames")
+        XCTAssertGreaterThan(frames.leasedFrames, 25, "the unread sequence's frames came on lease (copied \(frames.copiedFrames))")
         print("figure: heap allocations on the PipeWire camera capture thread over 30 frames (YUYV 640x480): \(probe.allocations)")
         XCTAssertGreaterThan(frames.droppedFrames, 25)
     }

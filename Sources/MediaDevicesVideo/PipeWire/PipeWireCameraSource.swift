@@ -55,7 +55,8 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             }
             let capture = try PipeWireCapture(cameraNode: node.id, request: request, fd: try node.remote.open(), device: label)
             return try CaptureRun(name: "md-pipewire-cam", delivery: delivery, loop: { wake, shouldStop in
-                PipeWireCameraSource.pump(capture, format: format, wake: wake, shouldStop: shouldStop, delivery: delivery)
+                PipeWireCameraSource.pump(capture, format: format, leases: PipeWireBufferLeases(wake: wake), wake: wake,
+                                          shouldStop: shouldStop, delivery: delivery)
             }, cleanup: { _ in capture.close() })
         }
 
@@ -170,11 +171,18 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     }
 
     /// The capture loop: sleeps on the stream's buffer eventfd, its loop and the wake-up
-    /// event; delivers each newest buffer. Allocates nothing per frame (the frame's format is
-    /// made again only when the stride or size changes; no generic collection calls such as
-    /// `first`, which allocate in debug builds).
-    private static func pump(_ capture: PipeWireCapture, format negotiated: VideoFormat, wake: WakeUpEvent,
-                             shouldStop: () -> Bool, delivery: FrameDelivery) -> MediaDevicesError? {
+    /// event; delivers each newest buffer, lendable to sequences (`leases`) when it is in a
+    /// mapping of our own (memfd, DMA-BUF), and gives back the buffers whose leases ended.
+    /// Allocates nothing per frame (the frame's format is made again only when the stride or
+    /// size changes; no generic collection calls such as `first`, which allocate in debug builds).
+    private static func pump(_ capture: PipeWireCapture, format negotiated: VideoFormat, leases: PipeWireBufferLeases,
+                             wake: WakeUpEvent, shouldStop: () -> Bool, delivery: FrameDelivery) -> MediaDevicesError? {
+        // Closes the stream before the leases learn the run is over (the stream lets every lent
+        // buffer go first, leaving its mapping to them).
+        defer {
+            capture.close()
+            leases.endRun()
+        }
         let fds = UnsafeMutablePointer<pollfd>.allocate(capacity: 3)
         defer { fds.deallocate() }
         fds[0] = pollfd(fd: capture.descriptor, events: Int16(POLLIN), revents: 0)
@@ -183,8 +191,11 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         var format = negotiated
         var locations = format.planeLocations
         var sequence: UInt32 = 0
+        var formatID = LendableBuffer.newFormatID()
         while !shouldStop() {
             _ = poll(fds, 3, 1000)
+            if fds[2].revents != 0 { wake.reset() }  // a stop (seen above), or a give-back (below)
+            leases.returnGivenBack { capture.returnBuffer($0) }
             do { try capture.iterate(timeoutMilliseconds: 0) } catch { return error as? MediaDevicesError }
             let (picture, isNew) = capture.newest()
             guard isNew, let data = picture.data else { continue }
@@ -193,6 +204,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
                 || (picture.stride > 0 && (format.bytesPerRow.isEmpty || Int(picture.stride) != format.bytesPerRow[0])) {
                 format = layout(of: picture, pixelFormat: negotiated.pixelFormat, colorimetry: negotiated.colorimetry)
                 locations = format.planeLocations
+                formatID = LendableBuffer.newFormatID()
             }
             let size = Int(picture.size)
             let bytes = UnsafeRawBufferPointer(start: data, count: size)
@@ -203,9 +215,13 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
                 return FramePlane(bytes: UnsafeRawBufferPointer(rebasing: bytes[offset...]), bytesPerRow: format.bytesPerRow[index])
             }
             let orientation = VideoOrientation(rotationDegrees: Int(rotation(picture.transform))) ?? .up
+            let slot = Int(picture.slot)
+            if slot >= 0 { leases.beginDelivery(slot: slot, mapping: picture.mapping, withProducer: capture.buffersWithProducer) }
             delivery.deliver(VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: orientation,
                                         captureDelay: .zero, planeCount: planeCount, bytesUsed: size,
-                                        plane0: plane(0), plane1: plane(1), plane2: plane(2)))
+                                        plane0: plane(0), plane1: plane(1), plane2: plane(2), dmaBuf: nil,
+                                        lendable: slot >= 0 ? LendableBuffer(lender: leases, index: slot, formatID: formatID) : nil))
+            if slot >= 0, leases.endDelivery(slot: slot) { capture.lend() }
             sequence &+= 1
         }
         return nil
