@@ -23,7 +23,7 @@ final class PipeWireCaptureTests: XCTestCase {
         return recorder
     }
 
-    func testVividThroughPipeWireEqualsVividOverV4L2AndSequencesGetItsBuffersOnLease() async throws {
+    func testVividThroughPipeWireEqualsV4L2SequencesLeaseItsBuffersAndAStallEndsWithTimeout() async throws {
         let path = try Rig.loadVivid("node_types=1")[0]
         try Rig.colourBars(path)
         let direct = try record(CameraSource(device: try CaptureDevice(path: path), request: request))
@@ -52,12 +52,16 @@ final class PipeWireCaptureTests: XCTestCase {
 
     /// Sequences get PipeWire's own buffers on lease (no copy), with the callback's bytes; a
     /// reader holding frames gets copies once a lease would leave the producer fewer than two
-    /// buffers, and the stream goes on; a lease held past `stop()` stays readable, and once it
-    /// and the sequence are let go nothing of the run is left (mappings, descriptors).
+    /// buffers, and the stream goes on. Then the node stays running but sends nothing (vivid
+    /// behind it drops every buffer): with a `frameTimeout` the run ends with `.timeout`. A
+    /// lease held past the run's end stays readable, and once it and the sequence are let go
+    /// nothing of the run is left (mappings, descriptors, its thread).
     private func checkLeases(_ source: PipeWireCameraSource) async throws {
         let started = Date()
         let before = ProcessFigures.settled()
-        let figures = try await readOnLease(source)
+        let path = try XCTUnwrap(source.node.v4l2Path)
+        defer { try? Rig.setControl(path, "percentage_of_dropped_buffers=0") }
+        let figures = try await readOnLease(source, path: path)
         source.release()
         let after = ProcessFigures.settled()
         XCTAssertEqual(ProcessFigures.difference(after.accountable, before.accountable), [], "descriptors left after the release")
@@ -72,7 +76,7 @@ final class PipeWireCaptureTests: XCTestCase {
     }
 
     /// The reading part of `checkLeases`; its sequence ends and goes with the return.
-    private func readOnLease(_ source: PipeWireCameraSource) async throws -> String {
+    private func readOnLease(_ source: PipeWireCameraSource, path: String) async throws -> String {
         let reference = LeasedFrameTests.ReferenceCopies()
         source.consumer = reference
         let frames = source.frames(bufferSize: 8)  // room for 9 frames held (see VideoFrames)
@@ -97,12 +101,26 @@ final class PipeWireCaptureTests: XCTestCase {
         let kept = try XCTUnwrap(held.last { $0.isLeased })
         let keptBytes = kept.withFrame { Array($0.plane(0).bytes) }
         held.removeAll()
-        source.stop()
+        // The stall: the sequence ends with .timeout about frameTimeout after the last frame.
+        source.frameTimeout = .seconds(2)
+        try Rig.setControl(path, "percentage_of_dropped_buffers=100")
+        let stalled = Date()
+        var ending: Error?
+        let watchdog = Task { try await Task.sleep(for: .seconds(30)); source.stop() }  // no timeout: the sequence ends without one, the test fails
+        do { while try await iterator.next() != nil {} } catch { ending = error }
+        watchdog.cancel()
+        let seconds = Date().timeIntervalSince(stalled)
+        XCTAssertEqual((ending as? MediaDevicesError)?.code, .timeout, "\(String(describing: ending))")
+        XCTAssertTrue("\(ending.map { "\($0)" } ?? "")".contains("frameTimeout"), "\(String(describing: ending))")
+        XCTAssertLessThan(seconds, 20, "ended soon after the stall")
+        for _ in 0..<100 where source.isCapturing { usleep(10_000) }
+        XCTAssertFalse(source.isCapturing)
         XCTAssertTrue(kept.isLeased)
-        XCTAssertEqual(kept.withFrame { Array($0.plane(0).bytes) }, keptBytes, "a lease held past stop() stays readable")
+        XCTAssertEqual(kept.withFrame { Array($0.plane(0).bytes) }, keptBytes, "a lease held past the run's end stays readable")
         XCTAssertTrue(keptBytes.withUnsafeBytes { sameBytes($0, reference.copy(of: kept.sequence)) }, "and is the callback's frame")
         kept.release()
-        return "\(leased) of \(checked) read frames leased; holding 9: \(heldLeases) leased, \(heldCopies) copied; sequence leased \(frames.leasedFrames), copied \(frames.copiedFrames)"
+        return String(format: "stall (frameTimeout 2 s) ended the run with .timeout %.1f s after vivid began dropping every buffer; ", seconds)
+            + "\(leased) of \(checked) read frames leased; holding 9: \(heldLeases) leased, \(heldCopies) copied; sequence leased \(frames.leasedFrames), copied \(frames.copiedFrames)"
     }
 
     func testSharedWithPipewiresrcWhileADirectOpenIsBusyNamingPipeWire() throws {

@@ -56,7 +56,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             let capture = try PipeWireCapture(cameraNode: node.id, request: request, fd: try node.remote.open(), device: label)
             return try CaptureRun(name: "md-pipewire-cam", delivery: delivery, loop: { wake, shouldStop in
                 PipeWireCameraSource.pump(capture, format: format, leases: PipeWireBufferLeases(wake: wake), wake: wake,
-                                          shouldStop: shouldStop, delivery: delivery)
+                                          shouldStop: shouldStop, delivery: delivery, label: label)
             }, cleanup: { _ in capture.close() })
         }
 
@@ -145,6 +145,15 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { core.delivery.statistics }
 
+    /// How long capture may go without a frame while the node stays running (a stalled
+    /// camera, a paused or starved node) before it ends with `.timeout`: the frame sequences
+    /// end with that error and the consumer hears `captureDidStop`. `nil` (the default): no
+    /// limit. Takes effect at once, also while capturing. The same option as `CameraSource.frameTimeout`.
+    public var frameTimeout: Duration? {
+        get { core.delivery.frameTimeout }
+        set { core.delivery.frameTimeout = newValue }
+    }
+
     /// The node's controls with their values now (read again from the session: its PropInfo
     /// and Props params; see `PipeWireCameraNode.controls`). PipeWire 0.3.65's nodes give no
     /// values: where the node wraps a V4L2 device this process may open, the values are read
@@ -176,7 +185,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// Allocates nothing per frame (the frame's format is made again only when the stride or
     /// size changes; no generic collection calls such as `first`, which allocate in debug builds).
     private static func pump(_ capture: PipeWireCapture, format negotiated: VideoFormat, leases: PipeWireBufferLeases,
-                             wake: WakeUpEvent, shouldStop: () -> Bool, delivery: FrameDelivery) -> MediaDevicesError? {
+                             wake: WakeUpEvent, shouldStop: () -> Bool, delivery: FrameDelivery, label: String) -> MediaDevicesError? {
         // Closes the stream before the leases learn the run is over (the stream lets every lent
         // buffer go first, leaving its mapping to them).
         defer {
@@ -198,7 +207,10 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             leases.returnGivenBack { capture.returnBuffer($0) }
             do { try capture.iterate(timeoutMilliseconds: 0) } catch { return error as? MediaDevicesError }
             let (picture, isNew) = capture.newest()
-            guard isNew, let data = picture.data else { continue }
+            guard isNew, let data = picture.data else {
+                if let stalled = delivery.stall(device: label) { return stalled }
+                continue
+            }
             let timestamp = MonotonicInstant.now
             if Int(picture.width) != format.width || Int(picture.height) != format.height
                 || (picture.stride > 0 && (format.bytesPerRow.isEmpty || Int(picture.stride) != format.bytesPerRow[0])) {
