@@ -4,6 +4,7 @@
 #include "cpw_cameras.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,14 +39,36 @@ struct cpw_capture {
     int camera;     // a camera stream (any raw format, MJPEG, DMA-BUF) rather than a screen cast
     const char *gone; // why the stream ended when its node went away
     uint32_t subtype; // enum cpw_subtype of the negotiated format
+    // Camera buffers by slot (cpw_frame.slot), with what the lender did with them.
+    struct pw_buffer *slots[CPW_MAX_SLOTS];
+    uint8_t lent[CPW_MAX_SLOTS];      // lent out (cpw_capture_lend): neither held nor the producer's
+    uint8_t disowned[CPW_MAX_SLOTS];  // removed while lent: the slot waits for cpw_capture_return
+    struct cpw_mapping *disowned_mapping[CPW_MAX_SLOTS];
 };
 
-/// A DMA-BUF buffer's mapping, made when the stream adds the buffer (pw_buffer.user_data).
+/// One buffer's record (pw_buffer.user_data): its slot and, for camera buffers in memfd or
+/// DMA-BUF, our own read-only mapping over a descriptor of our own, so that the pixels stay
+/// readable after the stream let the buffer go (a lent frame outliving the run).
 struct cpw_mapping {
-    void *base;
+    int slot;       // -1: none (screen streams)
+    void *base;     // NULL: not ours (plain memory, or mapped by the stream)
     size_t size;
-    int fd;
+    int fd;         // ours (dup'd), -1 when none
+    int is_dmabuf;  // DMA_BUF_IOCTL_SYNC brackets reads
 };
+
+void cpw_mapping_free(struct cpw_mapping *mapping) {
+    if (mapping == NULL) return;
+    if (mapping->base != NULL) {
+        if (mapping->is_dmabuf) {
+            struct dma_buf_sync sync = {.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ};
+            while (ioctl(mapping->fd, DMA_BUF_IOCTL_SYNC, &sync) < 0 && errno == EINTR) {}
+        }
+        munmap(mapping->base, mapping->size);
+    }
+    if (mapping->fd >= 0) close(mapping->fd);
+    free(mapping);
+}
 
 static void cpw_fail(struct cpw_capture *c, const char *what) {
     c->state = CPW_STATE_ENDED;
@@ -162,23 +185,41 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     pw_stream_update_params(c->stream, params, c->camera ? 3 : 2);
 }
 
-// A DMA-BUF buffer is mapped once, when the stream adds it (PW_STREAM_FLAG_MAP_BUFFERS maps
-// only memfd in PipeWire 0.3.65): read-only, the whole of its first plane.
+// Each buffer gets a record when the stream adds it. A camera's memfd and DMA-BUF buffers are
+// mapped here, once, by us (PW_STREAM_FLAG_MAP_BUFFERS maps only memfd in PipeWire 0.3.65, and
+// its mappings end with the stream): read-only, the whole of the first plane, over a descriptor
+// of our own, and the buffer gets a slot (a free one not awaiting a lent buffer's return).
 static void on_add_buffer(void *data, struct pw_buffer *buffer) {
-    (void)data;
-    struct spa_data *d = &buffer->buffer->datas[0];
+    struct cpw_capture *c = data;
     buffer->user_data = NULL;
-    if (buffer->buffer->n_datas < 1 || d->type != SPA_DATA_DmaBuf || d->data != NULL) return;
     struct cpw_mapping *mapping = calloc(1, sizeof *mapping);
     if (mapping == NULL) return;
-    mapping->size = (size_t)d->mapoffset + d->maxsize;
-    mapping->fd = (int)d->fd;
-    mapping->base = mmap(NULL, mapping->size, PROT_READ, MAP_SHARED, mapping->fd, 0);
-    if (mapping->base == MAP_FAILED) {
-        free(mapping);
+    mapping->slot = -1;
+    mapping->fd = -1;
+    buffer->user_data = mapping;
+    if (!c->camera || buffer->buffer->n_datas < 1) return;
+    struct spa_data *d = &buffer->buffer->datas[0];
+    for (int i = 0; i < CPW_MAX_SLOTS; i++) {
+        if (c->slots[i] == NULL && !c->disowned[i]) {
+            c->slots[i] = buffer;
+            c->lent[i] = 0;
+            mapping->slot = i;
+            break;
+        }
+    }
+    if (d->data != NULL || (d->type != SPA_DATA_DmaBuf && d->type != SPA_DATA_MemFd) || d->fd < 0) return;
+    int fd = fcntl((int)d->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return;
+    size_t size = (size_t)d->mapoffset + d->maxsize;
+    void *base = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        close(fd);
         return;
     }
-    buffer->user_data = mapping;
+    mapping->fd = fd;
+    mapping->base = base;
+    mapping->size = size;
+    mapping->is_dmabuf = d->type == SPA_DATA_DmaBuf;
 }
 
 // Where a buffer's first plane is readable: the stream's mapping or ours (NULL: nowhere).
@@ -186,13 +227,13 @@ static const uint8_t *cpw_buffer_bytes(struct pw_buffer *buffer) {
     struct spa_data *d = &buffer->buffer->datas[0];
     if (d->data != NULL) return d->data;
     struct cpw_mapping *mapping = buffer->user_data;
-    return mapping != NULL ? (const uint8_t *)mapping->base + d->mapoffset : NULL;
+    return mapping != NULL && mapping->base != NULL ? (const uint8_t *)mapping->base + d->mapoffset : NULL;
 }
 
 // Brackets CPU reads of a DMA-BUF buffer (DMA_BUF_IOCTL_SYNC start, then end when given back).
 static void cpw_sync(struct pw_buffer *buffer, uint64_t flags) {
     struct cpw_mapping *mapping = buffer->user_data;
-    if (mapping == NULL) return;
+    if (mapping == NULL || mapping->base == NULL || !mapping->is_dmabuf) return;
     struct dma_buf_sync sync = {.flags = flags | DMA_BUF_SYNC_READ};
     while (ioctl(mapping->fd, DMA_BUF_IOCTL_SYNC, &sync) < 0 && errno == EINTR) {}
 }
@@ -204,7 +245,8 @@ static void cpw_give_back(struct cpw_capture *c, struct pw_buffer *buffer, int w
 }
 
 // Buffers go away when the format changes (a new size) or the stream ends: the held one is
-// then no longer ours to give back.
+// then no longer ours to give back. A lent one keeps its mapping (the lender's now: freed by
+// cpw_capture_return during the run, by the lender with cpw_mapping_free after it).
 static void on_remove_buffer(void *data, struct pw_buffer *buffer) {
     struct cpw_capture *c = data;
     if (c->held == buffer) {
@@ -213,11 +255,19 @@ static void on_remove_buffer(void *data, struct pw_buffer *buffer) {
         c->held_frame = (cpw_frame){0};
     }
     struct cpw_mapping *mapping = buffer->user_data;
-    if (mapping != NULL) {
-        munmap(mapping->base, mapping->size);
-        free(mapping);
-        buffer->user_data = NULL;
+    buffer->user_data = NULL;
+    if (mapping == NULL) return;
+    int slot = mapping->slot;
+    if (slot >= 0 && slot < CPW_MAX_SLOTS && c->slots[slot] == buffer) {
+        c->slots[slot] = NULL;
+        if (c->lent[slot]) {
+            c->lent[slot] = 0;
+            c->disowned[slot] = 1;
+            c->disowned_mapping[slot] = mapping;
+            return;
+        }
     }
+    cpw_mapping_free(mapping);
 }
 
 // A buffer arrived (called on whichever PipeWire thread processes the stream). Dequeuing is
@@ -277,9 +327,10 @@ static struct cpw_capture *capture_new(int fd, uint32_t node_id, int camera, cha
     return c;
 }
 
+// Camera streams map their buffers themselves (on_add_buffer); screen streams let the stream map memfd.
 static struct cpw_capture *capture_connect(struct cpw_capture *c, const struct spa_pod *format, char *error, size_t error_size) {
-    int result = pw_stream_connect(c->stream, PW_DIRECTION_INPUT, c->node_id,
-                                   PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS, &format, 1);
+    enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT | (c->camera ? 0 : PW_STREAM_FLAG_MAP_BUFFERS);
+    int result = pw_stream_connect(c->stream, PW_DIRECTION_INPUT, c->node_id, flags, &format, 1);
     if (result < 0) {
         snprintf(error, error_size, "pw_stream_connect to node %u failed: %s", c->node_id, spa_strerror(result));
         cpw_capture_close(c);
@@ -401,6 +452,7 @@ int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
             spa_buffer_find_meta_data(newest->buffer, SPA_META_VideoTransform, sizeof *transform);
         size_t size = d->chunk->size;
         if (offset + size > d->maxsize) size = d->maxsize - offset;  // a chunk past its buffer: read what is there
+        struct cpw_mapping *mapping = newest->user_data;
         c->held_frame = (cpw_frame){
             .data = cpw_buffer_bytes(newest) + offset,
             .size = size,
@@ -411,11 +463,46 @@ int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
             .spa_format = c->subtype == CPW_SUBTYPE_RAW ? c->info.format : 0,
             .subtype = c->subtype,
             .transform = transform != NULL ? transform->transform : 0,
-            .is_dmabuf = newest->user_data != NULL,
+            .is_dmabuf = mapping != NULL && mapping->is_dmabuf,
+            .slot = mapping != NULL && mapping->base != NULL ? mapping->slot : -1,
+            .mapping = mapping != NULL && mapping->base != NULL ? mapping : NULL,
         };
     }
     *frame = c->held != NULL ? c->held_frame : (cpw_frame){0};
     return newest != NULL;
+}
+
+int cpw_capture_lend(cpw_capture *c) {
+    if (c->held == NULL) return -1;
+    struct cpw_mapping *mapping = c->held->user_data;
+    if (mapping == NULL || mapping->base == NULL || mapping->slot < 0) return -1;
+    c->lent[mapping->slot] = 1;
+    c->held = NULL;
+    c->held_frame = (cpw_frame){0};
+    return mapping->slot;
+}
+
+int cpw_capture_return(cpw_capture *c, int slot) {
+    if (slot < 0 || slot >= CPW_MAX_SLOTS) return -1;
+    if (c->disowned[slot]) {
+        cpw_mapping_free(c->disowned_mapping[slot]);
+        c->disowned_mapping[slot] = NULL;
+        c->disowned[slot] = 0;
+        return 0;
+    }
+    if (!c->lent[slot] || c->slots[slot] == NULL || c->stream == NULL) return -1;
+    c->lent[slot] = 0;
+    pw_loop_enter(c->connection.loop);
+    cpw_give_back(c, c->slots[slot], 1);
+    pw_loop_leave(c->connection.loop);
+    return 1;
+}
+
+uint32_t cpw_capture_with_producer(const cpw_capture *c) {
+    uint32_t count = 0;
+    for (int i = 0; i < CPW_MAX_SLOTS; i++)
+        if (c->slots[i] != NULL && !c->lent[i] && c->slots[i] != c->held) count++;
+    return count;
 }
 
 void cpw_capture_close(cpw_capture *c) {
@@ -432,6 +519,7 @@ void cpw_capture_close(cpw_capture *c) {
     }
     if (c->connection.core != NULL) spa_hook_remove(&c->core_listener);
     cpw_connection_close(&c->connection);
+    // Lent buffers' mappings (all disowned by now) are the lender's to free (cpw_mapping_free).
     close(c->notify_fd);
     free(c);
 }

@@ -2,12 +2,13 @@ import Foundation
 import MediaDevices
 import XCTest
 
-/// Bad luck from the driver: dropped buffers, unplugging, injected errors, a busy device, no
+/// Bad luck from the driver: dropped buffers, a stream that stops delivering, unplugging,
+/// injected errors, a busy device, no
 /// permission. Each gives a clear error, loses nothing and leaks nothing.
 final class FailureTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
 
-    func testDroppedBuffersAreCountedFromSequenceGaps() throws {
+    func testDroppedBuffersAreCountedFromSequenceGapsAndAStallEndsWithTimeout() throws {
         let node = try Rig.loadVivid("n_devs=1")[0]
         try Rig.setControl(node, "percentage_of_dropped_buffers=50")
         let source = CameraSource(device: try CaptureDevice(path: node),
@@ -16,8 +17,20 @@ final class FailureTests: XCTestCase {
         source.consumer = recorder
         try source.start()
         let finished = recorder.wait(seconds: 40)
-        source.stop()
         XCTAssertTrue(finished, "60 frames did not arrive (got \(recorder.count))")
+        // Then vivid drops every buffer, streaming on: with a frameTimeout the run ends with
+        // .timeout once that long passed without a frame.
+        source.frameTimeout = .seconds(1)
+        try Rig.setControl(node, "percentage_of_dropped_buffers=100")
+        defer { try? Rig.setControl(node, "percentage_of_dropped_buffers=0") }
+        let stalled = Date()
+        for _ in 0..<300 where source.isCapturing { usleep(50_000) }
+        let seconds = Date().timeIntervalSince(stalled)
+        XCTAssertFalse(source.isCapturing, "capture ended within 15 s of the stall")
+        XCTAssertEqual(recorder.stopError?.code, .timeout, "\(String(describing: recorder.stopError))")
+        XCTAssertTrue("\(recorder.stopError.map { "\($0)" } ?? "")".contains("frameTimeout"), "\(String(describing: recorder.stopError))")
+        print(String(format: "figure: stall (percentage_of_dropped_buffers=100), frameTimeout 1 s: .timeout %.1f s after the stall began", seconds))
+        source.stop()
         let stats = source.statistics
         // What the consumer saw: the frames missing between consecutive sequence numbers
         // (serial-number arithmetic; a number that does not move on is no gap).

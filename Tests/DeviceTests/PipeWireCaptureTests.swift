@@ -23,7 +23,7 @@ final class PipeWireCaptureTests: XCTestCase {
         return recorder
     }
 
-    func testVividThroughPipeWireEqualsVividOverV4L2() throws {
+    func testVividThroughPipeWireEqualsV4L2SequencesLeaseItsBuffersAndAStallEndsWithTimeout() async throws {
         let path = try Rig.loadVivid("node_types=1")[0]
         try Rig.colourBars(path)
         let direct = try record(CameraSource(device: try CaptureDevice(path: path), request: request))
@@ -47,6 +47,80 @@ final class PipeWireCaptureTests: XCTestCase {
         XCTAssertEqual(differing, 0, "the same colour bars, byte for byte (\(ours.count) vs \(theirs.count) bytes)")
         XCTAssertEqual(source.statistics.deliveredFrames >= 8, true, "\(source.statistics)")
         print("figure: vivid YUYV 640x480 through PipeWire node \(camera.pipeWireNodes[0].id): \(piped.records.count) frames, byte-equal to V4L2's")
+        try await checkLeases(source)
+    }
+
+    /// Sequences get PipeWire's own buffers on lease (no copy), with the callback's bytes; a
+    /// reader holding frames gets copies once a lease would leave the producer fewer than two
+    /// buffers, and the stream goes on. Then the node stays running but sends nothing (vivid
+    /// behind it drops every buffer): with a `frameTimeout` the run ends with `.timeout`. A
+    /// lease held past the run's end stays readable, and once it and the sequence are let go
+    /// nothing of the run is left (mappings, descriptors, its thread).
+    private func checkLeases(_ source: PipeWireCameraSource) async throws {
+        let started = Date()
+        let before = ProcessFigures.settled()
+        let path = try XCTUnwrap(source.node.v4l2Path)
+        defer { try? Rig.setControl(path, "percentage_of_dropped_buffers=0") }
+        let figures = try await readOnLease(source, path: path)
+        source.release()
+        let after = ProcessFigures.settled()
+        XCTAssertEqual(ProcessFigures.difference(after.accountable, before.accountable), [], "descriptors left after the release")
+        // Buffer mappings are DMA-BUF or memfd (as the producer gives them); no thread of the run.
+        let maps = ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").split(separator: "\n")
+        XCTAssertEqual(maps.filter { $0.contains("dmabuf") || $0.contains("memfd:") }, [], "buffer mappings left after the release")
+        let threads = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).map {
+            ((try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        XCTAssertFalse(threads.contains("md-pipewire-cam"), "the run's thread is gone: \(threads)")
+        print("figure: PipeWire leases: \(figures); whole check \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+    }
+
+    /// The reading part of `checkLeases`; its sequence ends and goes with the return.
+    private func readOnLease(_ source: PipeWireCameraSource, path: String) async throws -> String {
+        let reference = LeasedFrameTests.ReferenceCopies()
+        source.consumer = reference
+        let frames = source.frames(bufferSize: 8)  // room for 9 frames held (see VideoFrames)
+        try source.start()
+        var iterator = frames.makeAsyncIterator()
+        var checked = 0, leased = 0
+        while checked < 12, let buffer = try await iterator.next() {
+            let expected = reference.copy(of: buffer.sequence)
+            if buffer.isLeased { leased += 1 }
+            buffer.withFrame { XCTAssertTrue(sameBytes($0.plane(0).bytes, expected), "frame \($0.sequence): the callback's bytes") }
+            checked += 1
+        }
+        XCTAssertGreaterThan(leased, checked / 2, "frames read on lease: \(leased) of \(checked)")
+        // Holding every frame: leases stop short of starving the producer, copies follow, frames go on.
+        var held: [VideoFrameBuffer] = []
+        while held.count < 9, let buffer = try await iterator.next() { held.append(buffer) }
+        let heldLeases = held.filter(\.isLeased).count, heldCopies = held.count - heldLeases
+        XCTAssertGreaterThan(heldCopies, 0, "copies once the policy refuses leases (\(heldLeases) of \(held.count) held on lease)")
+        let delivered = source.statistics.deliveredFrames
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertGreaterThan(source.statistics.deliveredFrames, delivered, "the stream goes on while \(heldLeases) leases are held")
+        let kept = try XCTUnwrap(held.last { $0.isLeased })
+        let keptBytes = kept.withFrame { Array($0.plane(0).bytes) }
+        held.removeAll()
+        // The stall: the sequence ends with .timeout about frameTimeout after the last frame.
+        source.frameTimeout = .seconds(2)
+        try Rig.setControl(path, "percentage_of_dropped_buffers=100")
+        let stalled = Date()
+        var ending: Error?
+        let watchdog = Task { try await Task.sleep(for: .seconds(30)); source.stop() }  // no timeout: the sequence ends without one, the test fails
+        do { while try await iterator.next() != nil {} } catch { ending = error }
+        watchdog.cancel()
+        let seconds = Date().timeIntervalSince(stalled)
+        XCTAssertEqual((ending as? MediaDevicesError)?.code, .timeout, "\(String(describing: ending))")
+        XCTAssertTrue("\(ending.map { "\($0)" } ?? "")".contains("frameTimeout"), "\(String(describing: ending))")
+        XCTAssertLessThan(seconds, 20, "ended soon after the stall")
+        for _ in 0..<100 where source.isCapturing { usleep(10_000) }
+        XCTAssertFalse(source.isCapturing)
+        XCTAssertTrue(kept.isLeased)
+        XCTAssertEqual(kept.withFrame { Array($0.plane(0).bytes) }, keptBytes, "a lease held past the run's end stays readable")
+        XCTAssertTrue(keptBytes.withUnsafeBytes { sameBytes($0, reference.copy(of: kept.sequence)) }, "and is the callback's frame")
+        kept.release()
+        return String(format: "stall (frameTimeout 2 s) ended the run with .timeout %.1f s after vivid began dropping every buffer; ", seconds)
+            + "\(leased) of \(checked) read frames leased; holding 9: \(heldLeases) leased, \(heldCopies) copied; sequence leased \(frames.leasedFrames), copied \(frames.copiedFrames)"
     }
 
     func testSharedWithPipewiresrcWhileADirectOpenIsBusyNamingPipeWire() throws {
@@ -92,6 +166,7 @@ final class PipeWireCaptureTests: XCTestCase {
         defer { source.release() }
         let (probe, frames) = try CaptureRuns.allocationsWithTheSequenceUnread(source, warmUp: 5, measured: 30)
         XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 30 frames")
+        XCTAssertGreaterThan(frames.leasedFrames, 25, "the unread sequence's frames came on lease (copied \(frames.copiedFrames))")
         print("figure: heap allocations on the PipeWire camera capture thread over 30 frames (YUYV 640x480): \(probe.allocations)")
         XCTAssertGreaterThan(frames.droppedFrames, 25)
     }

@@ -3,11 +3,12 @@ import MediaDevices
 import XCTest
 
 /// Issue 34: a PipeWire camera node's controls (its PropInfo and Props params) as
-/// `CameraControl`s, set through Props and seen by the driver.
+/// `CameraControl`s, set through Props and seen by the driver, read back, and their changes by
+/// any program (`v4l2-ctl`, `pw-cli set-param`, our own `setControls`) as `controlChanges()`.
 final class PipeWireControlTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
 
-    func testBrightnessListedAndSetThroughPropsReachesTheDriver() throws {
+    func testBrightnessListedAndSetThroughPropsReachesTheDriverAndChangesArrive() async throws {
         let path = try Rig.loadVivid("node_types=1")[0]
         let session = try CameraSession(name: "controls", devices: [path])
         defer { session.stop() }
@@ -35,12 +36,41 @@ final class PipeWireControlTests: XCTestCase {
 
         try source.setControl(brightness.id, to: 201)
         XCTAssertEqual(try driver("brightness"), 201, "the driver has the value set through PipeWire")
+        // Read back: 0.3.65's node gives no value, so the source reads the device the node wraps.
         let reread = try XCTUnwrap(try source.controls().first { $0.id == brightness.id })
-        XCTAssertTrue(reread.value == .none || reread.value.integer == 201, "\(reread.value)")
+        XCTAssertEqual(reread.value, .integer(201))
         XCTAssertThrowsError(try source.setControl(brightness.id, to: 300)) { error in
             XCTAssertEqual((error as? MediaDevicesError)?.code, .invalidValue, "\(error)")
         }
         XCTAssertEqual(try driver("brightness"), 201)
+
+        // Changes made by other programs and by us arrive with the node's ids and keys.
+        let watchStart = Date()
+        let changes = try source.controlChanges()
+        let watchdog = Task { try await Task.sleep(for: .seconds(60)); changes.stop() }  // none: the loop ends, the test fails
+        defer { watchdog.cancel(); changes.stop() }
+        var iterator = changes.makeAsyncIterator()
+        var seen: [ControlChange] = []
+        func nextBrightness() async -> ControlChange? {
+            while let change = await iterator.next() {
+                seen.append(change)
+                if change.id == brightness.id && change.changes.contains(.value) { return change }
+            }
+            return nil
+        }
+        try Rig.run("v4l2-ctl -d \(path) -c brightness=140")
+        let byV4L2 = await nextBrightness()
+        XCTAssertEqual(byV4L2?.value, .integer(140), "v4l2-ctl's change: \(seen)")
+        XCTAssertEqual(byV4L2?.key, brightness.key)
+        try session.run("pw-cli set-param \(source.node.id) Props '{ brightness: 60 }'")
+        let byPWCLI = await nextBrightness()
+        XCTAssertEqual(byPWCLI?.value, .integer(60), "pw-cli set-param's change: \(seen)")
+        try source.setControl(brightness.id, to: 90)
+        let byUs = await nextBrightness()
+        XCTAssertEqual(byUs?.value, .integer(90), "our setControl's change: \(seen)")
+        XCTAssertEqual(try source.controls().first { $0.id == brightness.id }?.value, .integer(90))
+        XCTAssertEqual(try driver("brightness"), 90)
+        print("figure: brightness changes through PipeWire (v4l2-ctl, pw-cli, ours) in \(Int(Date().timeIntervalSince(watchStart) * 1000)) ms: \(seen.filter { $0.id == brightness.id }.map(\.description)); \(seen.count) changes seen in all")
         print("figure: vivid's PipeWire node lists \(listed.count) controls: \(listed.map(\.name).prefix(8).joined(separator: ", "))…")
     }
 }

@@ -29,6 +29,32 @@ final class RecordingConsumer: VideoFrameConsumer {
 }
 
 final class FrameDeliveryTests: XCTestCase {
+    /// `frameTimeout`: a run that goes longer than it without a frame (since it began, or since
+    /// its last frame) is stalled, with a `.timeout` naming the device and the option; a frame
+    /// resets the clock; no limit by default.
+    func testFrameTimeoutCountsFromTheRunsStartAndItsLastFrame() {
+        let delivery = FrameDelivery()
+        XCTAssertNil(delivery.frameTimeout)
+        delivery.beginRun()
+        usleep(60_000)
+        XCTAssertNil(delivery.stall(device: "cam"), "no limit by default")
+        delivery.frameTimeout = .milliseconds(50)
+        XCTAssertEqual(delivery.frameTimeout, .milliseconds(50))
+        let stalled = delivery.stall(device: "cam")
+        XCTAssertEqual(stalled?.code, .timeout, "60 ms since the run began, limit 50")
+        XCTAssertTrue("\(stalled.map { "\($0)" } ?? "")".contains("frameTimeout"), "\(String(describing: stalled))")
+        XCTAssertEqual(stalled?.device, "cam")
+        withGreyFrame(sequence: 0, bytes: marker(0)) { delivery.deliver($0) }
+        XCTAssertNil(delivery.stall(device: "cam"), "a frame just came")
+        usleep(60_000)
+        XCTAssertEqual(delivery.stall(device: "cam")?.code, .timeout, "60 ms since the last frame")
+        delivery.beginRun()
+        XCTAssertNil(delivery.stall(device: "cam"), "a new run starts the clock again")
+        delivery.frameTimeout = nil
+        usleep(60_000)
+        XCTAssertNil(delivery.stall(device: "cam"))
+    }
+
     func testConsumerGetsEveryFrameZeroCopy() {
         let delivery = FrameDelivery()
         let consumer = RecordingConsumer()

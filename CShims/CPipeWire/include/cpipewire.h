@@ -10,6 +10,12 @@
 /// One stream from a PipeWire node, over a connection made from a file descriptor.
 typedef struct cpw_capture cpw_capture;
 
+/// A camera buffer's own mapping (memfd or DMA-BUF), which a lent frame's pixels live in.
+typedef struct cpw_mapping cpw_mapping;
+
+/// The most buffers a camera stream keeps slots for (it asks for at most 16).
+#define CPW_MAX_SLOTS 64
+
 /// The pixel layouts the stream offers (SPA video formats), as the capture reports them.
 enum cpw_format {
     CPW_FORMAT_UNKNOWN = 0,
@@ -39,6 +45,8 @@ typedef struct cpw_frame {
     uint32_t subtype;     ///< an enum cpw_subtype (cpw_cameras.h): raw, MJPEG, H.264
     uint32_t transform;   ///< the buffer's VideoTransform meta (SPA_META_TRANSFORMATION_*; 0: none)
     uint32_t is_dmabuf;   ///< 1 when `data` maps a DMA-BUF (read between DMA_BUF_IOCTL_SYNC start and end)
+    int32_t slot;         ///< the buffer's slot when it can be lent (our own mapping), else -1
+    cpw_mapping *mapping; ///< that mapping (NULL when it cannot be lent)
 } cpw_frame;
 
 /// The one format a camera stream asks for (one of the node's EnumFormat entries, fixed).
@@ -90,6 +98,22 @@ int cpw_capture_newest(cpw_capture *capture, cpw_frame *frame);
 /// because they held no picture).
 uint64_t cpw_capture_skipped(const cpw_capture *capture);
 
+/// Lends the held buffer out: it is no longer given back when a newer one arrives, but by
+/// cpw_capture_return. Returns its slot, or -1 when there is none or it cannot be lent.
+int cpw_capture_lend(cpw_capture *capture);
+
+/// A lent buffer came back (on the thread that iterates the capture): 1 when it went back to
+/// the producer (a DMA-BUF read ended first), 0 when the stream had let it go meanwhile (its
+/// mapping is freed here and the slot reusable), -1 when `slot` was not lent.
+int cpw_capture_return(cpw_capture *capture, int slot);
+
+/// How many buffers the producer has (neither held nor lent).
+uint32_t cpw_capture_with_producer(const cpw_capture *capture);
+
+/// Frees a lent buffer's mapping after its capture was closed (ending a DMA-BUF read first).
+void cpw_mapping_free(cpw_mapping *mapping);
+
 /// Gives back the held buffer, disconnects the stream and the connection, frees the capture.
+/// The mappings of buffers still lent stay (see cpw_mapping_free).
 void cpw_capture_close(cpw_capture *capture);
 #endif

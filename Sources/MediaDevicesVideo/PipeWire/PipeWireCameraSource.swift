@@ -55,7 +55,8 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             }
             let capture = try PipeWireCapture(cameraNode: node.id, request: request, fd: try node.remote.open(), device: label)
             return try CaptureRun(name: "md-pipewire-cam", delivery: delivery, loop: { wake, shouldStop in
-                PipeWireCameraSource.pump(capture, format: format, wake: wake, shouldStop: shouldStop, delivery: delivery)
+                PipeWireCameraSource.pump(capture, format: format, leases: PipeWireBufferLeases(wake: wake), wake: wake,
+                                          shouldStop: shouldStop, delivery: delivery, label: label)
             }, cleanup: { _ in capture.close() })
         }
 
@@ -144,10 +145,27 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { core.delivery.statistics }
 
-    /// The node's controls with their values now where the node gives them (read again from
-    /// the session: its PropInfo and Props params; see `PipeWireCameraNode.controls`). Throws
-    /// `.notFound` when the node is gone.
-    public func controls() throws -> [CameraControl] { try node.current().controls }
+    /// How long capture may go without a frame while the node stays running (a stalled
+    /// camera, a paused or starved node) before it ends with `.timeout`: the frame sequences
+    /// end with that error and the consumer hears `captureDidStop`. `nil` (the default): no
+    /// limit. Takes effect at once, also while capturing. The same option as `CameraSource.frameTimeout`.
+    public var frameTimeout: Duration? {
+        get { core.delivery.frameTimeout }
+        set { core.delivery.frameTimeout = newValue }
+    }
+
+    /// The node's controls with their values now (read again from the session: its PropInfo
+    /// and Props params; see `PipeWireCameraNode.controls`). PipeWire 0.3.65's nodes give no
+    /// values: where the node wraps a V4L2 device this process may open, the values are read
+    /// from that device; otherwise they are `.none`. Throws `.notFound` when the node is gone.
+    public func controls() throws -> [CameraControl] { try node.controlsWithValues() }
+
+    /// Changes to the node's controls as they happen, made by any program (this source's
+    /// `setControls`, `pw-cli set-param`, `v4l2-ctl`), with the ids and keys `controls()` gives:
+    /// the same sequence as `CaptureDevice.controlChanges()`. PipeWire 0.3.65's nodes announce
+    /// no control change, so they are watched on the V4L2 device the node wraps; `.notFound`
+    /// (naming why) for a node without one this process may open, such as a libcamera node.
+    public func controlChanges() throws -> ControlChanges { try node.controlChanges() }
 
     /// Sets the controls `settings` name (by id, a `CameraControl.id` of `controls()`, or by
     /// name) through the node's Props, without stopping the stream. Every setting is checked
@@ -162,11 +180,18 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     }
 
     /// The capture loop: sleeps on the stream's buffer eventfd, its loop and the wake-up
-    /// event; delivers each newest buffer. Allocates nothing per frame (the frame's format is
-    /// made again only when the stride or size changes; no generic collection calls such as
-    /// `first`, which allocate in debug builds).
-    private static func pump(_ capture: PipeWireCapture, format negotiated: VideoFormat, wake: WakeUpEvent,
-                             shouldStop: () -> Bool, delivery: FrameDelivery) -> MediaDevicesError? {
+    /// event; delivers each newest buffer, lendable to sequences (`leases`) when it is in a
+    /// mapping of our own (memfd, DMA-BUF), and gives back the buffers whose leases ended.
+    /// Allocates nothing per frame (the frame's format is made again only when the stride or
+    /// size changes; no generic collection calls such as `first`, which allocate in debug builds).
+    private static func pump(_ capture: PipeWireCapture, format negotiated: VideoFormat, leases: PipeWireBufferLeases,
+                             wake: WakeUpEvent, shouldStop: () -> Bool, delivery: FrameDelivery, label: String) -> MediaDevicesError? {
+        // Closes the stream before the leases learn the run is over (the stream lets every lent
+        // buffer go first, leaving its mapping to them).
+        defer {
+            capture.close()
+            leases.endRun()
+        }
         let fds = UnsafeMutablePointer<pollfd>.allocate(capacity: 3)
         defer { fds.deallocate() }
         fds[0] = pollfd(fd: capture.descriptor, events: Int16(POLLIN), revents: 0)
@@ -175,16 +200,23 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         var format = negotiated
         var locations = format.planeLocations
         var sequence: UInt32 = 0
+        var formatID = LendableBuffer.newFormatID()
         while !shouldStop() {
             _ = poll(fds, 3, 1000)
+            if fds[2].revents != 0 { wake.reset() }  // a stop (seen above), or a give-back (below)
+            leases.returnGivenBack { capture.returnBuffer($0) }
             do { try capture.iterate(timeoutMilliseconds: 0) } catch { return error as? MediaDevicesError }
             let (picture, isNew) = capture.newest()
-            guard isNew, let data = picture.data else { continue }
+            guard isNew, let data = picture.data else {
+                if let stalled = delivery.stall(device: label) { return stalled }
+                continue
+            }
             let timestamp = MonotonicInstant.now
             if Int(picture.width) != format.width || Int(picture.height) != format.height
                 || (picture.stride > 0 && (format.bytesPerRow.isEmpty || Int(picture.stride) != format.bytesPerRow[0])) {
                 format = layout(of: picture, pixelFormat: negotiated.pixelFormat, colorimetry: negotiated.colorimetry)
                 locations = format.planeLocations
+                formatID = LendableBuffer.newFormatID()
             }
             let size = Int(picture.size)
             let bytes = UnsafeRawBufferPointer(start: data, count: size)
@@ -195,9 +227,13 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
                 return FramePlane(bytes: UnsafeRawBufferPointer(rebasing: bytes[offset...]), bytesPerRow: format.bytesPerRow[index])
             }
             let orientation = VideoOrientation(rotationDegrees: Int(rotation(picture.transform))) ?? .up
+            let slot = Int(picture.slot)
+            if slot >= 0 { leases.beginDelivery(slot: slot, mapping: picture.mapping, withProducer: capture.buffersWithProducer) }
             delivery.deliver(VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: orientation,
                                         captureDelay: .zero, planeCount: planeCount, bytesUsed: size,
-                                        plane0: plane(0), plane1: plane(1), plane2: plane(2)))
+                                        plane0: plane(0), plane1: plane(1), plane2: plane(2), dmaBuf: nil,
+                                        lendable: slot >= 0 ? LendableBuffer(lender: leases, index: slot, formatID: formatID) : nil))
+            if slot >= 0, leases.endDelivery(slot: slot) { capture.lend() }
             sequence &+= 1
         }
         return nil

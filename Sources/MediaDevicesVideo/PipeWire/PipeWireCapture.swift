@@ -74,6 +74,20 @@ final class PipeWireCapture: @unchecked Sendable {
         return (frame, isNew)
     }
 
+    /// Lends the held buffer out of the stream (a sequence leased its frame): it stays out
+    /// until `returnBuffer` (see `PipeWireBufferLeases`). Returns its slot, or -1.
+    @discardableResult
+    func lend() -> Int32 { capture.map { cpw_capture_lend($0) } ?? -1 }
+
+    /// Gives lent buffer `slot` back to the stream, or frees its mapping when the stream let it
+    /// go meanwhile (see `cpw_capture_return`).
+    func returnBuffer(_ slot: Int) {
+        if let capture { _ = cpw_capture_return(capture, Int32(slot)) }
+    }
+
+    /// How many buffers the producer has (neither held nor lent).
+    var buffersWithProducer: Int { capture.map { Int(cpw_capture_with_producer($0)) } ?? 0 }
+
     /// Buffers given back unread (a newer one followed within one grab, or they held no picture).
     var skipped: UInt64 { capture.map { cpw_capture_skipped($0) } ?? 0 }
 

@@ -1,5 +1,6 @@
 import MediaDevicesCore
 import Synchronization
+import Glibc
 
 /// Hands each frame from a source's capture thread to its consumer and its asynchronous
 /// sequences, and keeps the statistics. One per source; it outlives stream restarts (format
@@ -53,6 +54,10 @@ final class FrameDelivery: Sendable {
     private let handOut = HandOutCounters()
     /// Decodes an MJPEG frame once for all its converting consumers (capture thread only).
     private let sharedDecoder = JPEGFrameDecoder()
+    /// `frameTimeout` in nanoseconds (0: none).
+    private let stallLimit = Atomic<UInt64>(0)
+    /// When the run began or last delivered a frame (monotonic nanoseconds).
+    private let lastProgress = Atomic<UInt64>(0)
     /// The V4L2 codes of MJPEG and JPEG, compared per frame.
     private static let jpegCodes = (PixelFormat.mjpeg.v4l2Code, PixelFormat.jpeg.v4l2Code)
 
@@ -80,6 +85,31 @@ final class FrameDelivery: Sendable {
         return statistics
     }
 
+    /// How long a run may go without delivering a frame before it ends with `.timeout`; `nil`
+    /// (the default): no limit. Read by the capture loops while they wait (`stall(device:)`).
+    var frameTimeout: Duration? {
+        get {
+            let limit = stallLimit.load(ordering: .relaxed)
+            return limit == 0 ? nil : .nanoseconds(Int64(clamping: limit))
+        }
+        set {
+            let nanoseconds = newValue.map { max($0.nanosecondCount, 1) } ?? 0
+            stallLimit.store(UInt64(clamping: nanoseconds), ordering: .relaxed)
+        }
+    }
+
+    /// The error that ends a run which has gone longer than `frameTimeout` without a frame
+    /// (since it began or its last frame), or nil. Called by the capture loops while no frame
+    /// comes; allocates nothing unless it fails.
+    func stall(device: String) -> MediaDevicesError? {
+        let limit = stallLimit.load(ordering: .relaxed)
+        guard limit > 0 else { return nil }
+        let now = MonotonicClock.now(), last = lastProgress.load(ordering: .relaxed)
+        guard now > last, now - last > limit else { return nil }
+        return MediaDevicesError(.timeout, device: device, operation: "capture", errno: ETIMEDOUT,
+                                 detail: "No frame for \(Duration.nanoseconds(Int64(clamping: now - last))) while the stream kept running (frameTimeout \(Duration.nanoseconds(Int64(clamping: limit)))): the camera stopped sending (a stalled sensor pipeline or driver, a paused PipeWire node); check the camera and start capture again, or set a longer frameTimeout")
+    }
+
     /// A new asynchronous sequence fed by this delivery, converting each frame with `converter`
     /// (on the capture thread, into the sequence's pooled buffers) when there is one.
     func makeFrames(bufferSize: Int, converter: FrameConverter? = nil) -> VideoFrames {
@@ -98,13 +128,17 @@ final class FrameDelivery: Sendable {
         state.withLock {
             $0.accumulator = StatisticsAccumulator()
             $0.runActive = true
+            lastProgress.store(MonotonicClock.now(), ordering: .relaxed)
             handOut.leased.store(0, ordering: .relaxed)
             handOut.copied.store(0, ordering: .relaxed)
         }
     }
 
     /// The stream restarted (new format or device): sequence numbers begin again.
-    func streamRestarted() { state.withLock { $0.accumulator.restartSequence() } }
+    func streamRestarted() {
+        lastProgress.store(MonotonicClock.now(), ordering: .relaxed)
+        state.withLock { $0.accumulator.restartSequence() }
+    }
 
     /// Counts a screen grab skipped because nothing had changed (no frame, no sequence gap).
     func recordUnchangedFrame() { recordUnchangedFrames(1) }
@@ -117,6 +151,7 @@ final class FrameDelivery: Sendable {
     /// Delivers one frame: records it, calls the consumer, copies it into each queue.
     /// Runs on the capture thread and allocates nothing in steady state.
     func deliver(_ frame: VideoFrame) {
+        lastProgress.store(MonotonicClock.now(), ordering: .relaxed)
         let (consumer, converting, queues) = state.withLock { state in
             state.accumulator.record(timestamp: frame.timestamp, sequence: frame.sequence,
                                      captureDelay: frame.captureDelay)

@@ -51,11 +51,15 @@ final class CameraPump: CaptureExecutor.Loop, @unchecked Sendable {
             if shouldStop() { return .leave }
         }
         if ready == 0 {
-            // No frame for a while: make sure the device is still there.
+            // No frame for a while: make sure the device is still there, and still sending.
             if let gone = DisconnectProbe.now(file, after: "poll") { return leave(gone) }
+            if let stalled = delivery.stall(device: file.path) { return leave(stalled) }
             return .stepped
         }
-        if fds[0].revents == 0 { return .stepped }
+        if fds[0].revents == 0 {
+            if let stalled = delivery.stall(device: file.path) { return leave(stalled) }
+            return .stepped
+        }
         let dequeued: Bool
         do {
             dequeued = try buffers.withNextFrame(orientation: orientation.current) { delivery.deliver($0) }

@@ -171,6 +171,16 @@ public final class CameraSource: VideoCapturer, Sendable {
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { core.delivery.statistics }
 
+    /// How long capture may go without a frame while the device keeps streaming (a stalled
+    /// sensor pipeline or driver) before it ends with `.timeout`: the frame sequences end with
+    /// that error and the consumer hears `captureDidStop`. `nil` (the default): no limit (a
+    /// camera may legitimately wait long, e.g. in the dark at long exposures). Takes effect at
+    /// once, also while capturing. The same option as `PipeWireCameraSource.frameTimeout`.
+    public var frameTimeout: Duration? {
+        get { core.delivery.frameTimeout }
+        set { core.delivery.frameTimeout = newValue }
+    }
+
     /// Changes the format, also while capturing: the stream stops, the new format is negotiated
     /// and the stream starts again; consumers stay subscribed. If the new format cannot be set,
     /// the old one is restored and the error is thrown. Not from this source's own callback.

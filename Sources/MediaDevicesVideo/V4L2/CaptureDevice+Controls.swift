@@ -9,7 +9,7 @@ extension CaptureDevice {
     /// `VIDIOC_QUERYMENU` and `VIDIOC_G_EXT_CTRLS`. A camera only PipeWire offers lists its
     /// node's controls, read again from the session (`PipeWireCameraNode.controls`).
     public func controls() throws -> [CameraControl] {
-        if let node = onlyPipeWireNode { return try node.current().controls }
+        if let node = onlyPipeWireNode { return try node.controlsWithValues() }
         return try V4L2Device(path: path).queryControls()
     }
 
@@ -45,13 +45,10 @@ extension CaptureDevice {
 
     /// Changes to the controls as they happen (value, range and flags), including those made
     /// by other processes. The corresponding ioctls are `VIDIOC_SUBSCRIBE_EVENT` with
-    /// `V4L2_EVENT_CTRL` and `VIDIOC_DQEVENT`. Not offered for a camera only PipeWire offers
-    /// (`.notFound`).
+    /// `V4L2_EVENT_CTRL` and `VIDIOC_DQEVENT`. A camera only PipeWire offers reports them as
+    /// `PipeWireCameraSource.controlChanges()` does (`.notFound` where PipeWire cannot say).
     public func controlChanges() throws -> ControlChanges {
-        if let node = onlyPipeWireNode {
-            throw MediaDevicesError(.notFound, device: node.label, operation: "control changes",
-                                    detail: "Watching control changes is offered for V4L2 cameras only, not yet through PipeWire; read controls() again instead")
-        }
+        if let node = onlyPipeWireNode { return try node.controlChanges() }
         return try ControlChanges(path: path)
     }
 

@@ -59,16 +59,28 @@ public final class ControlChanges: AsyncSequence, Sendable {
     private let wake: WakeUpEvent
     private let thread: CaptureThread
 
-    init(path: String) throws {
+    /// Watches every control of the V4L2 device at `path`, reported by its own id and key.
+    convenience init(path: String) throws {
+        try self.init(path: path) { controls in Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
+    }
+
+    /// Watches the controls of the V4L2 device at `path` that `relabel` (given the device's
+    /// controls) maps by V4L2 id to a control, reported by that control's id and key (a
+    /// PipeWire node's names for the same controls); the others are not subscribed.
+    init(path: String, relabel: ([CameraControl]) -> [UInt32: CameraControl]) throws {
         let device = try V4L2Device(path: path)
-        let controls = try device.queryControls().filter { $0.type != .controlClass }
-        for control in controls {
+        let all = try device.queryControls().filter { $0.type != .controlClass }
+        let names = relabel(all)
+        var watched: [UInt32: (id: UInt32, key: String)] = [:]
+        for control in all {
+            guard let reported = names[control.id], watched[control.id] == nil else { continue }
             var subscription = v4l2_event_subscription()
             subscription.type = UInt32(V4L2_EVENT_CTRL)
             subscription.id = control.id
             try device.file.ioctl(cv4l2_VIDIOC_SUBSCRIBE_EVENT, &subscription, "VIDIOC_SUBSCRIBE_EVENT")
+            watched[control.id] = (reported.id, reported.key)
         }
-        let keys = Dictionary(controls.map { ($0.id, $0.key) }, uniquingKeysWith: { first, _ in first })
+        let keys = watched
         (stream, continuation) = AsyncStream<ControlChange>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         let wake = try WakeUpEvent()
         self.wake = wake
@@ -90,7 +102,7 @@ public final class ControlChanges: AsyncSequence, Sendable {
     /// The sequence's iterator (one consumer).
     public func makeAsyncIterator() -> AsyncStream<ControlChange>.Iterator { stream.makeAsyncIterator() }
 
-    private static func run(_ device: V4L2Device, keys: [UInt32: String], wake: WakeUpEvent,
+    private static func run(_ device: V4L2Device, keys: [UInt32: (id: UInt32, key: String)], wake: WakeUpEvent,
                             continuation: AsyncStream<ControlChange>.Continuation) {
         var fds = [pollfd(fd: device.file.rawValue, events: Int16(POLLPRI), revents: 0),
                    pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
@@ -107,8 +119,9 @@ public final class ControlChanges: AsyncSequence, Sendable {
                 if result < 0 { break }
                 if result == 0 { continue }
                 let type = ControlType(rawValue: event.type)
+                let reported = keys[event.id] ?? (event.id, "0x" + String(event.id, radix: 16))
                 continuation.yield(ControlChange(
-                    id: event.id, key: keys[event.id] ?? "0x" + String(event.id, radix: 16),
+                    id: reported.id, key: reported.key,
                     changes: ControlChange.Changes(rawValue: event.changes),
                     value: type.isInteger ? .integer(type.integerValue(event.value)) : .none, flags: ControlFlags(rawValue: event.flags),
                     minimum: event.minimum, maximum: event.maximum, step: UInt64(bitPattern: event.step),

@@ -1,0 +1,134 @@
+#if PipeWire
+import MediaDevicesCore
+import CPipeWire
+import Synchronization
+
+/// The buffers one PipeWire camera run lends to `frames` sequences (`FrameBufferLender`), as a
+/// V4L2 run lends its driver buffers: a leased buffer stays out of the stream (not given back to
+/// the producer) until its last lease is given back, from whichever thread; the capture thread
+/// then gives it back (`pw_stream_queue_buffer` runs only on the thread that iterates the
+/// stream, so a give-back from elsewhere marks the buffer and wakes that thread). The same
+/// policy as V4L2's: a lease is refused (the frame is copied instead) when it would leave the
+/// producer fewer than `minimumWithProducer` buffers. The pixels live in the capture's own
+/// mapping of each buffer (`cpw_mapping`), so a lease outlives the stream: after the run ended,
+/// the last give-back frees the mapping. Allocates nothing per frame.
+final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
+    /// What the run knows of one buffer slot (`cpw_frame.slot`).
+    private struct Slot {
+        /// Leases outstanding (several sequences can lease the same frame).
+        var leases = 0
+        /// Being delivered by the capture thread, which lends it afterwards if leased.
+        var delivering = false
+        /// Lent out of the stream (`cpw_capture_lend`), with its mapping ours to keep.
+        var lent = false
+        /// Its last lease was given back: the capture thread returns it to the stream.
+        var returning = false
+        /// The buffer's mapping, to free when the run ended before it came back.
+        var mapping: OpaquePointer?
+    }
+
+    // `@unchecked Sendable`: its pointer is only followed under the lock.
+    private struct State: @unchecked Sendable {
+        /// One entry per slot, allocated once (no array: no uniqueness checks per change).
+        let slots = UnsafeMutablePointer<Slot>.allocate(capacity: Int(CPW_MAX_SLOTS))
+        /// The producer's buffers when the frame being delivered arrived.
+        var withProducer = 0
+        /// The stream is closed: nothing goes back to it any more.
+        var ended = false
+    }
+
+    /// Buffers kept with the producer however many frames are leased.
+    let minimumWithProducer: Int
+    private let wake: WakeUpEvent
+    private let state = Mutex(State())
+
+    /// Leases for a run whose capture thread sleeps on `wake` (signalled when a give-back needs it).
+    init(minimumWithProducer: Int = 2, wake: WakeUpEvent) {
+        self.minimumWithProducer = max(1, minimumWithProducer)
+        self.wake = wake
+        state.withLock { $0.slots.initialize(repeating: Slot(), count: Int(CPW_MAX_SLOTS)) }
+    }
+
+    deinit { state.withLock { $0.slots.deallocate() } }
+
+    /// The capture thread delivers the buffer in `slot` (whose mapping is `mapping`) while the
+    /// producer has `withProducer` buffers.
+    func beginDelivery(slot: Int, mapping: OpaquePointer?, withProducer: Int) {
+        state.withLock { state in
+            state.slots[slot].delivering = true
+            state.slots[slot].mapping = mapping
+            state.withProducer = withProducer
+        }
+    }
+
+    /// The delivery of `slot` is over: true when a sequence leased it (the caller then lends it
+    /// out of the stream, `cpw_capture_lend`).
+    func endDelivery(slot: Int) -> Bool {
+        state.withLock { state in
+            state.slots[slot].delivering = false
+            guard state.slots[slot].leases > 0 else { return false }
+            state.slots[slot].lent = true
+            return true
+        }
+    }
+
+    func lease(_ index: Int) -> Bool {
+        state.withLock { state in
+            guard !state.ended, index >= 0, index < Int(CPW_MAX_SLOTS), state.slots[index].delivering else { return false }
+            // Lending this one leaves the producer the buffers it has now: enough of them?
+            if state.slots[index].leases == 0 && state.withProducer < minimumWithProducer { return false }
+            state.slots[index].leases += 1
+            return true
+        }
+    }
+
+    func giveBack(_ index: Int) {
+        let wakeCaptureThread = state.withLock { state -> Bool in
+            guard index >= 0, index < Int(CPW_MAX_SLOTS), state.slots[index].leases > 0 else { return false }
+            state.slots[index].leases -= 1
+            guard state.slots[index].leases == 0, !state.slots[index].delivering else { return false }
+            if state.ended {
+                // The run is over: nothing to give back to; the pixels go with their mapping.
+                if state.slots[index].lent { cpw_mapping_free(state.slots[index].mapping) }
+                state.slots[index] = Slot()
+                return false
+            }
+            state.slots[index].returning = true
+            return true
+        }
+        if wakeCaptureThread { wake.signal() }
+    }
+
+    /// On the capture thread: gives every buffer whose last lease came back to `giveBack` (which
+    /// returns it to the stream, `cpw_capture_return`, freeing its mapping if the stream had let
+    /// it go meanwhile).
+    func returnGivenBack(_ giveBack: (Int) -> Void) {
+        state.withLock { state in
+            var index = 0
+            while index < Int(CPW_MAX_SLOTS) {
+                if state.slots[index].returning {
+                    if state.slots[index].lent { giveBack(index) }
+                    state.slots[index] = Slot()
+                }
+                index += 1
+            }
+        }
+    }
+
+    /// The stream is closed (after `cpw_capture_close`): the mappings of lent buffers no lease
+    /// holds any more are freed now, the others by their last give-back.
+    func endRun() {
+        state.withLock { state in
+            state.ended = true
+            var index = 0
+            while index < Int(CPW_MAX_SLOTS) {
+                if state.slots[index].lent && state.slots[index].leases == 0 {
+                    cpw_mapping_free(state.slots[index].mapping)
+                    state.slots[index] = Slot()
+                }
+                index += 1
+            }
+        }
+    }
+}
+#endif
