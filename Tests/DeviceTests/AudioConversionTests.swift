@@ -22,7 +22,7 @@ final class AudioConversionTests: XCTestCase {
     override func setUpWithError() throws {
         try Rig.require()
         try Rig.run("modprobe snd-aloop")
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
+        for _ in 0..<100 { guard !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") else { break }; usleep(20_000) }
     }
 
     /// Capture: the render side plays 44.1 kHz stereo into hw:Loopback,0,0 as the device takes

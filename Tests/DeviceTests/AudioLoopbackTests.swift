@@ -10,7 +10,7 @@ final class AudioLoopbackTests: XCTestCase {
     override func setUpWithError() throws {
         try Rig.require()
         try Rig.run("modprobe snd-aloop")
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
+        for _ in 0..<100 { guard !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") else { break }; usleep(20_000) }
     }
 
     private func loopbackDriver(_ format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions(periodFrames: 512, periods: 4)) throws -> AudioDriver {

@@ -33,7 +33,7 @@ final class AudioPulseLatencyTests: XCTestCase {
     /// runs on its own quantum and threads (+1.5 to +1.7 periods over snd-aloop on an idle host).
     static func roundTrips(_ daemon: SoundServer, nearTools: Bool = true) throws {
         try Rig.run("modprobe snd-aloop")
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
+        for _ in 0..<100 { guard !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") else { break }; usleep(20_000) }
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
         // 6 periods: 4 (40 ms at 10 ms periods) underruns too often in the software-emulated
         // guest for the tone to come back whole, with pacat as with us.

@@ -21,7 +21,7 @@ final class AudioSwitchingTests: XCTestCase {
 
     private func loadLoopback() throws {
         try Rig.run("modprobe snd-aloop")
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
+        for _ in 0..<100 { guard !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") else { break }; usleep(20_000) }
     }
 
     /// A driver of its own on `device` (playing the tone into an output, recording an input),

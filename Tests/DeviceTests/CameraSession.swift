@@ -64,7 +64,7 @@ final class CameraSession {
         let pid = try Rig.run("awk '$2 == \"\(name)\" { print $3 }' \(directory)/started").trimmingCharacters(in: .whitespacesAndNewlines)
         guard let number = pid_t(pid) else { XCTFail("no \(name) in the session: \(pid)"); throw RigError.commandFailed("kill \(name)") }
         Glibc.kill(number, SIGKILL)
-        for _ in 0..<200 where Glibc.kill(number, 0) == 0 { usleep(10_000) }
+        for _ in 0..<200 { guard Glibc.kill(number, 0) == 0 else { break }; usleep(10_000) }
     }
 
     /// Starts wireplumber again (after `kill("wireplumber")`) and waits until it made a node for

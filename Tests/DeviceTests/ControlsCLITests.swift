@@ -171,7 +171,8 @@ final class ControlsCLITests: XCTestCase {
         let out = "\(Rig.scratch)/controls-watch.json", err = "\(Rig.scratch)/controls-watch.err"
         let watcher = try Rig.spawn([Rig.tool, "controls", node, "--watch", "--json", "--count", "1", "--timeout", "120"], output: out, errors: err)
         defer { if watcher.isRunning { watcher.terminate() } }
-        for _ in 0..<1200 where watcher.isRunning && !((try? String(contentsOfFile: err, encoding: .utf8))?.contains("watching") ?? false) {
+        for _ in 0..<1200 {
+            guard watcher.isRunning && !((try? String(contentsOfFile: err, encoding: .utf8))?.contains("watching") ?? false) else { break }
             usleep(50_000)
         }
         XCTAssertTrue(watcher.isRunning, "watching: \(Rig.shell("cat \(err)").output)")

@@ -24,7 +24,7 @@ final class FailureTests: XCTestCase {
         try Rig.setControl(node, "percentage_of_dropped_buffers=100")
         defer { try? Rig.setControl(node, "percentage_of_dropped_buffers=0") }
         let stalled = Date()
-        for _ in 0..<300 where source.isCapturing { usleep(50_000) }
+        for _ in 0..<300 { guard source.isCapturing else { break }; usleep(50_000) }
         let seconds = Date().timeIntervalSince(stalled)
         XCTAssertFalse(source.isCapturing, "capture ended within 15 s of the stall")
         XCTAssertEqual(recorder.stopError?.code, .timeout, "\(String(describing: recorder.stopError))")
@@ -75,7 +75,7 @@ final class FailureTests: XCTestCase {
         XCTAssertEqual(error.device, node)
         XCTAssertTrue(error.description.contains("gone"), error.description)
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "the consumer hears of it too")
-        for _ in 0..<50 where source.isCapturing { usleep(20_000) }
+        for _ in 0..<50 { guard source.isCapturing else { break }; usleep(20_000) }
         XCTAssertFalse(source.isCapturing)
         source.release()
         ProcessFigures.assertDescriptorsBack(to: before, "every descriptor released")
@@ -113,7 +113,7 @@ final class FailureTests: XCTestCase {
         let recorder = FrameRecorder(target: 1_000_000)
         source.consumer = recorder
         try source.start()
-        for _ in 0..<200 where recorder.count < 5 { usleep(50_000) }
+        for _ in 0..<200 { guard recorder.count < 5 else { break }; usleep(50_000) }
         try Rig.setControl(node, "inject_fatal_streaming_error=1")
         XCTAssertTrue(recorder.wait(seconds: 20), "the stream must end")
         XCTAssertEqual(recorder.stopError?.code, .io, String(describing: recorder.stopError))

@@ -95,7 +95,7 @@ final class HotplugDeviceTests: XCTestCase {
         try source.start()
         XCTAssertTrue(recorder.wait(seconds: 20))
         try Rig.setControl(node, "disconnect=1")
-        for _ in 0..<100 where source.isCapturing { usleep(20_000) }
+        for _ in 0..<100 { guard source.isCapturing else { break }; usleep(20_000) }
         XCTAssertFalse(source.isCapturing)
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "the stream ended with .disconnected")
         source.release()
@@ -118,7 +118,7 @@ final class HotplugDeviceTests: XCTestCase {
         try source.start()
         XCTAssertTrue(first.wait(seconds: 20))
         try Rig.setControl(node, "disconnect=1")
-        for _ in 0..<100 where source.isCapturing { usleep(20_000) }
+        for _ in 0..<100 { guard source.isCapturing else { break }; usleep(20_000) }
         XCTAssertEqual(first.stopError?.code, .disconnected)
         // The failed run closed the device, so vivid can go and come back.
         try Rig.run("modprobe -r vivid")

@@ -151,7 +151,7 @@ final class LeasedFrameTests: XCTestCase {
         }
         XCTAssertEqual((thrown as? MediaDevicesError)?.code, .disconnected, "\(String(describing: thrown))")
         // The run reports itself stopped just after it ended the sequences.
-        for _ in 0..<100 where source.isCapturing { usleep(10_000) }
+        for _ in 0..<100 { guard source.isCapturing else { break }; usleep(10_000) }
         XCTAssertFalse(source.isCapturing)
         // The run is over and the device closed, but the held frame still reads the same.
         XCTAssertTrue(frame.isLeased)

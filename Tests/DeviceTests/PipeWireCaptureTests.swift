@@ -113,7 +113,7 @@ final class PipeWireCaptureTests: XCTestCase {
         XCTAssertEqual((ending as? MediaDevicesError)?.code, .timeout, "\(String(describing: ending))")
         XCTAssertTrue("\(ending.map { "\($0)" } ?? "")".contains("frameTimeout"), "\(String(describing: ending))")
         XCTAssertLessThan(seconds, 20, "ended soon after the stall")
-        for _ in 0..<100 where source.isCapturing { usleep(10_000) }
+        for _ in 0..<100 { guard source.isCapturing else { break }; usleep(10_000) }
         XCTAssertFalse(source.isCapturing)
         XCTAssertTrue(kept.isLeased)
         XCTAssertEqual(kept.withFrame { Array($0.plane(0).bytes) }, keptBytes, "a lease held past the run's end stays readable")
@@ -184,7 +184,7 @@ final class PipeWireCaptureTests: XCTestCase {
         try source.start()
         XCTAssertTrue(recorder.wait(seconds: 60), "frames before the node goes")
         try session.kill("wireplumber")
-        for _ in 0..<200 where source.isCapturing { usleep(50_000) }
+        for _ in 0..<200 { guard source.isCapturing else { break }; usleep(50_000) }
         XCTAssertFalse(source.isCapturing, "capture ended within 10 s")
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "\(String(describing: recorder.stopError))")
         XCTAssertTrue("\(recorder.stopError.map { "\($0)" } ?? "")".contains("node went away"), "\(String(describing: recorder.stopError))")

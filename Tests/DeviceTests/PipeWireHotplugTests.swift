@@ -28,7 +28,7 @@ final class PipeWireHotplugTests: XCTestCase {
             return events
         }
         try session.kill("wireplumber")
-        for _ in 0..<200 where source.isCapturing { usleep(50_000) }
+        for _ in 0..<200 { guard source.isCapturing else { break }; usleep(50_000) }
         XCTAssertFalse(source.isCapturing, "capture ended within 10 s")
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "\(String(describing: recorder.stopError))")
         let framesBefore = recorder.records.count
@@ -39,7 +39,7 @@ final class PipeWireHotplugTests: XCTestCase {
         XCTAssertTrue(didResume, "resumed on the new node")
         XCTAssertNotEqual(again.serial, first.serial, "a new node")
         XCTAssertEqual(source.node.serial, again.serial, "the source reads the new node")
-        for _ in 0..<600 where recorder.records.count < framesBefore + 5 { usleep(50_000) }
+        for _ in 0..<600 { guard recorder.records.count < framesBefore + 5 else { break }; usleep(50_000) }
         XCTAssertGreaterThanOrEqual(recorder.records.count, framesBefore + 5, "frames arrive again from the new node")
         XCTAssertTrue(source.isCapturing)
 

@@ -78,7 +78,7 @@ final class SoakTogetherTests: XCTestCase {
         screenSource.consumer = screenFrames
         // Audio.
         try Rig.run("modprobe snd-aloop")
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
+        for _ in 0..<100 { guard !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") else { break }; usleep(20_000) }
         let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .s16LE)
         let driver = AudioDriver()
         let audioStops = StopCounter(driver)

@@ -58,7 +58,7 @@ struct SoundServerScript {
             Glibc.kill(pid, SIGKILL)
             var status: Int32 = 0
             waitpid(pid, &status, WNOHANG)  // reaps it if it is our child; harmless otherwise
-            for _ in 0..<100 where Glibc.kill(pid, 0) == 0 { usleep(10_000) }
+            for _ in 0..<100 { guard Glibc.kill(pid, 0) == 0 else { break }; usleep(10_000) }
         }
     }
 }

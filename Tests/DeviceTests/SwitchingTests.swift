@@ -96,11 +96,11 @@ final class SwitchingTests: XCTestCase {
         let recorder = FrameRecorder(target: 1_000_000)
         source.consumer = recorder
         try source.start()
-        for _ in 0..<200 where recorder.count < 3 { usleep(50_000) }
+        for _ in 0..<200 { guard recorder.count < 3 else { break }; usleep(50_000) }
         let negotiation = try source.selectCaptureDevice(try CaptureDevice(path: node),
                                                          format: FormatRequest(pixelFormat: .nv12, size: Size(width: 320, height: 180)))
         XCTAssertEqual(negotiation.format.pixelFormat, .nv12, "the same device is reconfigured, not opened twice (which vb2 refuses with EBUSY)")
-        for _ in 0..<200 where !recorder.snapshot.contains(where: { $0.format.pixelFormat == .nv12 }) { usleep(50_000) }
+        for _ in 0..<200 { guard !recorder.snapshot.contains(where: { $0.format.pixelFormat == .nv12 }) else { break }; usleep(50_000) }
         source.release()
         XCTAssertTrue(recorder.snapshot.contains { $0.format.pixelFormat == .nv12 })
         XCTAssertNil(recorder.stopError)
@@ -114,7 +114,7 @@ final class SwitchingTests: XCTestCase {
         source.consumer = stopper
         try source.start()
         XCTAssertEqual(stopper.stopped.wait(timeout: .now() + 30), .success, "the consumer heard of the stop")
-        for _ in 0..<100 where source.isCapturing { usleep(20_000) }
+        for _ in 0..<100 { guard source.isCapturing else { break }; usleep(20_000) }
         XCTAssertFalse(source.isCapturing)
         XCTAssertEqual(stopper.framesAfterStop, 0, "no frame after stop() returned in the callback")
         source.release()

@@ -90,7 +90,7 @@ final class USBCamera: @unchecked Sendable {
     /// Unplugs it, frees it, waits until its node is gone and stops udevd.
     func close() {
         usbdev_camera_destroy(handle)
-        for _ in 0..<100 where CaptureDevice.scan().devices.contains(where: { $0.uniqueID.contains(serial) }) { usleep(50_000) }
+        for _ in 0..<100 { guard CaptureDevice.scan().devices.contains(where: { $0.uniqueID.contains(serial) }) else { break }; usleep(50_000) }
         udevd.stop()
     }
 

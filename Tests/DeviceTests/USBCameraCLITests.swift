@@ -50,7 +50,7 @@ final class USBCameraCLITests: XCTestCase {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: Rig.scratch)) ?? []
             return names.filter { $0.hasPrefix(".unplugged.y4m.") }.map { Rig.fileSize("\(Rig.scratch)/\($0)") }.max() ?? 0
         }
-        for _ in 0..<900 where written() < 320 * 240 * 2 * 3 && capture.isRunning { usleep(100_000) }
+        for _ in 0..<900 { guard written() < 320 * 240 * 2 * 3 && capture.isRunning else { break }; usleep(100_000) }
         XCTAssertTrue(capture.isRunning, "the CLI captures: \(Rig.shell("cat \(Rig.scratch)/unplugged.err").output)")
         camera.unplug()
         XCTAssertTrue(Rig.wait(for: capture, seconds: 10), "the CLI ended within 10 s of the unplug")
@@ -68,7 +68,7 @@ final class USBCameraCLITests: XCTestCase {
         let out = "\(Rig.scratch)/usb-monitor.json", err = "\(Rig.scratch)/usb-monitor.err"
         let monitor = try Rig.spawn([Rig.tool, "monitor", "--json", "--kinds", "camera", "--count", "2", "--timeout", "120"], output: out, errors: err)
         defer { if monitor.isRunning { monitor.terminate() } }
-        for _ in 0..<600 where !((try? String(contentsOfFile: err, encoding: .utf8))?.contains("listening") ?? false) { usleep(50_000) }
+        for _ in 0..<600 { guard !((try? String(contentsOfFile: err, encoding: .utf8))?.contains("listening") ?? false) else { break }; usleep(50_000) }
         camera.unplug()
         try camera.replug()
         _ = try camera.device()

@@ -72,7 +72,7 @@ final class USBCameraHotplugTests: XCTestCase {
         try source.start()
         XCTAssertTrue(first.wait(seconds: 60))
         camera.unplug()
-        for _ in 0..<100 where source.isCapturing { usleep(20_000) }
+        for _ in 0..<100 { guard source.isCapturing else { break }; usleep(20_000) }
         XCTAssertEqual(first.stopError?.code, .disconnected)
         let removed = try XCTUnwrap(events.wait(seconds: 30, "camera removed") { $0.action == .removed })
         XCTAssertEqual(removed.uniqueID, device.uniqueID)

@@ -41,7 +41,7 @@ final class USBCameraTests: XCTestCase {
         let held = CameraSource(device: device, request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 160, height: 120)))
         try held.initialize()
         camera.unplug()
-        for _ in 0..<100 where CaptureDevice.scan().devices.contains(where: { $0.uniqueID == device.uniqueID }) { usleep(50_000) }
+        for _ in 0..<100 { guard CaptureDevice.scan().devices.contains(where: { $0.uniqueID == device.uniqueID }) else { break }; usleep(50_000) }
         XCTAssertFalse(CaptureDevice.scan().devices.contains { $0.uniqueID == device.uniqueID }, "unplugged: gone from the list")
         try camera.replug()
         let again = try camera.device()

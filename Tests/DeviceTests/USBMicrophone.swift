@@ -118,7 +118,7 @@ final class USBMicrophone: @unchecked Sendable {  // the C device locks its own 
     /// Waits (up to 10 s) until card `card` is gone from /proc/asound after an unplug.
     static func waitUntilGone(card: Int) {
         guard card >= 0 else { return }
-        for _ in 0..<200 where FileManager.default.fileExists(atPath: "/proc/asound/card\(card)") { usleep(50_000) }
+        for _ in 0..<200 { guard FileManager.default.fileExists(atPath: "/proc/asound/card\(card)") else { break }; usleep(50_000) }
     }
 
     /// CLOCK_MONOTONIC now, in nanoseconds (the clock of `unplugTimeNanoseconds`).

@@ -19,7 +19,7 @@ final class UdevDaemon {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: "/run/udev/control") { usleep(50_000) }
+        for _ in 0..<200 { guard !FileManager.default.fileExists(atPath: "/run/udev/control") else { break }; usleep(50_000) }
     }
 
     /// Replays `add` for the devices of `subsystems` already there, and waits for udevd to finish.

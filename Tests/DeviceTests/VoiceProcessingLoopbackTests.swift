@@ -14,7 +14,7 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
     override func setUpWithError() throws {
         try Rig.require()
         try Rig.run("modprobe snd-aloop")
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") { usleep(20_000) }
+        for _ in 0..<100 { guard !FileManager.default.fileExists(atPath: "/dev/snd/pcmC0D1c") else { break }; usleep(20_000) }
     }
 
     /// Plays `far` through the loopback with `voice` on the capture side; returns what was captured.
