@@ -97,9 +97,10 @@ final class WebRTCVoiceEngine: VoiceEngine {
         _ = capm_process_render(apm, reference)
         _ = capm_process_capture(apm, block, Int32(Self.leadMilliseconds))
         if gainOn, let gain {
-            // The gain holds while the far end may be heard (its block or the tail after it):
-            // raised then, it raised what echo is left; while both talk, it pumped the near end.
-            if Self.isAudible(heard, count: blockSamples) { farEndBlocksLeft = tailBlocks }
+            // With the canceller on, the gain holds while the far end may be heard (its block or
+            // the tail after it): raised then, it raised what echo is left; while both talk, it
+            // pumped the near end. (`reference` is heard `leadBlocks` from now: `tailBlocks` counts them.)
+            if echoOn && Self.isAudible(reference, count: blockSamples) { farEndBlocksLeft = tailBlocks }
             let hold = farEndBlocksLeft > 0
             if hold != gainHeld { gain.holdGain(hold); gainHeld = hold }
             if farEndBlocksLeft > 0 { farEndBlocksLeft -= 1 }
