@@ -54,6 +54,9 @@ final class PulseDaemon: SoundServer {
     /// `pactl` against this daemon.
     func pactl(_ arguments: String) throws -> String { try server.pactl(arguments) }
 
+    /// Its PULSE_SERVER address, for the tools a test runs against it.
+    var address: String { server.server }
+
     /// SIGSTOP: the server keeps its socket open and stops answering, as a hung server does.
     func pause() { Glibc.kill(pid, SIGSTOP) }
 

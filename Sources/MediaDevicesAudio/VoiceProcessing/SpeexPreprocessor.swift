@@ -42,6 +42,12 @@ final class SpeexPreprocessor {
         speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_ECHO_STATE, echo.map { UnsafeMutableRawPointer($0) })
     }
 
+    /// Holds the gain control's gain where it is (`true`: it may still fall, it does not rise),
+    /// or lets it rise again at speexdsp's default pace (12 dB a second).
+    func holdGain(_ hold: Bool) {
+        control(SPEEX_PREPROCESS_SET_AGC_INCREMENT, hold ? 0 : 12)
+    }
+
     /// Processes one block in place.
     func run(_ block: UnsafeMutablePointer<Int16>) {
         speex_preprocess_run(state, block)

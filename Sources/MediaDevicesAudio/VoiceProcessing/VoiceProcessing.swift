@@ -74,8 +74,8 @@ public struct VoiceProcessingOptions: Sendable, Hashable {
     /// How hard the canceller suppresses what echo its filter leaves, 0 (low: the near-end
     /// talker kept best in double talk) to 2 (high) (WebRTC's `set_suppression_level`).
     public var echoSuppressionLevel: Int
-    /// The longest echo tail the canceller models (speexdsp's filter length; WebRTC's extended
-    /// filter is on and covers about 128 ms, its suppressor the rest).
+    /// The longest echo tail the canceller models: the length of speexdsp's linear filter, which
+    /// with `.webRTC` runs before WebRTC's AEC (whose own filter covers about 128 ms).
     public var echoTail: Duration
 
     /// Creates options; the defaults are those of a call.
