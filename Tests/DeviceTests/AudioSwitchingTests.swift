@@ -132,7 +132,10 @@ final class AudioSwitchingTests: XCTestCase {
         try loadLoopback()
         let daemon = try PulseDaemon(name: "switch-render")
         defer { daemon.kill() }
-        let recorders = try [Self.aloopIn, Self.pulseIn].map { try pump(on: $0, keepSeconds: 4 * Self.segment) }
+        // Each recorder keeps 10 segments (the run is 3 and two switches): with two busy loops and a
+        // second emulator beside the rig, the switches stretched the run past the 4 once kept,
+        // losing the first segment's last second from the Pulse monitor's recording.
+        let recorders = try [Self.aloopIn, Self.pulseIn].map { try pump(on: $0, keepSeconds: 10 * Self.segment) }
         defer { for recorder in recorders { recorder.finish(); recorder.driver.capture.terminate() } }
 
         let driver = AudioDriver()
