@@ -154,16 +154,22 @@ final class ConsoleTests: XCTestCase {
 
         step("listing")
         // vivid's YUYV, encoded by libjpeg-turbo at the size asked, and the USB camera's own JPEGs at once.
-        let vividStream = try console.record("/api/cameras/\(vivid)/stream.mjpg?format=YUYV&width=640&height=480&fps=25", seconds: 6,
+        // Each read until it holds 5 parts (a count, not a time: a busy machine starts a camera slower).
+        let vividStream = try console.record("/api/cameras/\(vivid)/stream.mjpg?format=YUYV&width=640&height=480&fps=25", seconds: 90,
                                              into: "\(scratch)/console-vivid.mjpg")
-        let usbStream = try console.record("/api/cameras/\(usbID)/stream.mjpg?format=MJPG&width=640&height=480", seconds: 6,
+        let usbStream = try console.record("/api/cameras/\(usbID)/stream.mjpg?format=MJPG&width=640&height=480", seconds: 90,
                                            into: "\(scratch)/console-usb.mjpg")
+        for _ in 0..<450 {
+            guard Self.parts("\(scratch)/console-vivid.mjpg").count < 6 || Self.parts("\(scratch)/console-usb.mjpg").count < 6 else { break }
+            usleep(200_000)
+        }
+        vividStream.terminate(); usbStream.terminate()
         XCTAssertTrue(Rig.wait(for: vividStream, seconds: 30) && Rig.wait(for: usbStream, seconds: 30))
         let vividParts = Self.parts("\(scratch)/console-vivid.mjpg")
-        XCTAssertGreaterThanOrEqual(vividParts.count, 3, "vivid's stream gave parts: \(console.said)")
+        XCTAssertGreaterThanOrEqual(vividParts.count, 5, "vivid's stream gave parts: \(console.said)")
         XCTAssertEqual(Set(vividParts.map { Self.jpegSize($0) }), [Size(width: 640, height: 480)], "every part a whole 640x480 JPEG")
         let usbParts = Self.parts("\(scratch)/console-usb.mjpg")
-        XCTAssertGreaterThanOrEqual(usbParts.count, 3, "the USB camera's stream gave parts: \(console.said)")
+        XCTAssertGreaterThanOrEqual(usbParts.count, 5, "the USB camera's stream gave parts: \(console.said)")
         var equal = 0
         for part in usbParts {
             let counter = part.withUnsafeBytes { USBCamera.counter(jpeg: $0) }
@@ -227,91 +233,8 @@ final class ConsoleTests: XCTestCase {
                                     + "; the console: \(console.said.suffix(600)); the tone: " + Rig.shell("cat \(scratch)/console-tone.err").output)
         let loud = levels.filter { $0 > -22 && $0 < -20 }.count   // ffmpeg's sine: 1/8 of full scale, -18 dBFS peak, -21 dBFS RMS
         XCTAssertGreaterThanOrEqual(loud, levels.count / 2, "the tone's level on the meter (dBFS RMS): \(levels.map { Int($0) })")
-        print("figure: console over HTTP: vivid \(vividParts.count) JPEG parts of 640x480 in 6 s; USB camera \(usbParts.count) parts, \(equal) byte-equal to the camera's; "
+        print("figure: console over HTTP: vivid \(vividParts.count) JPEG parts of 640x480; USB camera \(usbParts.count) parts, \(equal) byte-equal to the camera's; "
               + "brightness 200 read back by v4l2-ctl, v4l2-ctl's 77 echoed; stalled viewer dropped, second went on (\(before) -> \(after) parts); "
               + "unplug and replug reached the page; steps: \(steps.joined(separator: ", ")); meter \(levels.count) levels, median \(levels.isEmpty ? "none" : String(levels.sorted()[levels.count / 2])) dBFS RMS")
-    }
-
-    /// The page in Debian's chromium (headless, driven through its DevTools protocol by
-    /// `scripts/cdp`), as a person uses it: it lists both cameras, its preview of vivid changes
-    /// between two screenshots, moving the brightness slider sets the camera (read back by
-    /// `v4l2-ctl`), `v4l2-ctl`'s change moves the slider, and the USB camera's unplug and replug
-    /// change the list without a reload.
-    func testThePageInChromiumFollowsControlsHotplugAndThePicture() throws {
-        let vividNode = try XCTUnwrap(try Rig.loadVivid("n_devs=1 node_types=1").first)
-        let camera = try Rig.usbCamera()
-        defer { camera.close() }
-        _ = try camera.device()
-        let console = try Console.start()
-        defer { console.stop() }
-        let vivid = String(vividNode.split(separator: "/").last!), scratch = Rig.scratch
-        let debugPort = 19000 + Int.random(in: 0..<1000)
-        let browser = try Rig.spawn(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                     "--remote-debugging-port=\(debugPort)", "--user-data-dir=\(scratch)/chromium-\(debugPort)",
-                                     "--window-size=1280,900", console.base + "/"],
-                                    output: "\(scratch)/chromium.out", errors: "\(scratch)/chromium.err")
-        defer { browser.terminate(); _ = Rig.wait(for: browser, seconds: 10) }
-        let cdp = Rig.script("cdp")
-        /// The page's value of `expression` (JSON), or nil when chromium did not answer.
-        func evaluate(_ expression: String) -> Any? {
-            let result = Rig.shell("\(cdp) \(debugPort) eval '\(expression)'")
-            guard result.status == 0 else { return nil }
-            return try? JSONSerialization.jsonObject(with: Data(result.output.utf8), options: .fragmentsAllowed)
-        }
-        /// Waits up to `seconds` for `condition` on the page's value of `expression`.
-        func until(_ expression: String, seconds: Double, _ condition: (Any?) -> Bool) -> Any? {
-            let deadline = Date().addingTimeInterval(seconds)
-            var value: Any?
-            repeat {
-                value = evaluate(expression)
-                if condition(value) { return value }
-                sleep(1)
-            } while Date() < deadline
-            return value
-        }
-        let cameraCount = "document.querySelectorAll(\"#cameras li.camera\").length"
-        let listed = until(cameraCount, seconds: 180) { ($0 as? Int) == 2 }
-        XCTAssertEqual(listed as? Int, 2, "the page lists both cameras: \(Rig.shell("tail -5 \(scratch)/chromium.err").output)")
-
-        // Choose vivid; its controls appear; its preview changes between two screenshots.
-        _ = evaluate("document.querySelector(\"#cameras li[data-id=\\\"\(vivid)\\\"]\").click(), true")
-        let slider = "document.querySelector(\".control[data-key=\\\"brightness\\\"] input\")"
-        XCTAssertNotNil(until("\(slider) !== null", seconds: 60) { ($0 as? Bool) == true } as? Bool, "vivid's brightness slider")
-        sleep(3)
-        let first = "\(scratch)/preview-1.png", second = "\(scratch)/preview-2.png"
-        let shot1 = Rig.shell("\(cdp) \(debugPort) screenshot \(first) \"#preview\"")
-        sleep(2)
-        let shot2 = Rig.shell("\(cdp) \(debugPort) screenshot \(second) \"#preview\"")
-        XCTAssertTrue(shot1.status == 0 && shot2.status == 0, "screenshots: \(shot1.errors) \(shot2.errors)")
-        let pictures = (FileManager.default.contents(atPath: first), FileManager.default.contents(atPath: second))
-        XCTAssertTrue(pictures.0 != nil && pictures.0 != pictures.1, "the preview changed between two screenshots 2 s apart")
-
-        // The slider moved in the page sets the camera; v4l2-ctl's change moves the slider.
-        _ = evaluate("(() => { const s = \(slider); s.value = 180; s.dispatchEvent(new Event(\"change\")); return true; })()")
-        let deadline = Date().addingTimeInterval(30)
-        var readBack = ""
-        repeat {
-            readBack = Rig.shell("v4l2-ctl -d \(vividNode) -C brightness").output.trimmingCharacters(in: .whitespacesAndNewlines)
-            if readBack == "brightness: 180" { break }
-            sleep(1)
-        } while Date() < deadline
-        XCTAssertEqual(readBack, "brightness: 180", "the page's slider set the camera")
-        try Rig.setControl(vividNode, "brightness=40")
-        let moved = until("\(slider).value", seconds: 30) { ($0 as? String) == "40" }
-        XCTAssertEqual(moved as? String, "40", "v4l2-ctl's change moved the page's slider")
-
-        // Hotplug without a reload.
-        camera.unplug()
-        let gone = until(cameraCount, seconds: 60) { ($0 as? Int) == 1 }
-        XCTAssertEqual(gone as? Int, 1, "the unplugged camera left the page's list")
-        try camera.replug()
-        _ = try camera.device()
-        let back = until(cameraCount, seconds: 90) { ($0 as? Int) == 2 }
-        XCTAssertEqual(back as? Int, 2, "the camera plugged in again is back in the page's list")
-        let page = "\(scratch)/console-page.png"
-        _ = Rig.shell("\(cdp) \(debugPort) screenshot \(page)")
-        if let out = ProcessInfo.processInfo.environment["MEDIADEVICES_RIG_OUT"] { _ = Rig.shell("cp \(page) \(first) \(second) \(out)/") }
-        print("figure: console in chromium: both cameras listed, vivid's preview changed between screenshots (\(pictures.0?.count ?? 0) and \(pictures.1?.count ?? 0) bytes), "
-              + "the slider set brightness 180 (v4l2-ctl), v4l2-ctl's 40 moved the slider, unplug and replug followed without a reload; the page: \(page)")
     }
 }

@@ -115,8 +115,10 @@ function sizeChanged() {
   const size = format ? sizesOf(format)[$("size").value] : null;
   const rates = size ? ratesOf(size) : [];
   fill($("rate"), rates, (r) => `${r} fps`);
-  const thirty = rates.indexOf("30");
-  if (thirty >= 0) $("rate").value = thirty;
+  // 30 fps when offered, else the fastest rate up to 30 (the list may start at 1 fps).
+  let chosen = rates.indexOf("30");
+  if (chosen < 0) rates.forEach((r, i) => { if (rateValue(r) <= 30 && (chosen < 0 || rateValue(r) > rateValue(rates[chosen]))) chosen = i; });
+  if (chosen >= 0) $("rate").value = chosen;
   startPreview();
 }
 
