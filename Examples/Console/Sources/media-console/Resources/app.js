@@ -136,6 +136,7 @@ function startPreview() {
 
 // The chosen camera's control changes (also another program's) and its capture statistics.
 function watchCamera(c) {
+  if (!live) return;   // opened once the page is live (below)
   if (cameraEvents) cameraEvents.close();
   $("stats").textContent = "";
   cameraEvents = new EventSource(api(`api/cameras/${encodeURIComponent(c.id)}/events`));
@@ -209,10 +210,16 @@ $("format").onchange = formatChanged;
 $("size").onchange = sizeChanged;
 $("rate").onchange = startPreview;
 $("refresh").onclick = loadDevices;
-// Hotplug: the lists follow the devices without a reload.
-let reloadTimer = null;
-new EventSource(api("api/events")).addEventListener("devices", () => {
-  clearTimeout(reloadTimer);
-  reloadTimer = setTimeout(() => loadDevices().catch(() => {}), 300);
-});
+// Hotplug: the lists follow the devices without a reload. The live streams (this one and the
+// camera's) open 3 s after the page's first load, so a page that only looks once (a headless
+// check or preview with a short budget) holds none open.
+let reloadTimer = null, live = false;
+setTimeout(() => {
+  live = true;
+  new EventSource(api("api/events")).addEventListener("devices", () => {
+    clearTimeout(reloadTimer);
+    reloadTimer = setTimeout(() => loadDevices().catch(() => {}), 300);
+  });
+  if (camera) watchCamera(camera);
+}, 3000);
 loadDevices().catch((error) => { $("problems").replaceChildren(element("li", error.message)); });
