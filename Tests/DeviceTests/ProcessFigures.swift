@@ -48,6 +48,8 @@ struct ProcessFigures {
     var descriptors: Int
     var maps: Int
     var deviceMaps: Int
+    /// The device mappings themselves ("/dev/video0 (4 KB, rw-s)"), for the message when the counts differ.
+    var deviceMapNames: [String]
     var threads: Int
     var rssKilobytes: Int
     var anonymousKilobytes: Int
@@ -81,8 +83,9 @@ struct ProcessFigures {
             .flatMap { Int($0.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") } ?? 0
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         let targets = fds.map { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "?" }.sorted()
+        let deviceLines = mapLines.filter { $0.contains("/dev/") }
         return ProcessFigures(descriptors: fds.count, maps: mapLines.count,
-                              deviceMaps: mapLines.filter { $0.contains("/dev/") }.count,
+                              deviceMaps: deviceLines.count, deviceMapNames: deviceLines.map(describeMapping).sorted(),
                               threads: tasks.count, rssKilobytes: rss, anonymousKilobytes: anonymous,
                               heapKilobytes: AllocationProbe.heapInUseKilobytes, named: named, descriptorTargets: targets)
     }
@@ -104,7 +107,9 @@ struct ProcessFigures {
     ///
     /// `poolKilobytes`: what the run's own pools may still grow by, legitimately and up to a
     /// bound, after `first` (a `frames()` sequence's copies: see `SoakTogetherTests`).
-    static func assertFlat(_ first: ProcessFigures, _ lastSeen: ProcessFigures, _ label: String, poolKilobytes: Int = 0,
+    /// `screenMayRemap`: both figures were taken while a screen source grabbed; its framebuffer
+    /// mapping may be gone at the end (the display changed it), never more than one.
+    static func assertFlat(_ first: ProcessFigures, _ lastSeen: ProcessFigures, _ label: String, poolKilobytes: Int = 0, screenMayRemap: Bool = false,
                            file: StaticString = #filePath, line: UInt = #line) {
         let last = lastSeen
         func megabytes(_ kilobytes: Int?) -> String { kilobytes.map { String(format: "%.1f", Double($0) / 1024) } ?? "n/a" }
@@ -118,7 +123,21 @@ struct ProcessFigures {
         assertDescriptorsFlat(first, last, label, file: file, line: line)
         // Device mappings exactly. The total is printed, not asserted: Dispatch and XCTest worker
         // stacks and malloc's large-block mappings come and go with the runtime, not with us.
-        XCTAssertEqual(last.deviceMaps, first.deviceMaps, "\(label): device mappings", file: file, line: line)
+        let gone = difference(first.deviceMapNames, last.deviceMapNames), new = difference(last.deviceMapNames, first.deviceMapNames)
+        if screenMayRemap {
+            // Both figures taken while a screen is grabbed: the screen source maps the framebuffer
+            // the display shows and maps another when the display changes it (or none while it shows
+            // none), so a DRM mapping may go, never come in excess; every other one is exact (a
+            // camera's buffers stay mapped while it streams). Seen once in CI: 5 → 4, unnamed then.
+            let isDRM = { (name: String) in name.hasPrefix("/dev/dri/") }
+            XCTAssertEqual(last.deviceMapNames.filter { !isDRM($0) }, first.deviceMapNames.filter { !isDRM($0) },
+                           "\(label): device mappings other than the screen's (gone: \(gone), new: \(new))", file: file, line: line)
+            XCTAssertLessThanOrEqual(last.deviceMapNames.filter(isDRM).count, max(first.deviceMapNames.filter(isDRM).count, 1),
+                                     "\(label): the screen's mappings (gone: \(gone), new: \(new))", file: file, line: line)
+            if !gone.isEmpty || !new.isEmpty { print("soak: \(label): device mappings gone \(gone), new \(new)") }
+        } else {
+            XCTAssertEqual(last.deviceMaps, first.deviceMaps, "\(label): device mappings (gone: \(gone), new: \(new))", file: file, line: line)
+        }
         XCTAssertEqual(last.named, first.named, "\(label): the library's threads", file: file, line: line)
         if let before = first.heapKilobytes, let after = last.heapKilobytes {
             XCTAssertLessThan(after - before, heapBoundKilobytes + poolKilobytes,
@@ -126,6 +145,16 @@ struct ProcessFigures {
         } else {
             print("soak: \(label): heap in use not measured (\(AllocationProbe.unavailableReason ?? "no allocator figures"))")
         }
+    }
+
+    /// A /proc/self/maps line ("7f..-7f.. rw-s 00000000 00:05 123 /dev/video0") as "/dev/video0
+    /// (600 KB, rw-s, offset 0x0)".
+    static func describeMapping(_ line: Substring) -> String {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 6 else { return String(line) }
+        let bounds = fields[0].split(separator: "-").compactMap { UInt(String($0), radix: 16) }
+        let kilobytes = bounds.count == 2 ? (bounds[1] - bounds[0]) / 1024 : 0
+        return "\(fields[5...].joined(separator: " ")) (\(kilobytes) KB, \(fields[1]), offset 0x\(fields[2]))"
     }
 
     /// The elements of `a` not matched in `b` (as multisets).
