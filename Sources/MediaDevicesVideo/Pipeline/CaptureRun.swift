@@ -1,3 +1,4 @@
+import Glibc
 import MediaDevicesCore
 import Synchronization
 
@@ -13,10 +14,41 @@ final class CaptureRun: Sendable {
         let running = Atomic<Bool>(true)
         let stopRequested = Atomic<Bool>(false)
         let restarting = Atomic<Bool>(false)
+        /// Set by the run's own thread (`stopOwnRun`): the run ends for good even if a control
+        /// call is pausing it for a change at the same moment.
+        let endedByOwnThread = Atomic<Bool>(false)
     }
 
+    /// What the run's own thread needs to end its run from a consumer callback.
+    private final class Ending: Sendable {
+        let flags: Flags
+        let wake: WakeUpEvent
+        init(flags: Flags, wake: WakeUpEvent) { self.flags = flags; self.wake = wake }
+
+        func request(restarting: Bool) {
+            flags.restarting.store(restarting, ordering: .releasing)
+            flags.stopRequested.store(true, ordering: .releasing)
+            wake.signal()
+        }
+
+        func requestFromOwnThread() {
+            flags.endedByOwnThread.store(true, ordering: .releasing)
+            flags.stopRequested.store(true, ordering: .releasing)
+            wake.signal()
+        }
+    }
+
+    /// Each capture thread's own `Ending`, for its whole life: the thread can end its run before
+    /// whoever started it has stored the run anywhere (a first frame's callback may call
+    /// `stop()` before `start()` returns; the source's run slot is still empty then).
+    private static let ownEnding: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
     private let flags = Flags()
-    private let wake: WakeUpEvent
+    private let ending: Ending
     private let thread: CaptureThread
 
     /// Starts a thread named `name`, marked as a thread of `delivery`'s source
@@ -28,13 +60,19 @@ final class CaptureRun: Sendable {
          loop: @escaping @Sendable (WakeUpEvent, _ shouldStop: @escaping @Sendable () -> Bool) -> MediaDevicesError?,
          cleanup: @escaping @Sendable (MediaDevicesError?) -> Void) throws {
         let wake = try WakeUpEvent()
-        self.wake = wake
         let flags = self.flags
+        let ending = Ending(flags: flags, wake: wake)
+        self.ending = ending
         thread = try CaptureThread(name: name, owner: delivery) {
+            // Unretained: this closure holds `ending` until the thread ends.
+            pthread_setspecific(Self.ownEnding, Unmanaged.passUnretained(ending).toOpaque())
+            defer { pthread_setspecific(Self.ownEnding, nil) }
             let failure = loop(wake) { flags.stopRequested.load(ordering: .acquiring) }
             cleanup(failure)
             flags.running.store(false, ordering: .releasing)
-            if failure != nil || !flags.restarting.load(ordering: .acquiring) { delivery.finish(error: failure) }
+            if failure != nil || !flags.restarting.load(ordering: .acquiring) || flags.endedByOwnThread.load(ordering: .acquiring) {
+                delivery.finish(error: failure)
+            }
         }
     }
 
@@ -45,12 +83,17 @@ final class CaptureRun: Sendable {
     /// consumer callback), in which case it ends when the callback returns. With `restarting`,
     /// the delivery stays open for the next run.
     func stop(restarting: Bool = false) {
-        flags.restarting.store(restarting, ordering: .releasing)
-        flags.stopRequested.store(true, ordering: .releasing)
-        wake.signal()
+        ending.request(restarting: restarting)
         thread.join()
     }
 
-    /// Whether the caller is this run's thread (a consumer callback of this source).
-    var isCurrentThread: Bool { thread.isCurrent }
+    /// Ends the run whose thread the caller is (a consumer callback, a task on the capture
+    /// executor) when the callback returns, whether or not its source has stored the run yet;
+    /// returns false when the caller is no run's thread.
+    @discardableResult
+    static func stopOwnRun() -> Bool {
+        guard let pointer = pthread_getspecific(ownEnding) else { return false }
+        Unmanaged<Ending>.fromOpaque(pointer).takeUnretainedValue().requestFromOwnThread()
+        return true
+    }
 }

@@ -150,8 +150,10 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     /// On the capture thread it returns at once and the run ends when the callback returns.
     func stop() {
         if isOnCaptureThread {
-            // The current run's own thread asks it to end; a run already stopping is ending.
-            if let current = run.current, current.isCurrentThread { current.stop() }
+            // The run's own thread asks it to end, also before `start()` has stored the run (a
+            // first frame's callback can be that quick on a busy machine) and while a change
+            // pauses it (the end wins: the change does not resume it).
+            CaptureRun.stopOwnRun()
             return
         }
         let stopped = device.withLock { _ in run.stop(restarting: false) }
