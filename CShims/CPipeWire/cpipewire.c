@@ -505,6 +505,13 @@ uint32_t cpw_capture_with_producer(const cpw_capture *c) {
     return count;
 }
 
+uint32_t cpw_capture_buffer_count(const cpw_capture *c) {
+    uint32_t count = 0;
+    for (int i = 0; i < CPW_MAX_SLOTS; i++)
+        if (c->slots[i] != NULL) count++;
+    return count;
+}
+
 void cpw_capture_close(cpw_capture *c) {
     if (c == NULL) return;
     if (c->stream != NULL) {

@@ -34,6 +34,8 @@ private final class FakeLender: FrameBufferLender, @unchecked Sendable {
         }
     }
 
+    var bufferCount: Int { memory.count }
+
     func giveBack(_ index: Int) {
         state.withLock { state in
             state.giveBacks += 1
@@ -164,6 +166,23 @@ final class FrameLeaseTests: XCTestCase {
         XCTAssertEqual(delivery.statistics.copiedFrames, 0)
         while try await frames.queue.next() != nil {}
         while try await other.queue.next() != nil {}
+    }
+
+    func testTheSourcesStatisticsSayHowManyBuffersTheLenderCycles() {
+        let lender = FakeLender(count: 5, size: 16, minimumQueued: 2)
+        let delivery = FrameDelivery()
+        delivery.beginRun()
+        let unlent = VideoFrame(format: VideoFormat(pixelFormat: .grey, width: 16, height: 1), timestamp: MonotonicInstant(nanoseconds: 1), sequence: 0,
+                                orientation: .up, captureDelay: .zero, planeCount: 1, bytesUsed: 16,
+                                plane0: FramePlane(bytes: UnsafeRawBufferPointer(lender.memory[0]), bytesPerRow: 16), plane1: .empty, plane2: .empty)
+        delivery.deliver(unlent)
+        XCTAssertEqual(delivery.statistics.buffers, 0, "not known from a frame that is not lendable")
+        let lent = VideoFrame(format: unlent.format, timestamp: MonotonicInstant(nanoseconds: 2), sequence: 1, orientation: .up, captureDelay: .zero,
+                              planeCount: 1, bytesUsed: 16, plane0: unlent.plane(0), plane1: .empty, plane2: .empty, dmaBuf: nil,
+                              lendable: LendableBuffer(lender: lender, index: 0))
+        delivery.deliver(lent)
+        XCTAssertEqual(delivery.statistics.buffers, 5, "the lender's buffers")
+        delivery.finish(error: nil)
     }
 
     func testReleaseTwiceAndFromAnotherThreadGivesBackOnce() async throws {

@@ -109,6 +109,8 @@ int cpw_capture_return(cpw_capture *capture, int slot);
 
 /// How many buffers the producer has (neither held nor lent).
 uint32_t cpw_capture_with_producer(const cpw_capture *capture);
+/// How many buffers the stream has negotiated (held, lent or with the producer).
+uint32_t cpw_capture_buffer_count(const cpw_capture *capture);
 
 /// Frees a lent buffer's mapping after its capture was closed (ending a DMA-BUF read first).
 void cpw_mapping_free(cpw_mapping *mapping);

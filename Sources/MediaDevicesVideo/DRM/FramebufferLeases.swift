@@ -49,6 +49,9 @@ final class FramebufferLeases: FrameBufferLender, Sendable {
         }
     }
 
+    /// The screen's one framebuffer on show: a KMS grab cycles none of its own.
+    var bufferCount: Int { 1 }
+
     func giveBack(_ index: Int) {
         let dropped = slots.withLock { slots -> Framebuffer? in
             guard index >= 0, index < slots.count, slots[index].leases > 0 else { return nil }

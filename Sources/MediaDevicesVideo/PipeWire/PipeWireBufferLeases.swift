@@ -37,6 +37,9 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
         var ended = false
     }
 
+    /// The stream's buffers when the last frame was delivered (`bufferCount`), without the lock.
+    private let streamBuffers = Atomic<Int>(0)
+
     /// Buffers kept with the producer however many frames are leased.
     let minimumWithProducer: Int
     private let wake: WakeUpEvent
@@ -52,8 +55,9 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
     deinit { state.withLock { $0.slots.deallocate() } }
 
     /// The capture thread delivers the buffer in `slot` (whose mapping is `mapping`) while the
-    /// producer has `withProducer` buffers.
-    func beginDelivery(slot: Int, mapping: OpaquePointer?, withProducer: Int) {
+    /// producer has `withProducer` of the stream's `buffers`.
+    func beginDelivery(slot: Int, mapping: OpaquePointer?, withProducer: Int, buffers: Int) {
+        streamBuffers.store(buffers, ordering: .relaxed)
         state.withLock { state in
             state.slots[slot].delivering = true
             state.slots[slot].mapping = mapping
@@ -81,6 +85,8 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
             return true
         }
     }
+
+    var bufferCount: Int { streamBuffers.load(ordering: .relaxed) }
 
     func giveBack(_ index: Int) {
         let wakeCaptureThread = state.withLock { state -> Bool in

@@ -228,7 +228,8 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             }
             let orientation = VideoOrientation(rotationDegrees: Int(rotation(picture.transform))) ?? .up
             let slot = Int(picture.slot)
-            if slot >= 0 { leases.beginDelivery(slot: slot, mapping: picture.mapping, withProducer: capture.buffersWithProducer) }
+            if slot >= 0 { leases.beginDelivery(slot: slot, mapping: picture.mapping, withProducer: capture.buffersWithProducer,
+                                                      buffers: capture.bufferCount) }
             delivery.deliver(VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: orientation,
                                         captureDelay: .zero, planeCount: planeCount, bytesUsed: size,
                                         plane0: plane(0), plane1: plane(1), plane2: plane(2), dmaBuf: nil,

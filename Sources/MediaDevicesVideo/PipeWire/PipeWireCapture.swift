@@ -88,6 +88,9 @@ final class PipeWireCapture: @unchecked Sendable {
     /// How many buffers the producer has (neither held nor lent).
     var buffersWithProducer: Int { capture.map { Int(cpw_capture_with_producer($0)) } ?? 0 }
 
+    /// How many buffers the stream negotiated (held, lent or with the producer).
+    var bufferCount: Int { capture.map { Int(cpw_capture_buffer_count($0)) } ?? 0 }
+
     /// Buffers given back unread (a newer one followed within one grab, or they held no picture).
     var skipped: UInt64 { capture.map { cpw_capture_skipped($0) } ?? 0 }
 

@@ -36,6 +36,10 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// Frames the sequences copied although the source lends them, because a lease would have
     /// left the driver too few buffers (the sum of their `VideoFrames.copiedFrames`).
     public var copiedFrames: Int = 0
+    /// The buffers the driver or producer cycles in this run (V4L2's granted count, the buffers
+    /// PipeWire negotiated, the screen's framebuffers), as the last lendable frame found them; 0
+    /// where frames are not lent. Leases stop short of leaving the producer two of them.
+    public var buffers: Int = 0
 
     /// Empty statistics.
     public init() {}
@@ -98,6 +102,9 @@ struct StatisticsAccumulator {
         if shared { statistics.sharedDecodeFrames += 1 }
         statistics.lastDecodeScale = scale
     }
+
+    /// Records how many buffers the frame's lender cycles.
+    mutating func recordBuffers(_ count: Int) { statistics.buffers = count }
 
     /// Adds frames dropped by a bounded queue.
     mutating func recordQueueDrops(_ count: Int) { statistics.queueDroppedFrames += count }

@@ -155,6 +155,7 @@ final class FrameDelivery: Sendable {
         let (consumer, converting, queues) = state.withLock { state in
             state.accumulator.record(timestamp: frame.timestamp, sequence: frame.sequence,
                                      captureDelay: frame.captureDelay)
+            if let lendable = frame.lendable { state.accumulator.recordBuffers(lendable.lender.bufferCount) }
             return (state.consumer, state.converting, state.queues)
         }
         let decode = decodeOnce(frame, converting: converting, queues: queues)

@@ -12,6 +12,9 @@ protocol FrameBufferLender: AnyObject, Sendable {
     /// Gives one lease on buffer `index` back, from any thread; the last one requeues the buffer
     /// (or, after the run ended, unmaps it).
     func giveBack(_ index: Int)
+    /// The buffers the lender cycles now, lent or not (the driver's, the producer's); read on
+    /// the capture thread for each lendable frame (`CaptureStatistics.buffers`), so it takes no lock.
+    var bufferCount: Int { get }
 }
 
 /// Which lendable buffer a frame's planes are in.

@@ -86,6 +86,8 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
     private let requeuePlanes: UnsafeMutablePointer<v4l2_plane>
     private let slots: [PlaneSlot]
     private let state = Mutex(State())
+    /// `State.count`, readable without the lock (`bufferCount`).
+    private let grantedCount = Atomic<Int>(0)
 
     /// Requests `count` mmap buffers (the driver may grant more), maps and queues them all;
     /// with `exportingDMABuf`, exports each as DMA-BUF descriptors (`VIDIOC_EXPBUF`).
@@ -129,7 +131,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
                 exportedDescriptors.append(exportingDMABuf ? try export(index: index, planeCount: planes.count) : [])
                 exportedDataOffsets.append(Array(repeating: 0, count: planes.count))
                 exports.append(describeExport(Int(index)))
-                state.withLock { $0.append() }
+                grantedCount.store(state.withLock { $0.append(); return $0.count }, ordering: .relaxed)
                 try device.file.ioctl(cv4l2_VIDIOC_QBUF, &buffer, "VIDIOC_QBUF")
             }
         } catch {
@@ -265,6 +267,8 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
             return true
         }
     }
+
+    var bufferCount: Int { grantedCount.load(ordering: .relaxed) }
 
     func giveBack(_ index: Int) {
         state.withLock { state in
