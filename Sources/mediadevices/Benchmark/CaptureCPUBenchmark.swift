@@ -49,8 +49,8 @@ struct CaptureCPUBenchmark {
         /// Threads woken per frame in the window (voluntary context switches, all threads; the
         /// `.window` method only), from the run with the least CPU.
         var wakeUpsPerFrame: Double?
-        /// Each thread's CPU and wake-ups per frame in the window of the run with the least CPU
-        /// (the `.window` method only): where the row's CPU goes.
+        /// Each thread's CPU and wake-ups per frame in the window (the `.window` method only):
+        /// where the row's CPU goes, in the run with the least CPU and in each run.
         var threads: [ThreadRow]?
         /// CPU per frame over the callback path it is compared with (`callbackReference(for:)`).
         /// Every ratio is, with the window method, the median over the rounds of the ratio within
@@ -71,6 +71,8 @@ struct CaptureCPUBenchmark {
         var wakeUpsPerFrame: Double
         /// The thread started inside the window.
         var startedInWindow: Bool
+        /// Its CPU per frame in each run, in the order run (0 in a run without it).
+        var cpuPerFrameOfEachRunNanoseconds: [Double] = []
     }
 
     /// How CPU per frame is measured (see the type's notes).
@@ -278,7 +280,18 @@ struct CaptureCPUBenchmark {
                 row.cpuPerFrameNanoseconds = least.cpu
                 row.cpuPerFrameOfEachRunNanoseconds = perFrame.map(\.cpu)
                 row.wakeUpsPerFrame = least.wakeUps
-                row.threads = least.threads
+                // Every thread of any run with its figure in each, so a run that cost more shows
+                // which thread did (also one that only that run had).
+                var labels: [String] = []
+                for run in perFrame { for thread in run.threads where !labels.contains(thread.thread) { labels.append(thread.thread) } }
+                row.threads = labels.map { label in
+                    var thread = least.threads.first { $0.thread == label }
+                        ?? ThreadRow(thread: label, cpuPerFrameNanoseconds: 0, wakeUpsPerFrame: 0, startedInWindow: false)
+                    thread.cpuPerFrameOfEachRunNanoseconds = perFrame.map { run in
+                        run.threads.first { $0.thread == label }?.cpuPerFrameNanoseconds ?? 0
+                    }
+                    return thread
+                }
             case .difference(let baselineFrames):
                 row.baselineFrames = baselineFrames
                 let baseline = baselines[tool.name]!.map(\.cpuNanoseconds).min()!
@@ -379,14 +392,17 @@ struct CaptureCPUBenchmark {
         return table.text + threadTable(rows)
     }
 
-    /// Each of our rows' threads, per frame (the run with the least CPU): which thread the CPU
-    /// and the wake-ups go to. Threads that used no CPU in the window are left out.
+    /// Each of our rows' threads, per frame (the run with the least CPU, and every run's CPU):
+    /// which thread the CPU and the wake-ups go to. Threads that used no CPU in any window are
+    /// left out.
     func threadTable(_ rows: [Row]) -> String {
-        var table = BenchmarkTable("tool", "thread", "CPU/frame", "wake-ups/frame")
+        var table = BenchmarkTable("tool", "thread", "CPU/frame", "each run", "wake-ups/frame")
         for row in rows where row.tool.lowercased().hasPrefix("mediadevices") {
-            for thread in row.threads ?? [] where thread.cpuPerFrameNanoseconds > 0 {
+            for thread in row.threads ?? [] where thread.cpuPerFrameOfEachRunNanoseconds.contains(where: { $0 > 0 }) {
                 table.add(row.tool, thread.thread + (thread.startedInWindow ? " (started in the window)" : ""),
-                          formatDuration(thread.cpuPerFrameNanoseconds), String(format: "%.2f", thread.wakeUpsPerFrame))
+                          formatDuration(thread.cpuPerFrameNanoseconds),
+                          thread.cpuPerFrameOfEachRunNanoseconds.map(formatDuration).joined(separator: " / "),
+                          String(format: "%.2f", thread.wakeUpsPerFrame))
             }
         }
         return table.rows.isEmpty ? "" : "\n\nPer thread (/proc/PID/task/*: schedstat run time, voluntary switches), in the window;"

@@ -19,8 +19,8 @@ enum ThreadCPU {
 
     /// A thread's figures between two samples of a process.
     struct Usage: Encodable {
-        /// `main`, the thread's own name, or `unnamed N` (a thread that set none, as libdispatch's
-        /// workers and manager: N counts them in the order they were created).
+        /// `main`, the thread's own name, or `unnamed N` (a thread that set none: N counts them in
+        /// the order they were created); a second thread of one name is `NAME 2`, and so on.
         var thread: String
         var cpuNanoseconds: Double
         var wakeUps: Double
@@ -53,8 +53,9 @@ enum ThreadCPU {
         let before = Dictionary(first.map { ($0.tid, $0) }, uniquingKeysWith: { a, _ in a })
         let processName = second.first { $0.tid == pid }?.name
         var unnamed = 0
+        var seen: [String: Int] = [:]
         return second.map { thread in
-            let label: String
+            var label: String
             if thread.tid == pid {
                 label = "main"
             } else if thread.name == processName {
@@ -63,6 +64,9 @@ enum ThreadCPU {
             } else {
                 label = thread.name
             }
+            // A second thread of one name (libdispatch's workers) is `NAME 2`, and so on.
+            seen[label, default: 0] += 1
+            if let count = seen[label], count > 1 { label += " \(count)" }
             let start = before[thread.tid]
             return Usage(thread: label, cpuNanoseconds: (thread.cpuNanoseconds ?? 0) - (start?.cpuNanoseconds ?? 0),
                          wakeUps: thread.wakeUps - (start?.wakeUps ?? 0), startedInWindow: start == nil)
