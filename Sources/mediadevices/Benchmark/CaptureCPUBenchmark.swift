@@ -49,6 +49,9 @@ struct CaptureCPUBenchmark {
         /// Threads woken per frame in the window (voluntary context switches, all threads; the
         /// `.window` method only), from the run with the least CPU.
         var wakeUpsPerFrame: Double?
+        /// Each thread's CPU and wake-ups per frame in the window (the `.window` method only):
+        /// where the row's CPU goes, in the run with the least CPU and in each run.
+        var threads: [ThreadRow]?
         /// CPU per frame over the callback path it is compared with (`callbackReference(for:)`).
         /// Every ratio is, with the window method, the median over the rounds of the ratio within
         /// each round (see `run`); with the difference method, the least over the least.
@@ -58,6 +61,18 @@ struct CaptureCPUBenchmark {
         var overV4L2Ctl: Double?
         var overFFmpeg: Double?
         var overGStreamer: Double?
+    }
+
+    /// One thread of a row's process, per frame of its window.
+    struct ThreadRow: Encodable {
+        /// `main`, the thread's name (the capture thread's is set by the library), or `unnamed N`.
+        var thread: String
+        var cpuPerFrameNanoseconds: Double
+        var wakeUpsPerFrame: Double
+        /// The thread started inside the window.
+        var startedInWindow: Bool
+        /// Its CPU per frame in each run, in the order run (0 in a run without it).
+        var cpuPerFrameOfEachRunNanoseconds: [Double] = []
     }
 
     /// How CPU per frame is measured (see the type's notes).
@@ -217,7 +232,7 @@ struct CaptureCPUBenchmark {
         }
         // Each tool's runs: the whole run's usage, the window's CPU and wall time (`.window`),
         // and the shorter runs' usage (`.difference`).
-        typealias Run = (total: ProcessCPU.Usage, window: (cpu: Double, wall: Double, wakeUps: Double)?)
+        typealias Run = (total: ProcessCPU.Usage, window: (cpu: Double, wall: Double, wakeUps: Double, threads: [ThreadCPU.Usage])?)
         var runs: [String: [Run]] = [:]
         var baselines: [String: [ProcessCPU.Usage]] = [:]
         func measure(_ tool: (name: String, arguments: (Int) -> [String]), _ count: Int, window: (from: Double, to: Double)?) throws -> Run {
@@ -225,7 +240,7 @@ struct CaptureCPUBenchmark {
             let result: Run
             if let window {
                 let usage = try ProcessCPU.runSampled(arguments, log: log, windowStart: window.from, windowEnd: window.to)
-                result = (usage.total, (usage.windowCPUNanoseconds, usage.windowWallNanoseconds, usage.windowWakeUps))
+                result = (usage.total, (usage.windowCPUNanoseconds, usage.windowWallNanoseconds, usage.windowWakeUps, usage.windowThreads))
             } else {
                 result = (try ProcessCPU.run(arguments, log: log), nil)
             }
@@ -255,11 +270,28 @@ struct CaptureCPUBenchmark {
             switch method {
             case .window(let from, let to):
                 row.window = [from, to]
-                let perFrame = toolRuns.compactMap(\.window).map { (cpu: $0.cpu / ($0.wall / 1e9 * Double(fps)), wakeUps: $0.wakeUps / ($0.wall / 1e9 * Double(fps))) }
+                let perFrame = toolRuns.compactMap(\.window).map { window in
+                    let frames = window.wall / 1e9 * Double(fps)
+                    return (cpu: window.cpu / frames, wakeUps: window.wakeUps / frames,
+                            threads: window.threads.map { ThreadRow(thread: $0.thread, cpuPerFrameNanoseconds: $0.cpuNanoseconds / frames,
+                                                                    wakeUpsPerFrame: $0.wakeUps / frames, startedInWindow: $0.startedInWindow) })
+                }
                 let least = perFrame.min { $0.cpu < $1.cpu }!
                 row.cpuPerFrameNanoseconds = least.cpu
                 row.cpuPerFrameOfEachRunNanoseconds = perFrame.map(\.cpu)
                 row.wakeUpsPerFrame = least.wakeUps
+                // Every thread of any run with its figure in each, so a run that cost more shows
+                // which thread did (also one that only that run had).
+                var labels: [String] = []
+                for run in perFrame { for thread in run.threads where !labels.contains(thread.thread) { labels.append(thread.thread) } }
+                row.threads = labels.map { label in
+                    var thread = least.threads.first { $0.thread == label }
+                        ?? ThreadRow(thread: label, cpuPerFrameNanoseconds: 0, wakeUpsPerFrame: 0, startedInWindow: false)
+                    thread.cpuPerFrameOfEachRunNanoseconds = perFrame.map { run in
+                        run.threads.first { $0.thread == label }?.cpuPerFrameNanoseconds ?? 0
+                    }
+                    return thread
+                }
             case .difference(let baselineFrames):
                 row.baselineFrames = baselineFrames
                 let baseline = baselines[tool.name]!.map(\.cpuNanoseconds).min()!
@@ -357,6 +389,25 @@ struct CaptureCPUBenchmark {
                       formatRatio(row.overV4L2Ctl ?? .nan), formatRatio(row.overFFmpeg ?? .nan), formatRatio(row.overGStreamer ?? .nan),
                       formatRatio(row.overCallback ?? .nan), formatRatio(row.overWholeDecode ?? .nan), marks.joined(separator: ", "))
         }
-        return table.text
+        return table.text + threadTable(rows)
+    }
+
+    /// Each of our rows' threads, per frame (the run with the least CPU, and every run's CPU):
+    /// which thread the CPU and the wake-ups go to. Threads that used no CPU in any window are
+    /// left out.
+    func threadTable(_ rows: [Row]) -> String {
+        var table = BenchmarkTable("tool", "thread", "CPU/frame", "each run", "wake-ups/frame")
+        for row in rows where row.tool.lowercased().hasPrefix("mediadevices") {
+            for thread in row.threads ?? [] where thread.cpuPerFrameOfEachRunNanoseconds.contains(where: { $0 > 0 }) {
+                table.add(row.tool, thread.thread + (thread.startedInWindow ? " (started in the window)" : ""),
+                          formatDuration(thread.cpuPerFrameNanoseconds),
+                          thread.cpuPerFrameOfEachRunNanoseconds.map(formatDuration).joined(separator: " / "),
+                          String(format: "%.2f", thread.wakeUpsPerFrame))
+            }
+        }
+        return table.rows.isEmpty ? "" : "\n\nPer thread (/proc/PID/task/*: schedstat run time, voluntary switches), in the window;"
+            + " libdispatch's threads carry the end of their root queue's name (Linux keeps 15 characters):"
+            + " `oot.default-qos` (com.apple.root.default-qos) runs Swift's global executor's jobs,"
+            + " `-qos.overcommit` (com.apple.root.default-qos.overcommit) libdispatch's own work:\n" + table.text
     }
 }

@@ -25,6 +25,8 @@ enum ProcessCPU {
         /// Voluntary context switches between the two samples of the threads named
         /// `threadName` (`/proc/PID/task/*/comm`), when one was given.
         var windowThreadWakeUps: Double?
+        /// Each thread's CPU time and wake-ups between the two samples (`runSampled` only).
+        var windowThreads: [ThreadCPU.Usage] = []
     }
 
     /// Runs `arguments` and reads its CPU time from `/proc/PID/stat` at `windowStart` and
@@ -36,13 +38,19 @@ enum ProcessCPU {
                            threadName: String? = nil, interruptAfter: Bool = false) throws -> SampledUsage {
         var first: (cpu: Double, wall: UInt64, wakeUps: Double, thread: Double)?
         var second: (cpu: Double, wall: UInt64, wakeUps: Double, thread: Double)?
+        var threads: [[ThreadCPU.Sample]] = []
+        var child: pid_t = 0
         let total = try run(arguments, log: log) { pid, start in
             for (index, at) in [windowStart, windowEnd].enumerated() {
                 let target = start + UInt64(at * 1e9)
                 let now = BenchmarkClock.nanoseconds()
                 if target > now { usleep(useconds_t((target - now) / 1_000)) }
-                guard let cpu = cpuNanoseconds(of: pid) else { return }
-                let sample = (cpu, BenchmarkClock.nanoseconds(), wakeUps(of: pid), threadName.map { wakeUps(of: pid, thread: $0) } ?? 0)
+                // One reading of every thread gives the process's figures and each thread's.
+                let sampled = ThreadCPU.sample(of: pid)
+                guard let cpu = cpuNanoseconds(of: pid, threads: sampled) else { return }
+                let sample = (cpu, BenchmarkClock.nanoseconds(), wakeUps(of: sampled), threadName.map { wakeUps(of: sampled, thread: $0) } ?? 0)
+                threads.append(sampled)
+                child = pid
                 if index == 0 { first = sample } else { second = sample }
             }
             if interruptAfter { kill(pid, SIGINT) }
@@ -52,7 +60,8 @@ enum ProcessCPU {
         }
         return SampledUsage(total: total, windowCPUNanoseconds: second.cpu - first.cpu,
                             windowWallNanoseconds: Double(second.wall - first.wall), windowWakeUps: second.wakeUps - first.wakeUps,
-                            windowThreadWakeUps: threadName == nil ? nil : second.thread - first.thread)
+                            windowThreadWakeUps: threadName == nil ? nil : second.thread - first.thread,
+                            windowThreads: ThreadCPU.usage(pid: child, from: threads[0], to: threads[1]))
     }
 
     /// Runs `arguments` and samples its CPU time and wake-ups every `interval` seconds until it
@@ -94,38 +103,26 @@ enum ProcessCPU {
     /// that ended in between are not counted (they are the tools' start-up and teardown threads).
     /// With `thread`, only the threads of that name (`/proc/PID/task/*/comm`).
     static func wakeUps(of pid: pid_t, thread: String? = nil) -> Double {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        var total = 0.0
-        for task in tasks {
-            if let thread {
-                let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-                guard name == thread else { continue }
-            }
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8),
-                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
-                  let count = Double(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") else { continue }
-            total += count
-        }
-        return total
+        wakeUps(of: ThreadCPU.sample(of: pid), thread: thread)
+    }
+
+    /// The voluntary context switches of `threads` (one reading of a process), or of those named `thread`.
+    static func wakeUps(of threads: [ThreadCPU.Sample], thread: String? = nil) -> Double {
+        threads.filter { thread == nil || $0.name == thread }.reduce(0) { $0 + $1.wakeUps }
     }
 
     /// CPU time (user + system) of every thread of `pid` so far: the scheduler's nanosecond
     /// run times (`/proc/PID/task/*/schedstat`), or `/proc/PID/stat`'s clock ticks (10 ms) when
     /// the kernel keeps no schedstat.
     static func cpuNanoseconds(of pid: pid_t) -> Double? {
-        if let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
-            var total = 0.0
-            var read = 0
-            for task in tasks {
-                guard let line = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
-                      let first = line.split(separator: " ").first, let runtime = Double(first) else { continue }
-                total += runtime
-                read += 1
-            }
-            if read > 0 { return total }
-        }
-        return tickNanoseconds(of: pid)
+        cpuNanoseconds(of: pid, threads: ThreadCPU.sample(of: pid))
+    }
+
+    /// The CPU time of `pid` from `threads`, one reading of its threads (`/proc/PID/stat`'s
+    /// clock ticks when the kernel keeps no schedstat).
+    static func cpuNanoseconds(of pid: pid_t, threads: [ThreadCPU.Sample]) -> Double? {
+        let times = threads.map(\.cpuNanoseconds)
+        return times.isEmpty || times.contains(nil) ? tickNanoseconds(of: pid) : times.reduce(0) { $0 + ($1 ?? 0) }
     }
 
     /// User + system time of every thread of `pid` so far, from `/proc/PID/stat` (clock ticks).
