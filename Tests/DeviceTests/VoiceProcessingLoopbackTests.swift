@@ -110,15 +110,26 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
         return Array(speech.prefix(seconds * Self.format.sampleRate))
     }
 
-    /// `~/.asoundrc` with `voice_echo_path`: a softvol PCM over hw:Loopback,0,0 whose control
-    /// (1 dB steps, -24…0 dB) is the echo path's gain, changed by `amixer` mid-call as a user
-    /// turns the speakers up. alsa-lib read its configuration when the process first opened a
-    /// device, so the global tree is dropped to have it read again with the new file. The
-    /// control is made by a first open in aplay: the kernel keeps a new control writable only
-    /// by the handle that added it while that stays open (softvol's, for the whole call).
-    private func installEchoPathPCM() throws {
+    /// `~/.asoundrc` with this class's PCMs over hw:Loopback,0,0, read again by alsa-lib:
+    /// `voice_echo_path`, a softvol PCM whose control (1 dB steps, -24…0 dB) is the echo path's
+    /// gain, changed by `amixer` mid-call as a user turns the speakers up; `voice_room_a` and
+    /// `voice_room_b`, two dmix PCMs on one shared slave, two outputs that both loop into
+    /// hw:Loopback,1,0 and can be open at once (a device switch opens the new one while the
+    /// old one still plays). alsa-lib read its configuration when the process first opened a
+    /// device, so the global tree is dropped to have it read again with the new file.
+    private func installPCMs() throws {
         let home = ProcessInfo.processInfo.environment["HOME"] ?? "/tmp/home"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let dmix = { (name: String) in
+            """
+            pcm.\(name) {
+                type dmix
+                ipc_key 3636
+                ipc_perm 0666
+                slave { pcm "hw:Loopback,0,0"  format S16_LE  rate 16000  channels 1  period_size 320  buffer_size 8000 }
+            }
+            """
+        }
         try """
         pcm.voice_echo_path {
             type softvol
@@ -128,11 +139,20 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
             max_dB 0.0
             resolution 25
         }
+        \(dmix("voice_room_a"))
+        \(dmix("voice_room_b"))
         """.write(toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
         guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "snd_config_update_free_global") else {
             XCTFail("libasound's snd_config_update_free_global is not in the process"); return
         }
         _ = unsafeBitCast(symbol, to: (@convention(c) () -> Int32).self)()
+    }
+
+    /// `installPCMs()`, then the softvol's control made by a first open in aplay: the kernel
+    /// keeps a new control writable only by the handle that added it while that stays open
+    /// (softvol's, for the whole call).
+    private func installEchoPathPCM() throws {
+        try installPCMs()
         _ = try Rig.run("head -c 3200 /dev/zero | aplay -q -D voice_echo_path -t raw -f S16_LE -r 16000 -c 1")
     }
 
@@ -182,6 +202,43 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
         print(String(format: "figure: echo path +12 dB at far-end %.2f s (reaches the capture by %.2f s): ERLE %.1f dB from 1 s after; ",
                      Double(written) / Double(rate), Double(written + lag) / Double(rate), erle) + figures)
         XCTAssertGreaterThanOrEqual(erle, 20, "re-converged within 1 s of the echo path's change")
+    }
+
+    /// The render device switches mid-call (dmix `voice_room_a` → `voice_room_b`, both looping
+    /// into the capture; the frames queued in the old device are dropped, the new one starts
+    /// its own timeline): from 1 s after the switch returned, ERLE >= 20 dB again, and neither
+    /// side ended. The switch's place in the capture is taken from the clock (the capture
+    /// began at the latest when both sides had started: the window starts no later than 1 s
+    /// after the switch).
+    func testEchoStaysCancelledAcrossARenderDeviceSwitch() throws {
+        let erle = try echoAcrossRenderSwitch(.echoCancellation)
+        XCTAssertGreaterThanOrEqual(erle, 20, "echo cancelled again within 1 s of the render device's switch")
+    }
+
+    /// ERLE (dB) from 1 s after a render device switch mid-call, with `processing` on.
+    private func echoAcrossRenderSwitch(_ processing: VoiceProcessing) throws -> Double {
+        try installPCMs()
+        let rate = Self.format.sampleRate, far = try speech(seconds: 6)
+        var started: Date?, switchedAt: Date?, change: AudioDeviceSwitch?
+        let (processed, renderDelay, figures) = try run(far: far, format: Self.format, voice: VoiceProcessingOptions(processing: processing),
+                                                        renderDevice: "voice_room_a", prepared: { _ in }) { driver in
+            if started == nil { started = Date() }
+            guard change == nil, driver.render.statistics.frames >= 2 * rate else { return }
+            change = try driver.switchRenderDevice(to: .alsa("voice_room_b", direction: .output))
+            switchedAt = Date()
+        }
+        let switched = try XCTUnwrap(change, "the render side switched while the call ran")
+        let at = Int(try XCTUnwrap(switchedAt).timeIntervalSince(try XCTUnwrap(started)) * Double(rate))
+        // The far end after the switch lies earlier than before by what the old device dropped
+        // (at most the render delay): the window ends that much before the far end's length.
+        let lag = Int(renderDelay * Double(rate)), from = at + rate, count = min(far.count, processed.count) - lag
+        XCTAssertGreaterThan(count, from + rate, "at least 1 s came back from 1 s after the switch")
+        guard count > from + rate else { return -.infinity }
+        let erle = ToneAnalysis.rmsDecibels(of: Array(far[(from - lag)..<(count - lag)])) - ToneAnalysis.rmsDecibels(of: Array(processed[from..<count]))
+        print(String(format: "figure: render switch voice_room_a → voice_room_b (processing %@) at capture %.2f s (open %.1f ms, pause %.1f ms, gap %@): ERLE %.1f dB from 1 s after; ",
+                     processing.description, Double(at) / Double(rate), switched.open.inMilliseconds, switched.pause.inMilliseconds,
+                     switched.gap.map { String(format: "%.1f ms", $0.inMilliseconds) } ?? "none", erle) + figures)
+        return erle
     }
 
     /// A talker over a pink-noise bed (20 dB SNR) comes through the loopback as the microphone;
