@@ -67,19 +67,21 @@ final class VoiceProcessorRoomTests: XCTestCase {
         }
     }
 
-    /// ERLE (dB) over far-end speech from 1 s after the echo delay jumped by 100 ms (at 6 s).
-    func echoPathJumpERLE(_ library: VoiceProcessingLibrary, toldNewDelay: Bool) throws -> Double {
-        try once("path jump \(library) told \(toldNewDelay)") {
+    /// The echo's delay jumps from 80 to 180 ms at 6 s (the room changed; the processor is not
+    /// told, it is still given 80 ms): ERLE (dB) over far-end speech from 1 s after the jump to
+    /// the end, ERLE over the second after that 1 s, and the seconds from the jump until ERLE
+    /// stays >= 20 dB (`VoiceRoomScenario.convergenceSeconds`; nil: never).
+    func echoPathJump(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .echoCancellation) throws -> (erle: Double, nextSecond: Double, convergence: Double?) {
+        try once("path jump \(library) \(processing)") {
             let s = try scenario()
             let jump = 6 * Self.rate
             let before = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.08, echoLossDB: 10).echo(of: s.far)
             let after = SimulatedRoom(sampleRate: Self.rate, echoDelay: 0.18, echoLossDB: 10).echo(of: s.far)
             let echo = Array(before[0..<jump]) + Array(after[jump...])
-            let out = VoiceRoomScenario.run(try processor(.echoCancellation, library: library), far: s.far, capture: echo, chunkFrames: chunk) {
-                toldNewDelay && $0 >= jump ? .milliseconds(180) : .milliseconds(80)
-            }
+            let out = VoiceRoomScenario.run(try processor(processing, library: library), far: s.far, capture: echo, chunkFrames: chunk) { _ in .milliseconds(80) }
             let active = s.activity(of: echo)
-            return s.ratioDB(echo, out) { $0 >= 700 && active[$0] }
+            return (s.ratioDB(echo, out) { $0 >= 700 && active[$0] }, s.ratioDB(echo, out) { $0 >= 700 && $0 < 800 && active[$0] },
+                    VoiceRoomScenario.convergenceSeconds(input: echo, output: out, from: jump, sampleRate: Self.rate))
         }
     }
 
@@ -140,10 +142,19 @@ final class VoiceProcessorRoomTests: XCTestCase {
         }
     }
 
+    /// The echo's delay jumps by 100 ms mid-call (80 → 180 ms at 6 s, the processor not told):
+    /// within 1 s ERLE stays >= 20 dB to the end, and from 1 s after the jump it is >= 25 dB
+    /// (>= 20 over that next second alone). The control, the canceller off, fails each.
     func testEchoPathJumpReconvergesWithinOneSecond() throws {
-        let erle = try echoPathJumpERLE(.webRTC, toldNewDelay: false)
-        print("echo path +100 ms, from 1 s after: ERLE \(String(format: "%.1f", erle)) dB")
-        XCTAssertGreaterThanOrEqual(erle, 25)
+        let jump = try echoPathJump(.webRTC), off = try echoPathJump(.webRTC, processing: .none)
+        print(String(format: "echo path +100 ms at 6 s: ERLE %.1f dB from 1 s after (%.1f dB over 7-8 s), stays >= 20 dB from %@ after; canceller off: %.1f dB, %@",
+                     jump.erle, jump.nextSecond, jump.convergence.map { String(format: "%.1f s", $0) } ?? "never",
+                     off.erle, off.convergence.map { String(format: "%.1f s", $0) } ?? "never"))
+        XCTAssertGreaterThanOrEqual(jump.erle, 25)
+        XCTAssertGreaterThanOrEqual(jump.nextSecond, 20)
+        XCTAssertLessThanOrEqual(try XCTUnwrap(jump.convergence, "ERLE never stays >= 20 dB after the jump"), 1)
+        XCTAssertLessThan(off.erle, 3, "the control: no canceller, no enhancement")
+        XCTAssertNil(off.convergence, "the control: no canceller, no convergence")
     }
 
     func testStationaryNoiseIsSuppressedAndSpeechKept() throws {
@@ -171,7 +182,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
             let erle = try echoReturnLossEnhancement(library)
             let noisy = try echoReturnLossEnhancement(library, processing: .all, withNoise: true)
             let dt = try doubleTalkCorrelation(library, processing: .echoCancellation)
-            let jump = try echoPathJumpERLE(library, toldNewDelay: false)
+            let jump = try echoPathJump(library).erle
             let (reduction, correlation, level) = try noiseSuppression(library)
             let gain = try gainDifference(library)
             print(String(format: "%@: ERLE %.1f dB (noise, all on: %.1f), double talk %.3f, path jump %.1f dB, noise -%.1f dB (speech %.3f, %+.1f dB), quiet talker %+.1f dB",

@@ -95,6 +95,33 @@ public struct VoiceRoomScenario: Sendable {
         }
     }
 
+    /// Convergence time: seconds from frame `start` until the echo return loss enhancement
+    /// (`input`'s energy against `output`'s, lined up frame by frame, over 100 ms windows)
+    /// stays >= `threshold` dB to the end, judged on the windows where `input` holds speech
+    /// (within 20 dB of its loudest window and above -70 dBFS: the quiet windows between words,
+    /// where the residual is the room's tail, would judge the silence). 0 when every such
+    /// window from `start` passes; nil when the last one does not (it never stays).
+    public static func convergenceSeconds(input: [Float], output: [Float], from start: Int, sampleRate: Int, threshold: Double = 20) -> Double? {
+        let window = sampleRate / 10, end = min(input.count, output.count)
+        var windows: [(start: Int, level: Double, erle: Double)] = []
+        var first = start
+        while first + window <= end {
+            var a = 0.0, b = 0.0
+            for index in first..<first + window {
+                a += Double(input[index]) * Double(input[index])
+                b += Double(output[index]) * Double(output[index])
+            }
+            windows.append((first, 10 * log10(max(a / Double(window), 1e-20)), 10 * log10(max(a, 1e-20) / max(b, 1e-20))))
+            first += window
+        }
+        let loudest = windows.map(\.level).max() ?? -.infinity
+        let active = windows.filter { $0.level > max(loudest - 20, -70) }
+        guard let last = active.last else { return nil }
+        guard last.erle >= threshold else { return nil }
+        guard let failing = active.last(where: { $0.erle < threshold }) else { return 0 }
+        return Double(failing.start + window - start) / Double(sampleRate)
+    }
+
     /// Energy ratio (dB) of `reference` to `signal` over the 10 ms blocks `selected` says.
     public func ratioDB(_ reference: [Float], _ signal: [Float], blocks selected: (Int) -> Bool) -> Double {
         let blockFrames = sampleRate / 100

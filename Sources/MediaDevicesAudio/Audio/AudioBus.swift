@@ -149,6 +149,12 @@ public final class AudioBus: Sendable {
         return got
     }
 
+    /// The render thread, when a render run ended (stopped, switched, failed): what the device
+    /// held and dropped was never heard, so the voice processing takes no reference from it.
+    func renderRunEnded() {
+        voice.session?.renderStopped(at: Int64(MonotonicClock.now()))
+    }
+
     /// Counts samples the render side missed that `readRenderBytes` did not (a converting side);
     /// the silence played for them is heard from `time` (monotonic nanoseconds).
     func countMissingRender(samples: Int, time: Int64) {

@@ -250,6 +250,7 @@ public final class AudioDriverSide: Sendable {
                 var failure: MediaDevicesError?
                 while true {
                     failure = stream.run(port: port, counters: counters, wake: wake, observer: observer) { self.stopRequested.load(ordering: .acquiring) }
+                    if self.direction == .output { self.bus.renderRunEnded() }
                     guard let lost = failure, lost.code == .disconnected, !self.stopRequested.load(ordering: .acquiring),
                           let next = self.fallBack(from: stream, busFormat: port.busFormat, after: lost, report: onFallback) else { break }
                     (stream, port) = next

@@ -13,7 +13,8 @@ import Synchronization
 /// stamps at once after a gap the device reported (an xrun or underrun, a restart, a device
 /// switch or fallback, a capture thread that fell behind and lost frames), and when its stamps
 /// keep one new offset for `confirmFrames`; each re-alignment that moved the side is counted
-/// in `renderJumps` and `captureJumps`. A time with nothing played is silence. Lock-free (two `AudioRingBuffer`s: the
+/// in `renderJumps` and `captureJumps`. A time with nothing played is silence, and so is a
+/// time a render run ended before (`cut(at:)`: the device dropped what it held, never heard). Lock-free (two `AudioRingBuffer`s: the
 /// samples, and one stamp per appended piece), allocation-free once made.
 final class EchoReferenceLine: @unchecked Sendable {
     /// One appended piece: the time its first frame is heard and its length.
@@ -36,6 +37,12 @@ final class EchoReferenceLine: @unchecked Sendable {
     private let renderJumpCount = Atomic<Int>(0)
     private let captureJumpCount = Atomic<Int>(0)
     private let droppedFrames = Atomic<Int>(0)
+    /// Pieces appended so far (render thread) and taken so far (capture thread).
+    private let appendedPieces = Atomic<Int>(0)
+    private var takenPieces = 0
+    /// The last `cut(at:)`: pieces appended before `cutPiece` are not heard from `cutTime` on.
+    private let cutPiece = Atomic<Int>(0)
+    private let cutTime = Atomic<UInt64>(0)
 
     /// A line holding up to `capacityFrames` of `channels` 16-bit samples, in up to `pieces`
     /// appended pieces; a side straying more than `tolerance` frames for `confirmFrames` jumps.
@@ -69,6 +76,24 @@ final class EchoReferenceLine: @unchecked Sendable {
         samples.write(block, count: bytes, granularity: frameBytes)
         var stamp = Stamp(time: time, frames: Int32(frames), afterGap: afterGap)
         withUnsafeBytes(of: &stamp) { _ = stamps.write($0.baseAddress!, count: $0.count) }
+        appendedPieces.add(1, ordering: .releasing)
+    }
+
+    /// Render thread: a render run ended at `time` and its device dropped what it still held:
+    /// of the frames appended so far, those heard from `time` on never were. The capture side
+    /// takes silence for them (a device switch, a stop, a fallback), not frames that were
+    /// never played; the next run's pieces re-align at their own stamps (they come after a gap).
+    func cut(at time: Double) {
+        cutTime.store(time.bitPattern, ordering: .relaxed)
+        cutPiece.store(appendedPieces.load(ordering: .relaxed), ordering: .releasing)
+    }
+
+    /// Of the current piece, the frames heard: all of them, or those before the last cut when
+    /// the piece was appended before it.
+    private func heardFrames() -> Int {
+        guard takenPieces - 1 < cutPiece.load(ordering: .acquiring) else { return Int(current.frames) }
+        let cut = Double(bitPattern: cutTime.load(ordering: .relaxed))
+        return max(0, min(Int(current.frames), Int((cut - current.time).rounded())))
     }
 
     /// Capture thread: fills `reference` with the `frames` frames heard from `time` on (the
@@ -83,7 +108,8 @@ final class EchoReferenceLine: @unchecked Sendable {
         while filled < frames {
             let wanted = time + Double(filled)
             if current.frames == 0, !nextStamp() { break }
-            if current.time + Double(current.frames) <= wanted + 0.5 {
+            let heard = heardFrames()
+            if heard == 0 || current.time + Double(heard) <= wanted + 0.5 {
                 skip(Int(current.frames))
                 continue
             }
@@ -93,9 +119,13 @@ final class EchoReferenceLine: @unchecked Sendable {
                 filled += silent
                 continue
             }
-            let late = Int((wanted - current.time).rounded())
+            let late = max(0, Int((wanted - current.time).rounded()))
             if late > 0 { skip(late) }
-            let count = min(Int(current.frames), frames - filled)
+            let count = min(heard - late, frames - filled)
+            guard count > 0 else {
+                skip(Int(current.frames))
+                continue
+            }
             _ = samples.read(into: UnsafeMutableRawPointer(reference + filled * channels), count: count * frameBytes, granularity: frameBytes)
             current.time += Double(count)
             current.frames -= Int32(count)
@@ -111,6 +141,7 @@ final class EchoReferenceLine: @unchecked Sendable {
         var stamp = Stamp(time: 0, frames: 0, afterGap: false)
         let got = withUnsafeMutableBytes(of: &stamp) { stamps.read(into: $0.baseAddress!, count: $0.count) }
         guard got == MemoryLayout<Stamp>.size else { return false }
+        takenPieces += 1
         let (time, jumped) = render.place(stamp.time, frames: Int(stamp.frames), afterGap: stamp.afterGap)
         if jumped { renderJumpCount.add(1, ordering: .relaxed) }
         stamp.time = time

@@ -169,6 +169,13 @@ public final class VoiceProcessor: @unchecked Sendable {
         }
     }
 
+    /// Render thread: the render run ended at `time` (the render side's clock, in frames) and
+    /// its device dropped what it held: frames handed over before and heard from `time` on were
+    /// never played, and are no reference (see `EchoReferenceLine.cut(at:)`).
+    func renderStopped(at time: Double) {
+        line.cut(at: time)
+    }
+
     /// Capture thread: processes `frames` captured frames at `samples` in place, the first
     /// recorded at `time` (the render side's clock, in frames); `afterGap`: the device lost
     /// frames before these (the line re-aligns at once).

@@ -72,6 +72,12 @@ final class VoiceSession: @unchecked Sendable {
         }
     }
 
+    /// Render thread: the render run ended at `time` (monotonic nanoseconds); what its device
+    /// still held was dropped, never heard.
+    func renderStopped(at time: Int64) {
+        processor.renderStopped(at: frames(time))
+    }
+
     /// Render thread: `frames` frames of silence played in place of what the bus lacked, the
     /// first heard at `time` (monotonic nanoseconds).
     func processRenderSilence(frames: Int, time: Int64) {
