@@ -71,6 +71,26 @@ final class AudioLoopbackTests: XCTestCase {
         }
     }
 
+    /// A capture thread that fell behind (its period observer takes two periods' time, as voice
+    /// processing in a debug build beside busy loops did) stops within a few periods: `stop()`
+    /// does not wait for it to drain what the device's buffer holds (two seconds here).
+    func testStopIsPromptWhileTheCaptureThreadIsBehind() throws {
+        let format = AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .s16LE)
+        let driver = try loopbackDriver(format, options: AudioStreamOptions(periodFrames: 480, periods: 200))
+        defer { driver.render.terminate(); driver.capture.terminate() }
+        driver.capture.periodObserver = { _ in usleep(20_000) }  // 20 ms of work per 10 ms period
+        try driver.startRendering()
+        try driver.startCapture()
+        Thread.sleep(forTimeInterval: 1.5)  // ~0.75 s behind; the device holds 2 s before an overrun
+        let behind = driver.capture.statistics
+        let started = Date()
+        driver.stopCapture()
+        let seconds = Date().timeIntervalSince(started)
+        XCTAssertFalse(driver.isCapturing)
+        XCTAssertLessThan(seconds, 0.5, "stop() returned within a few periods though the thread was behind (\(behind))")
+        print(String(format: "figure: capture thread behind (20 ms of work per 10 ms period, 2 s device buffer): stop() returned in %.0f ms", seconds * 1000))
+    }
+
     func testStarvedRenderSideUnderrunsAndRecovers() throws {
         let format = AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .s16LE)
         // Told not to fill with silence, the render side lets the device underrun.

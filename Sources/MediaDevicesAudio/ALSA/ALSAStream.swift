@@ -158,7 +158,10 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
                     if state == SND_PCM_STATE_XRUN, let failure = recover(-EPIPE, "poll") { return failure }
                 }
             }
-            while true {
+            // Every period the device holds, but not past a stop: a thread that fell behind (a
+            // debug build's voice processing on a busy machine) would drain the device's whole
+            // buffer first, and stop() waited for it (15–40 s seen).
+            while !shouldStop() {
                 let available = snd_pcm_avail_update(pcm)
                 if available < 0 {
                     if let failure = recover(Int32(available), "snd_pcm_avail_update") { return failure }
