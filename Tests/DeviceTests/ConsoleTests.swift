@@ -12,10 +12,11 @@ import XCTest
 final class ConsoleTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
 
-    /// The console's debug build, where `scripts/console-check` puts it (the guest sees the host's files).
+    /// The console's debug build, where `scripts/console-check` puts it (in the build folder it shares
+    /// with `scripts/quickstarts`; the guest sees the host's files).
     static var binary: String {
         URL(fileURLWithPath: Rig.script("console-check")).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Examples/Console/.build/debug/media-console").path
+            .appendingPathComponent(".build-apps/debug/media-console").path
     }
 
     /// A running console: its port, its log, and curl against it.
