@@ -42,10 +42,12 @@ final class AudioSwitchRelaunchFailureTests: XCTestCase {
     private func switchWithNoDescriptorLeft(lastAttempt: Bool) throws -> Bool {
         let streams = Mutex<[IdleStream]>([])
         let saved = Mutex(rlimit())
+        // The running side's wake-up eventfd, which its stop frees: the eventfd `start` added.
+        let wakeUp = Mutex<Int32?>(nil)
         let side = AudioDriverSide(direction: .input, bus: AudioBus(capacityBytes: 1 << 16), opener: { device, _, _ in
             // Opening the second device (while the first runs): from here no descriptor is left
             // for the new run, not even the one the old run's wake-up eventfd frees when it stops.
-            if device.name == "second" { saved.withLock { $0 = Self.takeAwayDescriptors() } }
+            if device.name == "second" { saved.withLock { $0 = Self.takeAwayDescriptors(below: wakeUp.withLock { $0 }) } }
             let stream = IdleStream()
             streams.withLock { $0.append(stream) }
             return stream
@@ -55,8 +57,13 @@ final class AudioSwitchRelaunchFailureTests: XCTestCase {
                             format: format)
         let heard = Mutex<[MediaDevicesError?]>([])
         side.onStop = { error in heard.withLock { $0.append(error) } }
+        let eventfdsBefore = Self.eventfds()
         try side.start()
         defer { side.terminate() }
+        let added = Self.eventfds().subtracting(eventfdsBefore)
+        guard added.count == 1 || lastAttempt else { return false }  // another thread made or freed one meanwhile
+        XCTAssertEqual(added.count, 1, "start made one eventfd (its wake-up): \(added.sorted())")
+        wakeUp.withLock { $0 = added.first }
 
         let outcome = Result { try side.switchDevice(to: AudioDevice(name: "second", description: "another stand-in", direction: .input,
                                                                      isDefault: false, backend: .alsa)) }
@@ -79,21 +86,28 @@ final class AudioSwitchRelaunchFailureTests: XCTestCase {
         return true
     }
 
-    /// Lowers the soft descriptor limit to the lowest descriptor free now or the newest eventfd
-    /// (the running side's wake-up, which its stop frees), whichever is lower; returns the old limit.
-    private static func takeAwayDescriptors() -> rlimit {
+    /// Lowers the soft descriptor limit to the lowest descriptor free now or `wakeUp` (the
+    /// running side's wake-up eventfd, which its stop frees), whichever is lower; returns the old
+    /// limit. (The highest eventfd of the process was taken for the wake-up before: in CI another
+    /// test's eventfd above it let the new run have the one the old run freed, three times.)
+    private static func takeAwayDescriptors(below wakeUp: Int32?) -> rlimit {
         var saved = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved)
         let lowestFree = dup(0)
         close(lowestFree)
-        let eventfds = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { name -> Int32? in
+        var tight = saved
+        tight.rlim_cur = rlim_t(min(lowestFree, wakeUp ?? lowestFree))
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &tight)
+        return saved
+    }
+
+    /// The process's eventfd descriptors, from /proc/self/fd.
+    private static func eventfds() -> Set<Int32> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(names.compactMap { name -> Int32? in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
                   target.contains("eventfd") else { return nil }
             return Int32(name)
-        }
-        var tight = saved
-        tight.rlim_cur = rlim_t(min(lowestFree, eventfds.max() ?? lowestFree))
-        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &tight)
-        return saved
+        })
     }
 }
