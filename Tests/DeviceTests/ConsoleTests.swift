@@ -174,7 +174,10 @@ final class ConsoleTests: XCTestCase {
         var equal = 0
         for part in usbParts {
             let counter = part.withUnsafeBytes { USBCamera.counter(jpeg: $0) }
-            guard let counter else { XCTFail("a part without the camera's frame counter"); continue }
+            guard let counter else {
+                XCTFail("a part without the camera's frame counter: \(part.count) bytes, beginning \(part.prefix(8).map { String(format: "%02X", $0) }.joined(separator: " ")), ending \(part.suffix(4).map { String(format: "%02X", $0) }.joined(separator: " "))")
+                continue
+            }
             if camera.jpeg(Size(width: 640, height: 480), counter: UInt32(counter)) == part { equal += 1 }
         }
         XCTAssertEqual(equal, usbParts.count, "every part is the camera's own JPEG, byte for byte")

@@ -92,6 +92,13 @@ struct StatisticsAccumulator {
         statistics.lastCorruptFrameReason = error.description
     }
 
+    /// Records a frame dropped as corrupt before any consumer saw it: its sequence number counts
+    /// as seen, so the frame is not also counted as dropped by the driver.
+    mutating func recordUnusableFrame(sequence: UInt32, _ error: MediaDevicesError) {
+        lastSequence = sequence
+        recordCorruptFrame(error)
+    }
+
     /// Records `count` deadlines at which the screen had not changed (grabs skipped).
     mutating func recordUnchangedFrames(_ count: Int) { statistics.unchangedFrames += count }
 

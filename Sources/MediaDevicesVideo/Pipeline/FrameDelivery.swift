@@ -152,6 +152,15 @@ final class FrameDelivery: Sendable {
     /// Runs on the capture thread and allocates nothing in steady state.
     func deliver(_ frame: VideoFrame) {
         lastProgress.store(MonotonicClock.now(), ordering: .relaxed)
+        if let defect = Self.framingDefect(of: frame) {
+            // Dropped for all: a converting consumer counts it as its own decode failure would.
+            let converting = state.withLock { state in
+                state.accumulator.recordUnusableFrame(sequence: frame.sequence, defect)
+                return state.converting
+            }
+            converting?.drop(frame, because: defect)
+            return
+        }
         let (consumer, converting, queues) = state.withLock { state in
             state.accumulator.record(timestamp: frame.timestamp, sequence: frame.sequence,
                                      captureDelay: frame.captureDelay)
@@ -209,6 +218,19 @@ final class FrameDelivery: Sendable {
                 if let scale { state.accumulator.recordDecode(at: scale.fraction, reduced: !scale.isFull, shared: shared) }
             }
         }
+    }
+
+    /// The error that drops an MJPEG frame without its start or end (see `JPEGFraming`) before
+    /// any consumer sees it; nil for a whole one, a frame of another format, or one with no
+    /// bytes mapped (a DMA-buf frame). Allocates nothing for a whole frame.
+    private static func framingDefect(of frame: VideoFrame) -> MediaDevicesError? {
+        let code = frame.format.pixelFormat.v4l2Code
+        guard code == jpegCodes.0 || code == jpegCodes.1, frame.planeCount > 0 else { return nil }
+        let whole = frame.plane(0).bytes
+        guard whole.count > 0 else { return nil }
+        let data = UnsafeRawBufferPointer(rebasing: whole[0..<min(max(frame.bytesUsed, 0), whole.count)])
+        guard let defect = JPEGFraming.defect(in: data) else { return nil }
+        return MediaDevicesError(.corruptFrame, device: nil, operation: "capture", detail: defect)
     }
 
     /// When `frame` is MJPEG and more than one consumer converts it, all asking for the same
