@@ -77,13 +77,20 @@ final class ConversionTests: XCTestCase {
     func testEveryReadableVividFormatGivesTheBarsInARGB() throws {
         let nodes = try Rig.loadVivid("n_devs=2 multiplanar=1,2")
         var report: [String] = []
+        var converted: Set<PixelFormat> = []
         for node in nodes {
             try Rig.colourBars(node)
             let offered = try CaptureDevice(path: node).supportedFormats()
                 .filter { !$0.isCompressed && FrameConverter.canConvert($0.pixelFormat) }
                 .filter { $0.frameSizes.contains { $0.sizes.contains(Size(width: 320, height: 180)) } }
             XCTAssertGreaterThanOrEqual(offered.count, node == nodes[0] ? 15 : 3, "\(node) offers the formats the pipeline reads")
-            for format in offered {
+            // The multi-planar node offers the single-planar node's formats and its own (NV12M,
+            // YUV420M, ...): those, and one packed, one semi-planar, one planar and one RGB format
+            // in a single buffer through the multi-planar API. The other ~80 read exactly as on the
+            // first node (~45 s of the emulated guest).
+            let throughMultiplanar: Set<PixelFormat> = [.yuyv, .nv12, .yu12, .rgb24]
+            for format in offered where !converted.contains(format.pixelFormat) || throughMultiplanar.contains(format.pixelFormat) {
+                converted.insert(format.pixelFormat)
                 let worst = try barError(node: node, pixelFormat: format.pixelFormat)
                 report.append("\(format.pixelFormat.name) \(worst)")
                 let tolerance = Self.tolerance(format.pixelFormat)
