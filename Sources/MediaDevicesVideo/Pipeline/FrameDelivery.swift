@@ -54,6 +54,8 @@ final class FrameDelivery: Sendable {
     private let handOut = HandOutCounters()
     /// Decodes an MJPEG frame once for all its converting consumers (capture thread only).
     private let sharedDecoder = JPEGFrameDecoder()
+    /// The device errors about its frames name (the source core keeps it current).
+    private let label = Mutex<String?>(nil)
     /// `frameTimeout` in nanoseconds (0: none).
     private let stallLimit = Atomic<UInt64>(0)
     /// When the run began or last delivered a frame (monotonic nanoseconds).
@@ -75,6 +77,13 @@ final class FrameDelivery: Sendable {
     var consumer: (any VideoFrameConsumer)? {
         get { state.withLock { $0.consumer } }
         set { state.withLock { $0.consumer = newValue } }
+    }
+
+    /// The device (path or unique ID) that errors about its frames name; read only when a frame
+    /// is dropped.
+    var deviceLabel: String? {
+        get { label.withLock { $0 } }
+        set { label.withLock { $0 = newValue } }
     }
 
     /// Statistics so far.
@@ -152,7 +161,7 @@ final class FrameDelivery: Sendable {
     /// Runs on the capture thread and allocates nothing in steady state.
     func deliver(_ frame: VideoFrame) {
         lastProgress.store(MonotonicClock.now(), ordering: .relaxed)
-        if let defect = Self.framingDefect(of: frame) {
+        if let defect = Self.framingDefect(of: frame, device: deviceLabel) {
             // Dropped for all: a converting consumer counts it as its own decode failure would.
             let converting = state.withLock { state in
                 state.accumulator.recordUnusableFrame(sequence: frame.sequence, defect)
@@ -223,14 +232,15 @@ final class FrameDelivery: Sendable {
     /// The error that drops an MJPEG frame without its start or end (see `JPEGFraming`) before
     /// any consumer sees it; nil for a whole one, a frame of another format, or one with no
     /// bytes mapped (a DMA-buf frame). Allocates nothing for a whole frame.
-    private static func framingDefect(of frame: VideoFrame) -> MediaDevicesError? {
+    private static func framingDefect(of frame: VideoFrame, device: @autoclosure () -> String?) -> MediaDevicesError? {
         let code = frame.format.pixelFormat.v4l2Code
         guard code == jpegCodes.0 || code == jpegCodes.1, frame.planeCount > 0 else { return nil }
         let whole = frame.plane(0).bytes
         guard whole.count > 0 else { return nil }
         let data = UnsafeRawBufferPointer(rebasing: whole[0..<min(max(frame.bytesUsed, 0), whole.count)])
         guard let defect = JPEGFraming.defect(in: data) else { return nil }
-        return MediaDevicesError(.corruptFrame, device: nil, operation: "capture", detail: defect)
+        return MediaDevicesError(.corruptFrame, device: device(), operation: "capture",
+                                 detail: defect + " and counted; if it happens often, give the camera a USB port of its own (other devices on its bus take bandwidth) or ask for a smaller size or rate")
     }
 
     /// When `frame` is MJPEG and more than one consumer converts it, all asking for the same

@@ -46,13 +46,17 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     init(device: consuming sending Device, label: String) {
         self.device = Mutex(device)
         name = Mutex(label)
+        delivery.deviceLabel = label
     }
 
     /// What errors call the device (`setLabel` changes it when the source switches devices).
     var label: String { name.withLock { $0 } }
 
     /// Changes the name errors give the device.
-    func setLabel(_ label: String) { name.withLock { $0 = label } }
+    func setLabel(_ label: String) {
+        name.withLock { $0 = label }
+        delivery.deviceLabel = label
+    }
 
     /// Whether a run is delivering frames.
     var isCapturing: Bool { run.isRunning }

@@ -43,6 +43,7 @@ final class JPEGFramingTests: XCTestCase {
     func testAPassThroughConsumerAndSequenceNeverSeeACutFrame() async throws {
         let jpeg = try JPEGDecodeTests.jpeg("yuvj420p")
         let delivery = FrameDelivery()
+        delivery.deviceLabel = "/dev/video9"
         let consumer = RecordingConsumer()
         delivery.consumer = consumer
         let frames = delivery.makeFrames(bufferSize: 8)
@@ -57,6 +58,8 @@ final class JPEGFramingTests: XCTestCase {
         XCTAssertEqual(statistics.corruptFrames, 2)
         XCTAssertEqual(statistics.droppedFrames, 0, "a frame dropped as cut is not also a driver drop")
         XCTAssertTrue(statistics.lastCorruptFrameReason?.contains("start-of-image") == true, statistics.lastCorruptFrameReason ?? "nil")
+        XCTAssertTrue(statistics.lastCorruptFrameReason?.contains("/dev/video9") == true, "the reason names the device: \(statistics.lastCorruptFrameReason ?? "nil")")
+        XCTAssertTrue(statistics.lastCorruptFrameReason?.contains("USB port of its own") == true, "and a remedy")
         delivery.finish(error: nil)
         var received: [(UInt32, [UInt8])] = []
         for try await frame in frames {
