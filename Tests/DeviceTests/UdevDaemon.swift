@@ -22,13 +22,27 @@ final class UdevDaemon {
         for _ in 0..<200 { guard !FileManager.default.fileExists(atPath: "/run/udev/control") else { break }; usleep(50_000) }
     }
 
-    /// Replays `add` for the devices of `subsystems` already there, and waits for udevd to finish.
+    /// Replays `add` for the devices of `subsystems` already there, and waits until udevd has
+    /// handled those events (`--settle` waits for the triggered events themselves: a separate
+    /// `udevadm settle` in systemd 252 only waits for udevd's queue to empty, and returns at
+    /// once when udevd has not read the kernel's events yet, which CI saw on a busy machine).
     func trigger(_ subsystems: [String]) throws {
         let matches = subsystems.map { "--subsystem-match=\($0)" }.joined(separator: " ")
-        try Rig.run("udevadm trigger --action=add \(matches) && udevadm settle --timeout=60")
+        try Rig.run("udevadm trigger --settle --action=add \(matches)")
     }
 
-    /// Waits until udevd has handled every event so far.
+    /// Waits until udevd has initialised every device now in the sysfs `classes` (e.g.
+    /// `video4linux`): its links made and its database entry written. For devices a module just
+    /// added; `udevadm wait` watches for each device itself, so it cannot return before udevd
+    /// has read the kernel's event, as `udevadm settle` can.
+    func waitForDevices(classes: [String], timeout: Int = 60) throws {
+        let globs = classes.map { "/sys/class/\($0)/*" }.joined(separator: " ")
+        try Rig.run("set -- $(for d in \(globs); do [ -e \"$d/uevent\" ] && readlink -f \"$d\"; done); "
+                    + "[ $# -eq 0 ] || udevadm wait --settle --timeout=\(timeout) \"$@\"")
+    }
+
+    /// Waits until udevd's queue is empty (`udevadm settle`): for polling loops only, which
+    /// look again when it returned too early (see `trigger`).
     func settle() { Rig.shell("udevadm settle --timeout=60") }
 
     /// Ends udevd and removes its state and the links it made (a link left behind would name

@@ -31,7 +31,8 @@ final class UdevRulesTests: XCTestCase {
         let monitor = try DeviceMonitor()
         XCTAssertEqual(monitor.source, .udev)
         let events = HotplugDeviceTests.Collector(monitor)
-        try Rig.run("modprobe vivid n_devs=1 && modprobe snd-aloop && modprobe vgem && udevadm settle --timeout=60")
+        try Rig.run("modprobe vivid n_devs=1 && modprobe snd-aloop && modprobe vgem")
+        try udevd.waitForDevices(classes: ["video4linux", "sound", "drm"])
 
         // Cameras: group video, 0660, uaccess, and our stable name.
         let camera = try XCTUnwrap(CaptureDevice.scan().devices.first { $0.driver == "vivid" })

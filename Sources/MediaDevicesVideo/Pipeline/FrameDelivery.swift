@@ -177,6 +177,11 @@ final class FrameDelivery: Sendable {
             return (state.consumer, state.converting, state.queues)
         }
         let decode = decodeOnce(frame, converting: converting, queues: queues)
+        if case .shared(let picture) = decode {
+            // Counted before any consumer sees the frame, so that statistics read by one that
+            // has it include its decode.
+            state.withLock { $0.accumulator.recordDecode(at: picture.scale.fraction, reduced: !picture.scale.isFull, shared: true) }
+        }
         if let converting, case .shared(let picture) = decode {
             converting.consumeFrame(frame, decoded: picture)
         } else if let converting, case .failed(let error) = decode {
@@ -213,18 +218,13 @@ final class FrameDelivery: Sendable {
             index += 1
         }
         if case .own = decode, let converting, let scale = converting.converter.lastDecodeScale { ownScale = scale }
-        var scale: JPEGScale?
-        var shared = false
-        if case .shared(let picture) = decode {
-            (scale, shared) = (picture.scale, true)
-        } else if let ownScale, !ownScale.isFull {
-            scale = ownScale
-        }
+        // A reduced decode each consumer made for itself is known only once it converted.
+        let scale = ownScale.flatMap { $0.isFull ? nil : $0 }
         if drops > 0 || corrupt != nil || scale != nil {
             state.withLock { state in
                 state.accumulator.recordQueueDrops(drops)
                 if let corrupt { state.accumulator.recordCorruptFrame(corrupt) }
-                if let scale { state.accumulator.recordDecode(at: scale.fraction, reduced: !scale.isFull, shared: shared) }
+                if let scale { state.accumulator.recordDecode(at: scale.fraction, reduced: true, shared: false) }
             }
         }
     }

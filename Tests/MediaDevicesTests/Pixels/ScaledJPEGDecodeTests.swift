@@ -180,6 +180,24 @@ final class ScaledJPEGDecodeTests: XCTestCase {
         XCTAssertEqual(sizes, [Size(width: 640, height: 360), Size(width: 640, height: 360)], "the good frames arrive")
     }
 
+    /// A consumer that has a frame reads statistics that count that frame's decode: a shared
+    /// decode is recorded before any consumer or sequence gets the frame (the rig's test of the
+    /// USB camera read two decodes after three frames on a busy machine, when it was recorded
+    /// after them).
+    func testASharedDecodeIsCountedBeforeConsumersSeeTheFrame() async throws {
+        let jpeg = Self.picture(1920, 1080)
+        let delivery = FrameDelivery()
+        let frames = delivery.makeFrames(bufferSize: 2, converter: try FrameConverter(output: OutputFormat(.yu12, size: Size(width: 640, height: 360))))
+        let reader = StatisticsReader(delivery)
+        delivery.consumer = try ConvertingConsumer(output: OutputFormat(.nv12, size: Size(width: 320, height: 180)), consumer: reader)
+        delivery.beginRun()
+        for _ in 0..<2 { Self.frame(jpeg, 1920, 1080).withFrame { delivery.deliver($0) } }
+        XCTAssertEqual(reader.seen.withLock { $0 }, [1, 2], "shared decodes counted when the consumer had frame 1, 2")
+        let first = try await frames.queue.next()
+        XCTAssertNotNil(first, "the sequence has the frames too")
+        XCTAssertEqual(delivery.statistics.scaledDecodeFrames, 2)
+    }
+
     /// Two sequences and a converting consumer of one 1080p run: one decode, at the larger scale
     /// (1/2 for 640x360, which also serves 480x270 and 320x180, 1/4 each by itself), and each
     /// output as good as its own decode-then-scale.
@@ -298,5 +316,14 @@ private final class NothingConsumer: VideoFrameConsumer {
 private final class BytesRecorder: VideoFrameConsumer {
     let frames = Mutex<[[UInt8]]>([])
     func consumeFrame(_ frame: VideoFrame) { frames.withLock { $0.append(tightBytes(frame)) } }
+    func captureDidStop(error: MediaDevicesError?) {}
+}
+
+/// Reads its delivery's shared-decode count whenever it gets a frame.
+private final class StatisticsReader: VideoFrameConsumer, @unchecked Sendable {
+    let seen = Mutex<[Int]>([])
+    private let delivery: FrameDelivery
+    init(_ delivery: FrameDelivery) { self.delivery = delivery }
+    func consumeFrame(_ frame: VideoFrame) { let count = delivery.statistics.sharedDecodeFrames; seen.withLock { $0.append(count) } }
     func captureDidStop(error: MediaDevicesError?) {}
 }
