@@ -65,14 +65,18 @@ final class PipeWireCaptureTests: XCTestCase {
         source.release()
         let after = ProcessFigures.settled()
         XCTAssertEqual(ProcessFigures.difference(after.accountable, before.accountable), [], "descriptors left after the release")
-        // Buffer mappings are DMA-BUF or memfd (as the producer gives them); no thread of the run.
-        let maps = ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").split(separator: "\n")
-        XCTAssertEqual(maps.filter { $0.contains("dmabuf") || $0.contains("memfd:") }, [], "buffer mappings left after the release")
+        XCTAssertEqual(Self.bufferMappings(), [], "buffer mappings left after the release")
         let threads = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).map {
             ((try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         }
         XCTAssertFalse(threads.contains("md-pipewire-cam"), "the run's thread is gone: \(threads)")
         print("figure: PipeWire leases: \(figures); whole check \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+    }
+
+    /// This process's mappings of stream buffers: DMA-BUF or memfd, as the producer gives them.
+    private static func bufferMappings() -> [Substring] {
+        let maps = ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").split(separator: "\n")
+        return maps.filter { $0.contains("dmabuf") || $0.contains("memfd:") }
     }
 
     /// The reading part of `checkLeases`; its sequence ends and goes with the return.
@@ -182,8 +186,11 @@ final class PipeWireCaptureTests: XCTestCase {
     }
 
     /// WirePlumber made the node: when it goes, PipeWire removes the node (registry
-    /// global_remove) while the daemon stays.
-    func testTheNodeGoingAwayEndsCaptureAsDisconnected() throws {
+    /// global_remove) while the daemon stays. The callback and a sequence both hear
+    /// `.disconnected`; a frame a reader holds on lease then stays readable, unchanged (the
+    /// buffer is mapped over our own descriptor, not the stream's), and its release leaves no
+    /// mapping behind.
+    func testTheNodeGoingAwayEndsCaptureAsDisconnected() async throws {
         let path = try Rig.loadVivid("node_types=1")[0]
         let session = try CameraSession(name: "gone", devices: [path])
         defer { session.stop() }
@@ -191,13 +198,28 @@ final class PipeWireCaptureTests: XCTestCase {
         let source = try PipeWireCameraSource(device: camera, request: request)
         let recorder = FrameRecorder(target: 3)
         source.consumer = recorder
+        let frames = source.frames(bufferSize: 4)
         try source.start()
+        var iterator = frames.makeAsyncIterator()
+        var held: VideoFrameBuffer?
+        while held == nil, let buffer = try await iterator.next() { if buffer.isLeased { held = buffer } }
+        let kept = try XCTUnwrap(held, "a frame on lease before the node goes")
+        let keptBytes = kept.withFrame { Array($0.plane(0).bytes) }
         XCTAssertTrue(recorder.wait(seconds: 60), "frames before the node goes")
         try session.kill("wireplumber")
         for _ in 0..<200 { guard source.isCapturing else { break }; usleep(50_000) }
         XCTAssertFalse(source.isCapturing, "capture ended within 10 s")
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "\(String(describing: recorder.stopError))")
         XCTAssertTrue("\(recorder.stopError.map { "\($0)" } ?? "")".contains("node went away"), "\(String(describing: recorder.stopError))")
+        var ending: Error?
+        do { while try await iterator.next() != nil {} } catch { ending = error }
+        XCTAssertEqual((ending as? MediaDevicesError)?.code, .disconnected, "the sequence ends as the callback did: \(String(describing: ending))")
+        XCTAssertTrue(kept.isLeased)
+        XCTAssertEqual(kept.withFrame { Array($0.plane(0).bytes) }, keptBytes, "a lease held while the node went stays readable, unchanged")
+        let mappedWhileHeld = Self.bufferMappings().count
+        kept.release()
         source.release()
+        XCTAssertEqual(Self.bufferMappings(), [], "buffer mappings left after the lease and the source were let go")
+        print("figure: PipeWire node gone: capture ended .disconnected; a lease held across it read back its \(keptBytes.count) bytes unchanged; \(mappedWhileHeld) buffer mappings while held, 0 after")
     }
 }

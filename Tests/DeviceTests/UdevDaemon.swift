@@ -31,13 +31,15 @@ final class UdevDaemon {
         try Rig.run("udevadm trigger --settle --action=add \(matches)")
     }
 
-    /// Waits until udevd has initialised every device now in the sysfs `classes` (e.g.
+    /// Waits until udevd has initialised every device node now in the sysfs `classes` (e.g.
     /// `video4linux`): its links made and its database entry written. For devices a module just
     /// added; `udevadm wait` watches for each device itself, so it cannot return before udevd
-    /// has read the kernel's event, as `udevadm settle` can.
+    /// has read the kernel's event, as `udevadm settle` can. Only devices with a node (a `dev`
+    /// file): udevd keeps no database entry for one without a node, properties or tags (a DRM
+    /// connector such as bochs's), so such a device never counts as initialised.
     func waitForDevices(classes: [String], timeout: Int = 60) throws {
         let globs = classes.map { "/sys/class/\($0)/*" }.joined(separator: " ")
-        try Rig.run("set -- $(for d in \(globs); do [ -e \"$d/uevent\" ] && readlink -f \"$d\"; done); "
+        try Rig.run("set -- $(for d in \(globs); do [ -e \"$d/dev\" ] && readlink -f \"$d\"; done); "
                     + "[ $# -eq 0 ] || udevadm wait --settle --timeout=\(timeout) \"$@\"")
     }
 
