@@ -72,7 +72,9 @@ final class CameraPortalTests: XCTestCase {
             return nil
         }
         let asked = Date()
-        while session.dialogs < 3 && Date().timeIntervalSince(asked) < 60 { usleep(50_000) }
+        // Task.sleep, not usleep: blocking this thread would keep the waiting task from running
+        // where the cooperative pool has one thread (one CPU).
+        while session.dialogs < 3 && Date().timeIntervalSince(asked) < 60 { try await Task.sleep(for: .milliseconds(50)) }
         XCTAssertEqual(session.dialogs, 3, "the dialog is up")
         let cancelled = Date()
         waiting.cancel()

@@ -31,16 +31,21 @@ final class UdevDaemon {
         try Rig.run("udevadm trigger --settle --action=add \(matches)")
     }
 
-    /// Waits until udevd has initialised every device node now in the sysfs `classes` (e.g.
-    /// `video4linux`): its links made and its database entry written. For devices a module just
-    /// added; `udevadm wait` watches for each device itself, so it cannot return before udevd
-    /// has read the kernel's event, as `udevadm settle` can. Only devices with a node (a `dev`
-    /// file): udevd keeps no database entry for one without a node, properties or tags (a DRM
-    /// connector such as bochs's), so such a device never counts as initialised.
-    func waitForDevices(classes: [String], timeout: Int = 60) throws {
-        let globs = classes.map { "/sys/class/\($0)/*" }.joined(separator: " ")
-        try Rig.run("set -- $(for d in \(globs); do [ -e \"$d/dev\" ] && readlink -f \"$d\"; done); "
-                    + "[ $# -eq 0 ] || udevadm wait --settle --timeout=\(timeout) \"$@\"")
+    /// Waits until each of `links` (device links udevd makes, e.g. `/dev/v4l/by-path/...`) is
+    /// there, then until udevd's queue is empty (`udevadm settle`: the event that made a link is
+    /// in it until its rules are done). For devices a module just added: `udevadm settle` alone
+    /// returns at once when udevd has not read the kernel's events yet (systemd 252 no longer
+    /// compares sequence numbers), which CI saw on a busy machine. (`udevadm wait` on the new
+    /// devices timed out twice in the std boot, for a reason not found.)
+    func waitForLinks(_ links: [String], timeout: TimeInterval = 60) throws {
+        let start = Date()
+        while let missing = links.first(where: { !FileManager.default.fileExists(atPath: $0) }) {
+            guard Date().timeIntervalSince(start) < timeout else {
+                throw RigError.commandFailed("udevd made no \(missing) in \(Int(timeout)) s: \(Rig.shell("ls -lR /dev/v4l /dev/mediadevices 2>&1 | tail -20").output)")
+            }
+            usleep(100_000)
+        }
+        settle()
     }
 
     /// Waits until udevd's queue is empty (`udevadm settle`): for polling loops only, which

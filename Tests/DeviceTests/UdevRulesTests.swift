@@ -32,7 +32,8 @@ final class UdevRulesTests: XCTestCase {
         XCTAssertEqual(monitor.source, .udev)
         let events = HotplugDeviceTests.Collector(monitor)
         try Rig.run("modprobe vivid n_devs=1 && modprobe snd-aloop && modprobe vgem")
-        try udevd.waitForDevices(classes: ["video4linux", "sound", "drm"])
+        try udevd.waitForLinks(["/dev/v4l/by-path/platform-vivid.0-video-index0", "/dev/mediadevices/camera/platform-vivid.0",
+                                "/dev/mediadevices/sound/platform-snd_aloop.0", "/dev/mediadevices/render/platform-vgem"])
 
         // Cameras: group video, 0660, uaccess, and our stable name.
         let camera = try XCTUnwrap(CaptureDevice.scan().devices.first { $0.driver == "vivid" })
