@@ -37,7 +37,8 @@ final class CameraPortalTests: XCTestCase {
         let recorder = FrameRecorder(target: 5)
         source.consumer = recorder
         try source.start()
-        XCTAssertTrue(recorder.wait(seconds: 60), "frames through the portal's remote: \(recorder.records.count)")
+        let framesArrived = await recorder.wait(seconds: 60)
+        XCTAssertTrue(framesArrived, "frames through the portal's remote: \(recorder.records.count)")
         source.release()
         XCTAssertEqual(recorder.records.first?.format.size, .vga)
 

@@ -60,7 +60,8 @@ final class FailureTests: XCTestCase {
         source.consumer = recorder
         let frames = source.frames(bufferSize: 2)
         try source.start()
-        XCTAssertTrue(recorder.wait(seconds: 20), "frames before the disconnect")
+        let framesArrived = await recorder.wait(seconds: 20)
+        XCTAssertTrue(framesArrived, "frames before the disconnect")
         try Rig.setControl(node, "disconnect=1")
 
         var thrown: Error?

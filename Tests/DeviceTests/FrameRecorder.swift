@@ -57,6 +57,10 @@ final class FrameRecorder: VideoFrameConsumer, @unchecked Sendable {
     /// Waits up to `seconds` for the target; false on timeout.
     func wait(seconds: Double) -> Bool { reached.wait(timeout: .now() + seconds) == .success }
 
+    /// The same for async tests: it sleeps instead of blocking its thread, which may be the
+    /// cooperative pool's only one (one CPU), needed by the tasks the test waits for.
+    func wait(seconds: Double) async -> Bool { await Soak.wait(reached, seconds: seconds) }
+
     /// The number of frames seen so far.
     var count: Int { lock.lock(); defer { lock.unlock() }; return records.count }
 

@@ -34,6 +34,16 @@ final class HotplugDeviceTests: XCTestCase {
             XCTFail("no \(what) within \(seconds) s; saw:\n\(all.map(\.description).joined(separator: "\n"))", file: file, line: line)
             return nil
         }
+
+        /// The same for async tests: it sleeps instead of blocking its thread, which may be the
+        /// cooperative pool's only one (one CPU), the one this collector's task needs.
+        func wait(seconds: Double = 10, _ what: String, _ match: (DeviceEvent) -> Bool,
+                  file: StaticString = #filePath, line: UInt = #line) async -> DeviceEvent? {
+            var found: DeviceEvent?
+            if await Soak.waitUntil(seconds: seconds, { found = all.first(where: match); return found != nil }) { return found }
+            XCTFail("no \(what) within \(seconds) s; saw:\n\(all.map(\.description).joined(separator: "\n"))", file: file, line: line)
+            return nil
+        }
     }
 
     func testLoadAndUnloadVividAndAloopFromKernelEvents() throws {
@@ -116,7 +126,8 @@ final class HotplugDeviceTests: XCTestCase {
         let first = FrameRecorder(target: 3)
         source.consumer = first
         try source.start()
-        XCTAssertTrue(first.wait(seconds: 20))
+        let firstFrames = await first.wait(seconds: 20)
+        XCTAssertTrue(firstFrames)
         try Rig.setControl(node, "disconnect=1")
         for _ in 0..<100 { guard source.isCapturing else { break }; usleep(20_000) }
         XCTAssertEqual(first.stopError?.code, .disconnected)
@@ -131,7 +142,8 @@ final class HotplugDeviceTests: XCTestCase {
         try Rig.run("modprobe vivid n_devs=1")
         let resumed = try await resumer.value
         XCTAssertTrue(resumed)
-        XCTAssertTrue(again.wait(seconds: 20), "frames again after the camera came back")
+        let framesAgain = await again.wait(seconds: 20)
+        XCTAssertTrue(framesAgain, "frames again after the camera came back")
         XCTAssertEqual(source.device.uniqueID, device.uniqueID)
         XCTAssertTrue(source.isCapturing)
         source.release()

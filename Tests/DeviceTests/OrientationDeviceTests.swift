@@ -95,7 +95,8 @@ final class OrientationDeviceTests: XCTestCase {
         source.consumer = recorder
         let upright = try source.frames(bufferSize: 2, output: OutputFormat(.argb, upright: true))
         try source.start()
-        XCTAssertTrue(recorder.wait(seconds: 20))
+        let framesArrived = await recorder.wait(seconds: 20)
+        XCTAssertTrue(framesArrived)
         XCTAssertEqual(recorder.snapshot.last?.orientation, .left, "vivid has no sensor rotation: the tracker's orientation alone")
         var iterator = upright.makeAsyncIterator()
         let turned = try await nextFrame(&iterator)

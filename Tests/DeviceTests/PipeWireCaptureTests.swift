@@ -205,7 +205,8 @@ final class PipeWireCaptureTests: XCTestCase {
         while held == nil, let buffer = try await iterator.next() { if buffer.isLeased { held = buffer } }
         let kept = try XCTUnwrap(held, "a frame on lease before the node goes")
         let keptBytes = kept.withFrame { Array($0.plane(0).bytes) }
-        XCTAssertTrue(recorder.wait(seconds: 60), "frames before the node goes")
+        let framesArrived = await recorder.wait(seconds: 60)
+        XCTAssertTrue(framesArrived, "frames before the node goes")
         try session.kill("wireplumber")
         for _ in 0..<200 { guard source.isCapturing else { break }; usleep(50_000) }
         XCTAssertFalse(source.isCapturing, "capture ended within 10 s")

@@ -19,7 +19,8 @@ final class PipeWireControlTests: XCTestCase {
         source.consumer = recorder
         try source.start()
         defer { source.release() }
-        XCTAssertTrue(recorder.wait(seconds: 60), "frames arrive")
+        let framesArrived = await recorder.wait(seconds: 60)
+        XCTAssertTrue(framesArrived, "frames arrive")
 
         func driver(_ name: String) throws -> Int64? {
             Int64(try Rig.run("v4l2-ctl -d \(path) -C \(name)").split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")

@@ -19,7 +19,8 @@ final class PipeWireHotplugTests: XCTestCase {
         source.consumer = recorder
         try source.start()
         defer { source.release() }
-        XCTAssertTrue(recorder.wait(seconds: 60), "frames before the node goes")
+        let framesArrived = await recorder.wait(seconds: 60)
+        XCTAssertTrue(framesArrived, "frames before the node goes")
 
         let monitor = try DeviceMonitor(kinds: [.camera], cameraBackends: [.pipewire])
         let collected = Task {

@@ -147,7 +147,8 @@ final class SoakTests: XCTestCase {
         let warm = SoakConsumer()
         source.consumer = warm
         try source.start()
-        XCTAssertTrue(warm.wait(seconds: 60) { $0.frames >= 2 })
+        let warmedUp = await warm.wait(seconds: 60) { $0.frames >= 2 }
+        XCTAssertTrue(warmedUp)
         source.stop()
         let count = Soak.count(ci: 5, divisor: 10)
         var rng = Soak.generator("unplugs")
@@ -177,17 +178,20 @@ final class SoakTests: XCTestCase {
                 unplugger.wait()
             case .midStream:
                 try source.start()
-                XCTAssertTrue(consumer.wait(seconds: 60) { $0.frames >= 2 }, "\(label): frames before the unplug")
+                let framesBeforeUnplug = await consumer.wait(seconds: 60) { $0.frames >= 2 }
+                XCTAssertTrue(framesBeforeUnplug, "\(label): frames before the unplug")
                 usleep(UInt32.random(in: 0...300_000, using: &rng))
                 camera.unplug()
-                XCTAssertTrue(consumer.wait(seconds: 10) { $0.stopCount >= 1 }, "\(label): capture ended")
+                let captureEnded = await consumer.wait(seconds: 10) { $0.stopCount >= 1 }
+                XCTAssertTrue(captureEnded, "\(label): capture ended")
                 XCTAssertEqual(consumer.stopError?.code, .disconnected, "\(label): \(String(describing: consumer.stopError))")
                 let latency = Double(Int64(consumer.stoppedAt) - Int64(camera.unplugTime)) / 1e9
                 XCTAssertLessThan(latency, 1.0, "\(label): unplug to .disconnected")
                 latencies.append(latency)
             case .duringStop:
                 try source.start()
-                XCTAssertTrue(consumer.wait(seconds: 60) { $0.frames >= 1 }, "\(label): frames before the stop")
+                let framesBeforeStop = await consumer.wait(seconds: 60) { $0.frames >= 1 }
+                XCTAssertTrue(framesBeforeStop, "\(label): frames before the stop")
                 let unplugger = Soak.after(microseconds: UInt32.random(in: 0...30_000, using: &rng)) {
                     camera.unplug()
                     print("soak: \(label): camera.unplug() returned")
@@ -203,15 +207,18 @@ final class SoakTests: XCTestCase {
                 }
             case .duringFormatChange:
                 try source.start()
-                XCTAssertTrue(consumer.wait(seconds: 60) { $0.frames >= 1 }, "\(label): frames before the format change")
+                let framesBeforeFormatChange = await consumer.wait(seconds: 60) { $0.frames >= 1 }
+                XCTAssertTrue(framesBeforeFormatChange, "\(label): frames before the format change")
                 let unplugger = Soak.after(microseconds: UInt32.random(in: 0...60_000, using: &rng)) { camera.unplug() }
                 let other = source.negotiation?.format.pixelFormat == .mjpeg ? requests[1] : requests[0]
                 do { try source.setFormat(other) } catch { thrown.append(error) }
                 unplugger.wait()
             }
             // The run ends (or had ended), exactly once, and every error is typed.
-            XCTAssertTrue(Soak.waitUntil(seconds: 10) { !source.isCapturing }, "\(label): capture must end after the unplug")
-            XCTAssertTrue(consumer.wait(seconds: 10) { $0.stopCount >= 1 }, "\(label): captureDidStop")
+            let captureEnded = await Soak.waitUntil(seconds: 10) { !source.isCapturing }
+            XCTAssertTrue(captureEnded, "\(label): capture must end after the unplug")
+            let stopHeard = await consumer.wait(seconds: 10) { $0.stopCount >= 1 }
+            XCTAssertTrue(stopHeard, "\(label): captureDidStop")
             XCTAssertEqual(consumer.stopCount, 1, "\(label): the consumer hears captureDidStop once")
             for error in thrown {
                 let typed = error as? MediaDevicesError
@@ -223,7 +230,8 @@ final class SoakTests: XCTestCase {
                 if let typed = error as? MediaDevicesError, typed.code != .disconnected { print("soak: \(label): \(typed)") }
             }
             XCTAssertFalse(camera.isPlugged)
-            XCTAssertTrue(Soak.waitUntil(seconds: 20) { !CaptureDevice.scan().devices.contains { $0.uniqueID.contains(serial) } },
+            let cameraGone = await Soak.waitUntil(seconds: 20) { !CaptureDevice.scan().devices.contains { $0.uniqueID.contains(serial) } }
+            XCTAssertTrue(cameraGone,
                           "\(label): the node goes away")
 
             // Back in: resumeWhenReconnected finds it and frames flow again.
@@ -239,16 +247,19 @@ final class SoakTests: XCTestCase {
                 break
             }
             XCTAssertTrue(didResume, "\(label): resumed")
-            XCTAssertTrue(again.wait(seconds: 60) { $0.frames >= 2 }, "\(label): frames after the replug (got \(again.frames))")
+            let framesAfterReplug = await again.wait(seconds: 60) { $0.frames >= 2 }
+            XCTAssertTrue(framesAfterReplug, "\(label): frames after the replug (got \(again.frames))")
             source.stop()
-            XCTAssertTrue(again.wait(seconds: 5) { $0.stopCount >= 1 })
+            let stopHeardAgain = await again.wait(seconds: 5) { $0.stopCount >= 1 }
+            XCTAssertTrue(stopHeardAgain)
             XCTAssertEqual(again.stopCount, 1, "\(label): the resumed run's consumer hears captureDidStop once")
             XCTAssertNil(again.stopError)
             if didResume, again.frames >= 2 { resumed += 1 } else { break }
         }
         let last = ProcessFigures.settled()  // stopped with the device open and the monitor running, as at first
         source.release()
-        XCTAssertTrue(events.wait(seconds: 30) { $0.removed >= count && $0.added >= count },
+        let everyEventSeen = await events.wait(seconds: 30) { $0.removed >= count && $0.added >= count }
+        XCTAssertTrue(everyEventSeen,
                       "the monitor saw every unplug and replug: \(events.removed) removed, \(events.added) added")
         monitor.stop()
         await events.finish()
@@ -508,6 +519,23 @@ enum Soak {
         return true
     }
 
+    /// The same for async tests (the compiler picks it there): it sleeps with `Task.sleep`
+    /// instead of blocking its thread. With one CPU the cooperative pool has one thread, and a
+    /// test blocking it starves the tasks it waits for (a monitor's reader, a sequence's).
+    static func waitUntil(seconds: Double, _ condition: () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    /// Waits up to `seconds` for `semaphore` without blocking the thread (see `waitUntil`).
+    static func wait(_ semaphore: DispatchSemaphore, seconds: Double) async -> Bool {
+        await waitUntil(seconds: seconds) { semaphore.wait(timeout: .now()) == .success }
+    }
+
     /// Runs `body` on a thread of its own after `microseconds`.
     static func after(microseconds: UInt32, _ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
         let done = DispatchSemaphore(value: 0)
@@ -597,6 +625,7 @@ final class SoakConsumer: VideoFrameConsumer, @unchecked Sendable {
 
     /// Polls until `condition` holds, for up to `seconds`.
     func wait(seconds: Double, _ condition: (SoakConsumer) -> Bool) -> Bool { Soak.waitUntil(seconds: seconds) { condition(self) } }
+    func wait(seconds: Double, _ condition: (SoakConsumer) -> Bool) async -> Bool { await Soak.waitUntil(seconds: seconds) { condition(self) } }
 }
 
 /// Counts a monitor's removed and added events.
@@ -623,6 +652,7 @@ final class EventCounter: @unchecked Sendable {
     /// descriptors are closed before the next test counts its own.
     func finish() async { await task?.value }
     func wait(seconds: Double, _ condition: (EventCounter) -> Bool) -> Bool { Soak.waitUntil(seconds: seconds) { condition(self) } }
+    func wait(seconds: Double, _ condition: (EventCounter) -> Bool) async -> Bool { await Soak.waitUntil(seconds: seconds) { condition(self) } }
 }
 
 /// Counts audio runs' ends (`onStop`) per side, and those that ended with an error.

@@ -93,7 +93,8 @@ final class SoakTogetherTests: XCTestCase {
         pump.start()
         let started = Date()
         Watchdog.step("together: warming up")
-        XCTAssertTrue(Soak.waitUntil(seconds: 60) { reader.frames >= 10 && screenFrames.frames >= 5 && pump.samplesCaptured >= format.sampleRate * format.channels },
+        let everythingDelivers = await Soak.waitUntil(seconds: 60) { reader.frames >= 10 && screenFrames.frames >= 5 && pump.samplesCaptured >= format.sampleRate * format.channels }
+        XCTAssertTrue(everythingDelivers,
                       "everything delivers (camera \(reader.frames), screen \(screenFrames.frames), audio \(pump.samplesCaptured) samples)")
         let first = ProcessFigures.settled()
         var lastMinute = 0
@@ -145,7 +146,8 @@ final class SoakTogetherTests: XCTestCase {
         if reader.backSteps == 0 {
             XCTAssertEqual(cameraStats.deliveredFrames + cameraStats.droppedFrames, reader.span, "camera: delivered + dropped = the sequence span: \(cameraStats)")
         }
-        XCTAssertTrue(screenFrames.wait(seconds: 5) { $0.stopCount >= 1 })
+        let screenStopped = await screenFrames.wait(seconds: 5) { $0.stopCount >= 1 }
+        XCTAssertTrue(screenStopped)
         XCTAssertEqual(screenFrames.stopCount, 1)
         XCTAssertNil(screenFrames.stopError)
         XCTAssertEqual(screenStats.deliveredFrames, screenFrames.frames, "screen: every delivered frame reached the consumer")

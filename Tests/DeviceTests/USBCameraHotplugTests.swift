@@ -70,11 +70,13 @@ final class USBCameraHotplugTests: XCTestCase {
         let first = FrameRecorder(target: 3)
         source.consumer = first
         try source.start()
-        XCTAssertTrue(first.wait(seconds: 60))
+        let firstFrames = await first.wait(seconds: 60)
+        XCTAssertTrue(firstFrames)
         camera.unplug()
         for _ in 0..<100 { guard source.isCapturing else { break }; usleep(20_000) }
         XCTAssertEqual(first.stopError?.code, .disconnected)
-        let removed = try XCTUnwrap(events.wait(seconds: 30, "camera removed") { $0.action == .removed })
+        let removedEvent = await events.wait(seconds: 30, "camera removed") { $0.action == .removed }
+        let removed = try XCTUnwrap(removedEvent)
         XCTAssertEqual(removed.uniqueID, device.uniqueID)
 
         let again = FrameRecorder(target: 3)
@@ -83,8 +85,10 @@ final class USBCameraHotplugTests: XCTestCase {
         try camera.replug()
         let resumed = try await resumer.value
         XCTAssertTrue(resumed, "resumed on the same camera")
-        XCTAssertTrue(again.wait(seconds: 60), "frames again after the replug")
-        let added = try XCTUnwrap(events.wait(seconds: 30, "camera added") { $0.action == .added })
+        let framesAgain = await again.wait(seconds: 60)
+        XCTAssertTrue(framesAgain, "frames again after the replug")
+        let addedEvent = await events.wait(seconds: 30, "camera added") { $0.action == .added }
+        let added = try XCTUnwrap(addedEvent)
         XCTAssertEqual(added.uniqueID, device.uniqueID, "the same uniqueID comes back")
         XCTAssertEqual(source.device.uniqueID, device.uniqueID)
         print("figure: USB camera replug: monitor saw removed and added \(device.uniqueID); resumed on \(source.device.path) (was \(device.path))")

@@ -64,10 +64,12 @@ final class UdevRulesTests: XCTestCase {
 
         // udevd's events carry ID_PATH, so sound cards get a path-based uniqueID, and a camera
         // event the same by-path uniqueID that enumeration gives.
-        let sound = try XCTUnwrap(events.wait("sound card added (udev)") { $0.kind == .sound && $0.action == .added })
+        let soundEvent = await events.wait("sound card added (udev)") { $0.kind == .sound && $0.action == .added }
+        let sound = try XCTUnwrap(soundEvent)
         XCTAssertEqual(sound.device.idPath, "platform-snd_aloop.0")
         XCTAssertEqual(sound.uniqueID, "alsa:platform-snd_aloop.0")
-        let cameraAdded = try XCTUnwrap(events.wait("camera added (udev)") { $0.kind == .camera && $0.action == .added })
+        let cameraAddedEvent = await events.wait("camera added (udev)") { $0.kind == .camera && $0.action == .added }
+        let cameraAdded = try XCTUnwrap(cameraAddedEvent)
         XCTAssertEqual(cameraAdded.uniqueID, camera.uniqueID)
         print("udev: \(camera.path) \(try modeAndGroup(camera.path)), \(control), \(render); \(events.all.count) udev events")
         monitor.stop()
