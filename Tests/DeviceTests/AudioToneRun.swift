@@ -24,6 +24,14 @@ struct AudioToneRun {
         var roundTrip: Double?
         /// Samples captured before the onset arrived.
         var leadSamples = 0
+        /// How far ahead the feeding thread keeps the render bus while it writes the tone (seconds).
+        var feedAhead = 0.0
+        /// The longest the feeding thread slept while it still had tone to write, for a 1 ms
+        /// `usleep` (seconds): the machine's, not the library's (no library call is in it). Longer
+        /// than `feedAhead`, the bus ran dry because this thread was not scheduled.
+        var longestFeederSleep = 0.0
+        /// Whether the feeding thread was kept off the CPU longer than the bus was ahead.
+        var feederStarved: Bool { longestFeederSleep > feedAhead }
     }
 
     /// Runs: `lead` seconds of nothing (the render side plays silence), then `seconds` of tone
@@ -47,6 +55,7 @@ struct AudioToneRun {
         var incoming = [Float](repeating: 0, count: 8192 * captured.channels)
         let capturedFrames = Int(seconds * Double(captured.sampleRate))
         var result = Result()
+        result.feedAhead = Double(queued) / Double(format.sampleRate)
         let start = Date()
         var onsetWritten: Date?
         var framesWritten = 0
@@ -93,7 +102,11 @@ struct AudioToneRun {
                 }
             }
             if framesWritten >= totalFrames && result.captured.count / captured.channels >= capturedFrames { break }
+            let slept = DispatchTime.now().uptimeNanoseconds
             usleep(1000)
+            if onsetWritten != nil && framesWritten < totalFrames {
+                result.longestFeederSleep = max(result.longestFeederSleep, Double(DispatchTime.now().uptimeNanoseconds - slept) / 1e9)
+            }
         }
         return result
     }
