@@ -58,16 +58,19 @@ final class AudioPulseLatencyTests: XCTestCase {
             var feederStarved = 0
             var brokeAround = 0
             var judged = false
+            /// pacat|parec's round trip with the same latencies, and whether its tone came back whole.
+            func measureReference() throws -> (roundTrip: Double?, whole: Bool) {
+                let reference = try PulseToolsRoundTrip(sink: "mdsink").measure(
+                    playbackLatencyMilliseconds: periods * milliseconds, recordLatencyMilliseconds: milliseconds, periodFrames: periodFrames, lead: Self.settle)
+                return (reference.roundTrip, reference.roundTrip != nil && AudioToneRun.isWholeTone(reference.captured, format: format, skip: 0.1))
+            }
             for attempt in 1...Self.attempts {
                 let label = "\(milliseconds) ms periods, attempt \(attempt)"
                 // The reference first: an attempt whose pacat|parec tone broke judges nothing, so
                 // ours and snd-aloop are not measured in it (but in the last attempt they are, so
                 // that ours always runs). In an emulated guest the 10 ms reference breaks in most
                 // attempts: this spares ~10 s of each.
-                let reference = try PulseToolsRoundTrip(sink: "mdsink").measure(
-                    playbackLatencyMilliseconds: periods * milliseconds, recordLatencyMilliseconds: milliseconds, periodFrames: periodFrames, lead: Self.settle)
-                let tools = reference.roundTrip
-                let referenceWhole = tools != nil && AudioToneRun.isWholeTone(reference.captured, format: format, skip: 0.1)
+                let (tools, referenceWhole) = try measureReference()
                 guard referenceWhole || attempt == Self.attempts else {
                     print("figure: \(daemon.product) round trip at \(milliseconds) ms periods, attempt \(attempt): pacat|parec \(tools.map { String(format: "%.1f ms", $0 * 1000) } ?? "none"), "
                           + "its tone \(tools == nil ? "did not come back" : "came back broken"); ours not measured in this attempt; trying again")
@@ -92,9 +95,7 @@ final class AudioPulseLatencyTests: XCTestCase {
                     continue
                 }
                 if !ours.wholeTone && referenceWhole {
-                    let after = try PulseToolsRoundTrip(sink: "mdsink").measure(
-                        playbackLatencyMilliseconds: periods * milliseconds, recordLatencyMilliseconds: milliseconds, periodFrames: periodFrames, lead: Self.settle)
-                    if after.roundTrip == nil || !AudioToneRun.isWholeTone(after.captured, format: format, skip: 0.1) {
+                    if try !measureReference().whole {
                         print("figure: \(label): our tone came back broken, and so did pacat|parec's measured right after it: "
                               + "the window was the machine's; not judged in this attempt" + (attempt < Self.attempts ? "; trying again" : ""))
                         brokeAround += 1

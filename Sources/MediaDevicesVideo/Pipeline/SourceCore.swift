@@ -37,7 +37,6 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     let delivery = FrameDelivery()
     private let run = RunSlot()
     private let device: Mutex<Device>
-    private let name: Mutex<String>
     /// The failure that ended the delivery run under the control lock: the sequences and the
     /// consumer hear it once the lock is released (a consumer may call back into the source).
     private let pendingEnd = Mutex<MediaDevicesError?>(nil)
@@ -45,16 +44,15 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     /// A core for `device`, named `label` in errors (a device path or unique ID).
     init(device: consuming sending Device, label: String) {
         self.device = Mutex(device)
-        name = Mutex(label)
         delivery.deviceLabel = label
     }
 
-    /// What errors call the device (`setLabel` changes it when the source switches devices).
-    var label: String { name.withLock { $0 } }
+    /// What errors call the device (`setLabel` changes it when the source switches devices);
+    /// kept in `delivery`, whose dropped-frame errors name it too.
+    var label: String { delivery.deviceLabel ?? "" }
 
     /// Changes the name errors give the device.
     func setLabel(_ label: String) {
-        name.withLock { $0 = label }
         delivery.deviceLabel = label
     }
 
