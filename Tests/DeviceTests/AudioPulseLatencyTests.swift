@@ -55,7 +55,7 @@ final class AudioPulseLatencyTests: XCTestCase {
             // for nobody: nothing is known about ours, and the test says so loudly without failing.
             var judgeable: (label: String, failures: [String], ours: RoundTrip)?
             var oursWhole = 0
-            var feederStarved = 0
+            var feederStarved = 0, feederStarvedAfterWholeReference = 0
             var brokeAround = 0
             var judged = false
             /// pacat|parec's round trip with the same latencies, and whether its tone came back whole.
@@ -92,6 +92,7 @@ final class AudioPulseLatencyTests: XCTestCase {
                           + String(format: "%.0f ms, longer than the %.0f ms the bus was ahead", ours.feederSleep.longest * 1000, ours.feederSleep.ahead * 1000)
                           + "; not judged in this attempt" + (attempt < Self.attempts ? "; trying again" : ""))
                     feederStarved += 1
+                    if referenceWhole { feederStarvedAfterWholeReference += 1 }
                     continue
                 }
                 if !ours.wholeTone && referenceWhole {
@@ -144,6 +145,12 @@ final class AudioPulseLatencyTests: XCTestCase {
                 // pacat|parec carried a whole tone in that attempt and ours did not keep the bounds.
                 if ours.wholeTone { assertJudgedAttempt(ours, periods: periods, period: period, label: label) }
                 for failure in failures { XCTFail("\(label) (pacat|parec's tone came back whole in the same attempt, before ours and, where ours broke, after it): \(failure)") }
+            } else if feederStarvedAfterWholeReference == Self.attempts {
+                // Each attempt ran ours after a whole reference, and in each the test's feeding
+                // thread was kept off the CPU: a load that regular is more likely ours (a thread of
+                // the library spinning) than the machine's, which broke the reference as often.
+                XCTFail("\(milliseconds) ms periods: in all \(Self.attempts) attempts the test's thread feeding our stream was kept off the CPU longer than the bus was ahead, "
+                        + "each time after pacat|parec's tone had come back whole: is a thread of the library taking the CPU?")
             } else {
                 print("figure: \(daemon.product) round trip at \(milliseconds) ms periods: NOT JUDGED: in all \(Self.attempts) attempts pacat|parec's own tone came back broken "
                       + "(\(Self.attempts - feederStarved - brokeAround)), the test's feeding thread was kept off the CPU longer than the bus was ahead (\(feederStarved)), "

@@ -205,14 +205,18 @@ final class PipeWireCaptureTests: XCTestCase {
         try source.start()
         var iterator = frames.makeAsyncIterator()
         var held: VideoFrameBuffer?
-        while held == nil, let buffer = try await iterator.next() { if buffer.isLeased { held = buffer } }
-        let kept = try XCTUnwrap(held, "a frame on lease before the node goes")
+        var looked = 0
+        while held == nil, looked < 60, let buffer = try await iterator.next() {
+            looked += 1
+            if buffer.isLeased { held = buffer }
+        }
+        let kept = try XCTUnwrap(held, "a frame on lease before the node goes (\(looked) frames looked at)")
         let keptBytes = kept.withFrame { Array($0.plane(0).bytes) }
         let framesArrived = await recorder.wait(seconds: 60)
         XCTAssertTrue(framesArrived, "frames before the node goes")
         XCTAssertEqual(kept.withFrame { Array($0.plane(0).bytes) }, keptBytes, "a lease held while the stream runs is out of it: the producer does not write it")
         try session.kill("wireplumber")
-        for _ in 0..<200 { guard source.isCapturing else { break }; usleep(50_000) }
+        for _ in 0..<200 { guard source.isCapturing else { break }; try await Task.sleep(for: .milliseconds(50)) }
         XCTAssertFalse(source.isCapturing, "capture ended within 10 s")
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "\(String(describing: recorder.stopError))")
         XCTAssertTrue("\(recorder.stopError.map { "\($0)" } ?? "")".contains("node went away"), "\(String(describing: recorder.stopError))")

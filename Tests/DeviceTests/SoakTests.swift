@@ -525,7 +525,8 @@ enum Soak {
     static func waitUntil(seconds: Double, _ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
-            if Date() > deadline { return false }
+            // A cancelled task's sleep returns at once: give up rather than spin on the pool.
+            if Date() > deadline || Task.isCancelled { return false }
             try? await Task.sleep(for: .milliseconds(5))
         }
         return true

@@ -14,6 +14,23 @@ final class StatisticsAccumulatorTests: XCTestCase {
         XCTAssertEqual(accumulator.statistics.deliveredFrames, 5)
     }
 
+    /// A frame dropped as cut counts as seen, and the numbers the driver skipped before it count
+    /// as dropped: delivered + dropped + cut spans the sequence numbers.
+    func testDropsBeforeACutFrameCountAsDrops() {
+        var accumulator = StatisticsAccumulator()
+        let cut = MediaDevicesError(.corruptFrame, device: "test", operation: "deliver", detail: "cut")
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 0), sequence: 0, captureDelay: .zero)
+        accumulator.recordUnusableFrame(sequence: 3, cut)  // 1 and 2 lost by the driver
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 4), sequence: 4, captureDelay: .zero)
+        accumulator.recordUnusableFrame(sequence: 5, cut)
+        accumulator.record(timestamp: MonotonicInstant(nanoseconds: 7), sequence: 7, captureDelay: .zero)  // 6 lost
+        let statistics = accumulator.statistics
+        XCTAssertEqual(statistics.droppedFrames, 3)
+        XCTAssertEqual(statistics.corruptFrames, 2)
+        XCTAssertEqual(statistics.deliveredFrames, 3)
+        XCTAssertEqual(statistics.deliveredFrames + statistics.droppedFrames + statistics.corruptFrames, 8, "sequence numbers 0 to 7")
+    }
+
     func testMeasuredFrameRate() {
         var accumulator = StatisticsAccumulator()
         for index in 0..<11 {

@@ -311,8 +311,11 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
     }
 
     /// Why the stream cannot go on, if it cannot: the server went away or killed the stream (lock held).
+    /// States compared by raw value: `!=` on an imported C enum instantiates its type metadata on
+    /// first use, a heap allocation (see `ALSAStream`); this runs on the audio thread.
     private func failure(of stream: OpaquePointer, connection: PulseConnection) -> MediaDevicesError? {
-        guard pa_stream_get_state(stream) != PA_STREAM_READY || pa_context_get_state(connection.context) != PA_CONTEXT_READY else { return nil }
+        guard pa_stream_get_state(stream).rawValue != PA_STREAM_READY.rawValue
+                || pa_context_get_state(connection.context).rawValue != PA_CONTEXT_READY.rawValue else { return nil }
         return connection.failure(operation: direction == .input ? "pa_stream (record)" : "pa_stream (playback)")
     }
 

@@ -67,13 +67,7 @@ struct StatisticsAccumulator {
 
     /// Records one delivered frame.
     mutating func record(timestamp: MonotonicInstant, sequence: UInt32, captureDelay: Duration) {
-        if let last = lastSequence {
-            // Modulo 2^32 (serial-number arithmetic): 0xFFFFFFFF → 0 is a step of 1, frames
-            // dropped across the wrap still count, and a step back (≥ 2^31) is no drop.
-            let step = sequence &- last
-            if step > 1, step < 1 << 31 { statistics.droppedFrames += Int(step - 1) }
-        }
-        lastSequence = sequence
+        advance(to: sequence)
         if statistics.deliveredFrames == 0 { firstTimestamp = timestamp }
         lastTimestamp = timestamp
         statistics.deliveredFrames += 1
@@ -95,8 +89,19 @@ struct StatisticsAccumulator {
     /// Records a frame dropped as corrupt before any consumer saw it: its sequence number counts
     /// as seen, so the frame is not also counted as dropped by the driver.
     mutating func recordUnusableFrame(sequence: UInt32, _ error: MediaDevicesError) {
-        lastSequence = sequence
+        advance(to: sequence)
         recordCorruptFrame(error)
+    }
+
+    /// Takes `sequence` as the last seen, counting the numbers skipped since the one before as
+    /// dropped by the driver. Modulo 2^32 (serial-number arithmetic): 0xFFFFFFFF → 0 is a step
+    /// of 1, frames dropped across the wrap still count, and a step back (≥ 2^31) is no drop.
+    private mutating func advance(to sequence: UInt32) {
+        if let last = lastSequence {
+            let step = sequence &- last
+            if step > 1, step < 1 << 31 { statistics.droppedFrames += Int(step - 1) }
+        }
+        lastSequence = sequence
     }
 
     /// Records `count` deadlines at which the screen had not changed (grabs skipped).

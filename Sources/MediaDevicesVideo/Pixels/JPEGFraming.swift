@@ -7,11 +7,16 @@ import MediaDevicesCore
 /// counted in `CaptureStatistics.corruptFrames`: an application that passes the camera's JPEGs
 /// on (an MJPEG HTTP stream, a recorder) never sends half a picture. Padding after the
 /// end-of-image marker, which some cameras send, is allowed. Damage inside the entropy-coded
-/// data is only seen by a decode (`JPEGDecoder`).
+/// data is only seen by a decode (`JPEGDecoder`), and so is a frame cut right after an embedded
+/// thumbnail (an EXIF APP1 segment holds a whole JPEG with its own end-of-image marker; UVC
+/// cameras' MJPEG frames carry none).
 enum JPEGFraming {
     /// Why `jpeg` cannot be a whole JPEG image, or nil when it begins with SOI (FF D8) and an
     /// EOI (FF D9) follows somewhere after it. O(1) for a frame that ends with its EOI.
     static func defect(in jpeg: UnsafeRawBufferPointer) -> String? {
+        if jpeg.count >= 2, jpeg.count < 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 {
+            return "an MJPEG frame of \(jpeg.count) bytes, too short for a picture: it was cut short on the way; dropped"
+        }
         guard jpeg.count >= 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else {
             let start = jpeg.prefix(4).map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined(separator: " ")
             return "an MJPEG frame without a start-of-image marker (\(jpeg.count) bytes, beginning \(start.isEmpty ? "with nothing" : start)): its beginning was lost on the way; dropped"

@@ -34,6 +34,8 @@ final class JPEGFramingTests: XCTestCase {
         let headless = Array(jpeg.dropFirst(jpeg.count / 3)).withUnsafeBytes { JPEGFraming.defect(in: $0) }
         XCTAssertTrue(headless?.contains("without a start-of-image marker") == true, headless ?? "nil")
         XCTAssertNotNil([UInt8]().withUnsafeBytes { JPEGFraming.defect(in: $0) }, "an empty frame")
+        let stub = [UInt8]([0xFF, 0xD8, 0xFF]).withUnsafeBytes { JPEGFraming.defect(in: $0) }
+        XCTAssertTrue(stub?.contains("too short") == true, "a start marker and nothing after it: \(stub ?? "nil")")
         XCTAssertNil([UInt8]([0xFF, 0xD8, 0xFF, 0xD9]).withUnsafeBytes { JPEGFraming.defect(in: $0) }, "SOI then EOI is framed (a decode judges the rest)")
     }
 
