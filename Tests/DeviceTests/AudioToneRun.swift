@@ -176,6 +176,8 @@ struct AudioToneRun {
     }
 
     /// `gainDecibels`: what the path adds to the tone's level (a server's channel mixing).
+    /// Returns the worst channel's frequency and level, for callers that print them.
+    @discardableResult
     static func assertTone(_ captured: [Float], format: AudioFormat, skip: Double = 0.1, label: String, gainDecibels: Double = 0,
                            file: StaticString = #filePath, line: UInt = #line) -> (frequency: Double, level: Double)? {
         guard let tones = channelTones(captured, format: format, skip: skip) else {

@@ -14,7 +14,6 @@ final class PipeWireCaptureTests: XCTestCase {
     /// Captures `target` frames from `source` and returns the recorder (kept frame: index 5).
     private func record(_ source: some VideoCapturer, target: Int = 8, file: StaticString = #filePath, line: UInt = #line) throws -> FrameRecorder {
         let recorder = FrameRecorder(target: target)
-        var source = source
         source.consumer = recorder
         try source.start()
         let reached = recorder.wait(seconds: 60)

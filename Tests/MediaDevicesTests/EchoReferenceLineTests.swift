@@ -11,7 +11,7 @@ final class EchoReferenceLineTests: XCTestCase {
     func testFramesDroppedAtARunsEndAreNoReference() {
         for cut in [true, false] {
             let line = EchoReferenceLine(channels: 1, capacityFrames: 4000, tolerance: 96, confirmFrames: 3200)
-            var old = (0..<1000).map { Int16($0 + 1) }
+            let old = (0..<1000).map { Int16($0 + 1) }
             for start in stride(from: 0, to: 1000, by: 100) {
                 old.withUnsafeBufferPointer { line.append($0.baseAddress! + start, frames: 100, time: Double(start), afterGap: start == 0) }
             }

@@ -147,7 +147,7 @@ final class FrameDeliveryTests: XCTestCase {
             for try await _ in frames {}
             XCTFail("expected the sequence to throw")
         } catch {
-            XCTAssertEqual((error as? MediaDevicesError)?.code, .disconnected)
+            XCTAssertEqual(error.code, .disconnected)
         }
     }
 

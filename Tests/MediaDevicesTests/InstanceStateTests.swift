@@ -50,7 +50,7 @@ final class InstanceStateTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // Not a video device: opening works, VIDIOC_QUERYCAP does not; the node is skipped and logged.
-        FileManager.default.createFile(atPath: directory + "/video0", contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/video0", contents: Data()))
         let kept = Lines()
         var logger = Logger(label: "app.cameras") { _ in Recorder(kept: kept) }
         logger.logLevel = .debug

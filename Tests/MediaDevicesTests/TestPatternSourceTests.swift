@@ -174,7 +174,7 @@ private final class ReentrantConsumer: VideoFrameConsumer, @unchecked Sendable {
         guard frames == 3, let source else { return }
         _ = source.isCapturing
         _ = source.captureSettings
-        do { try source.setFormat(FormatRequest(pixelFormat: .yuyv)) } catch { setFormatError = error as? MediaDevicesError }
+        do { try source.setFormat(FormatRequest(pixelFormat: .yuyv)) } catch { setFormatError = error }
         source.stop()
         done.signal()
     }

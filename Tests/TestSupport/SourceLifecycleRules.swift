@@ -126,7 +126,7 @@ private final class EndingConsumer<Source: VideoCapturer>: VideoFrameConsumer, S
         let started = DispatchTime.now().uptimeNanoseconds
         source.release()
         outcome.releaseSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        do { try source.start() } catch { outcome.start = (error as? MediaDevicesError)?.code ?? .io }
+        do { try source.start() } catch { outcome.start = error.code }
         state.withLock { $0 = outcome }
     }
 }

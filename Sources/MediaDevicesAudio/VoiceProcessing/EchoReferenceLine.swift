@@ -152,7 +152,7 @@ final class EchoReferenceLine: @unchecked Sendable {
     /// Drops `count` frames of the current piece.
     private func skip(_ count: Int) {
         let count = min(count, Int(current.frames))
-        samples.read(count: count * frameBytes, granularity: frameBytes) { _, _ in }
+        _ = samples.read(count: count * frameBytes, granularity: frameBytes) { _, _ in }
         current.time += Double(count)
         current.frames -= Int32(count)
     }

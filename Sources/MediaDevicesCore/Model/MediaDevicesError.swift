@@ -112,8 +112,10 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
     /// Maps the raw errno a C call set (see `fromErrno(_:device:operation:)`).
     package static func fromErrno(_ errno: Int32, device: String?, operation: String) -> MediaDevicesError {
         let name = device ?? "The device"
+        // ENOENT from open is a node that is not there; from anything else, one that went away.
+        let gone = errno == ENODEV || errno == ENXIO || (errno == ENOENT && operation != "open")
         switch errno {
-        case ENODEV, ENXIO, ENOENT where operation != "open":
+        case _ where gone:
             return MediaDevicesError(.disconnected, device: device, operation: operation, errno: errno,
                                      detail: "\(name) is gone (unplugged, disconnected or its driver was unloaded); pick another device or wait for it to come back")
         case ENOENT:

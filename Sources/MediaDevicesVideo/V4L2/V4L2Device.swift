@@ -145,7 +145,7 @@ final class V4L2Device: Sendable {
             format.fmt.pix_mp.pixelformat = pixelFormat.v4l2Code
             format.fmt.pix_mp.field = V4L2_FIELD_NONE.rawValue
             format.fmt.pix_mp.num_planes = 0
-            withUnsafeMutableBytes(of: &format.fmt.pix_mp.plane_fmt) { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+            withUnsafeMutableBytes(of: &format.fmt.pix_mp.plane_fmt) { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
         } else {
             format.fmt.pix.width = UInt32(size.width)
             format.fmt.pix.height = UInt32(size.height)
