@@ -48,8 +48,17 @@ final class USBCamera: @unchecked Sendable {
     /// Unplugs it: a real USB disconnect.
     func unplug() { usbdev_camera_unplug(handle) }
 
-    /// Plugs it in again, with the same serial number.
-    func replug() throws {
+    /// Plugs it in again, with the same serial number, once uvcvideo's node for it is gone: the
+    /// kernel handles a disconnect after `unplug()` returns, and a device scanned in between is
+    /// the old node, which fails with ENODEV when the disconnect lands. Unplugs it first if it
+    /// is plugged in.
+    func replug(timeout: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws {
+        unplug()
+        guard waitUntilGone(timeout: timeout) else {
+            XCTFail("the USB camera \(serial)'s node was still listed \(timeout) s after the unplug: \(CaptureDevice.scan().devices.map(\.path))",
+                    file: file, line: line)
+            throw RigError.commandFailed("USB camera unplug")
+        }
         var error = [CChar](repeating: 0, count: 256)
         guard usbdev_camera_replug(handle, &error, error.count) == 0 else {
             XCTFail("replug failed: \(Rig.text(error))")
@@ -90,8 +99,18 @@ final class USBCamera: @unchecked Sendable {
     /// Unplugs it, frees it, waits until its node is gone and stops udevd.
     func close() {
         usbdev_camera_destroy(handle)
-        for _ in 0..<100 { guard CaptureDevice.scan().devices.contains(where: { $0.uniqueID.contains(serial) }) else { break }; usleep(50_000) }
+        _ = waitUntilGone(timeout: 5)
         udevd.stop()
+    }
+
+    /// Waits until no capture device of this camera is listed; false after `timeout` seconds.
+    private func waitUntilGone(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while CaptureDevice.scan().devices.contains(where: { $0.uniqueID.contains(serial) }) {
+            guard Date() < deadline else { return false }
+            usleep(50_000)
+        }
+        return true
     }
 
     /// The MJPEG sizes it offers, in descriptor order.

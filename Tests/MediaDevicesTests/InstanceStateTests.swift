@@ -20,8 +20,8 @@ final class InstanceStateTests: XCTestCase {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-            kept.lines.withLock { $0.append("\(level): \(message)") }
+        func log(event: LogEvent) {
+            kept.lines.withLock { $0.append("\(event.level): \(event.message)") }
         }
     }
 
