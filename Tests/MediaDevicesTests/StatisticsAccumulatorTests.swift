@@ -31,6 +31,31 @@ final class StatisticsAccumulatorTests: XCTestCase {
         XCTAssertEqual(statistics.deliveredFrames + statistics.droppedFrames + statistics.corruptFrames, 8, "sequence numbers 0 to 7")
     }
 
+    /// uvcvideo completes buffers from an unbound workqueue, so a frame can be dequeued after a
+    /// newer one (seen in the rig: 3, 5, 4, 6). The late frame was counted as dropped when the
+    /// newer one came; it arrives, so it is not dropped, and the next in order is no gap.
+    func testALateFrameIsNotCountedAsDropped() {
+        var accumulator = StatisticsAccumulator()
+        for sequence: UInt32 in [0, 1, 2, 3, 5, 4, 6, 7, 9, 10, 8, 8, 13, 12] {  // 8 twice: taken back once; 11 lost
+            accumulator.record(timestamp: MonotonicInstant(nanoseconds: UInt64(sequence) * 40_000_000), sequence: sequence, captureDelay: .zero)
+        }
+        XCTAssertEqual(accumulator.statistics.droppedFrames, 1, "only 11 never came")
+        XCTAssertEqual(accumulator.statistics.deliveredFrames, 14)
+        XCTAssertEqual(accumulator.statistics.measuredFrameRate, 13.0 / 0.52, accuracy: 1e-9, "the newest timestamp, not the late frame's")
+        // A frame from before the first one seen was never counted: nothing to take back.
+        var fresh = StatisticsAccumulator()
+        for sequence: UInt32 in [5, 4, 6] {
+            fresh.record(timestamp: MonotonicInstant(nanoseconds: UInt64(sequence)), sequence: sequence, captureDelay: .zero)
+        }
+        XCTAssertEqual(fresh.statistics.droppedFrames, 0)
+        // Far behind is a stream whose numbers began again, as before: no drop, counting goes on from there.
+        var restarted = StatisticsAccumulator()
+        for sequence: UInt32 in [1000, 1001, 0, 1, 3] {
+            restarted.record(timestamp: MonotonicInstant(nanoseconds: 0), sequence: sequence, captureDelay: .zero)
+        }
+        XCTAssertEqual(restarted.statistics.droppedFrames, 1, "2")
+    }
+
     func testMeasuredFrameRate() {
         var accumulator = StatisticsAccumulator()
         for index in 0..<11 {

@@ -5,7 +5,8 @@ import Synchronization
 public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// Frames handed to consumers.
     public var deliveredFrames: Int = 0
-    /// Frames the driver dropped before we saw them, counted from gaps in sequence numbers.
+    /// Frames the driver dropped before we saw them, counted from gaps in sequence numbers. A
+    /// frame the driver completes after a newer one (uvcvideo can) is not counted once it comes.
     public var droppedFrames: Int = 0
     /// Frames the asynchronous sequences dropped because the application fell behind.
     public var queueDroppedFrames: Int = 0
@@ -60,16 +61,19 @@ struct StatisticsAccumulator {
     private var firstTimestamp = MonotonicInstant(nanoseconds: 0)
     private var lastTimestamp = MonotonicInstant(nanoseconds: 0)
     private var lastSequence: UInt32?
+    /// Which of the 63 numbers before `lastSequence` were counted as dropped (bit `n`: the number
+    /// `n` before it), so that a frame the driver completes late takes its count back once.
+    private var countedMissing: UInt64 = 0
     private var delaySum: Duration = .zero
 
     /// Forgets the last sequence number (a stream restarted and numbers begin again).
-    mutating func restartSequence() { lastSequence = nil }
+    mutating func restartSequence() { lastSequence = nil; countedMissing = 0 }
 
     /// Records one delivered frame.
     mutating func record(timestamp: MonotonicInstant, sequence: UInt32, captureDelay: Duration) {
         advance(to: sequence)
         if statistics.deliveredFrames == 0 { firstTimestamp = timestamp }
-        lastTimestamp = timestamp
+        lastTimestamp = max(lastTimestamp, timestamp)
         statistics.deliveredFrames += 1
         delaySum += captureDelay
         statistics.meanCaptureDelay = delaySum / statistics.deliveredFrames
@@ -93,15 +97,38 @@ struct StatisticsAccumulator {
         recordCorruptFrame(error)
     }
 
-    /// Takes `sequence` as the last seen, counting the numbers skipped since the one before as
-    /// dropped by the driver. Modulo 2^32 (serial-number arithmetic): 0xFFFFFFFF → 0 is a step
-    /// of 1, frames dropped across the wrap still count, and a step back (≥ 2^31) is no drop.
+    /// Takes `sequence` as seen. A number ahead of the newest counts the numbers skipped since as
+    /// dropped by the driver; one of those arriving later (uvcvideo completes buffers from an
+    /// unbound workqueue, so DQBUF can return a frame after a newer one) takes its count back.
+    /// Modulo 2^32 (serial-number arithmetic): 0xFFFFFFFF → 0 is a step of 1, and frames dropped
+    /// across the wrap still count. A number further back than the window (63) is a stream whose
+    /// numbers began again: no drop, and counting goes on from it.
     private mutating func advance(to sequence: UInt32) {
-        if let last = lastSequence {
-            let step = sequence &- last
-            if step > 1, step < 1 << 31 { statistics.droppedFrames += Int(step - 1) }
+        guard let last = lastSequence else {
+            lastSequence = sequence
+            return
+        }
+        let step = sequence &- last
+        if step == 0 { return }
+        if step < 1 << 31 {
+            if step > 1 { statistics.droppedFrames += Int(step - 1) }
+            // Shift the window to the new newest; the numbers skipped are bits 1 ..< step.
+            let skipped: UInt64 = step >= 64 ? ~1 : ((1 << UInt64(step)) - 2)
+            countedMissing = (step >= 64 ? 0 : countedMissing << UInt64(step)) | skipped
+            lastSequence = sequence
+            return
+        }
+        let behind = last &- sequence
+        if behind < 64 {
+            let bit: UInt64 = 1 << UInt64(behind)
+            if countedMissing & bit != 0 {
+                countedMissing &= ~bit
+                statistics.droppedFrames -= 1
+            }
+            return
         }
         lastSequence = sequence
+        countedMissing = 0
     }
 
     /// Records `count` deadlines at which the screen had not changed (grabs skipped).
