@@ -224,7 +224,11 @@ final class ConsoleTests: XCTestCase {
         let player = try Rig.spawn(["/usr/bin/aplay", "-q", "-D", "hw:Loopback,0,0", "\(scratch)/console-tone.wav"],
                                    output: "\(scratch)/console-tone.out", errors: "\(scratch)/console-tone.err")
         defer { player.terminate() }
-        sleep(1)
+        // The meter only once aplay's stream runs: snd-aloop gives the second side to open the
+        // first one's format, and the console's meter asks for FLOAT_LE (aplay's S16_LE was then
+        // refused in a run where aplay took more than the second this test used to wait).
+        let running = Rig.shell("for i in $(seq 600); do grep -qs RUNNING /proc/asound/Loopback/pcm0p/sub0/status && exit 0; sleep 0.1; done; exit 1")
+        XCTAssertEqual(running.status, 0, "aplay's stream did not start in 60 s: " + Rig.shell("cat \(scratch)/console-tone.err").output)
         let meter = try console.record("/api/audio/level?device=\(microphone)", seconds: 4, into: "\(scratch)/console-level.sse")
         XCTAssertTrue(Rig.wait(for: meter, seconds: 30))
         let levels = Rig.shell("grep '^data: ' \(scratch)/console-level.sse").output.split(separator: "\n").compactMap { line -> Double? in
