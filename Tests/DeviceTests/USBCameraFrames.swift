@@ -127,7 +127,8 @@ func firstFrames(_ frames: VideoFrames, count: Int, seconds: Double, stopping so
 
 /// How many numbers between the least and the greatest of `numbers` never came (frames lost on
 /// the way), whatever order the rest came in: uvcvideo completes buffers from an unbound
-/// workqueue, so a frame can be dequeued after a newer one (seen in the rig: sequence 3, 5, 4).
+/// workqueue, so a frame can be dequeued after a newer one (in a rig run the raw consumer saw
+/// a number one below the one before it).
 func missingNumbers<Numbers: Collection>(_ numbers: Numbers) -> Int where Numbers.Element: BinaryInteger {
     guard let least = numbers.min(), let greatest = numbers.max() else { return 0 }
     return Int(greatest - least) + 1 - Set(numbers.map { Int($0) }).count

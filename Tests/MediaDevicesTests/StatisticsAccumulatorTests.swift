@@ -32,8 +32,9 @@ final class StatisticsAccumulatorTests: XCTestCase {
     }
 
     /// uvcvideo completes buffers from an unbound workqueue, so a frame can be dequeued after a
-    /// newer one (seen in the rig: 3, 5, 4, 6). The late frame was counted as dropped when the
-    /// newer one came; it arrives, so it is not dropped, and the next in order is no gap.
+    /// newer one (a rig run saw a number one below the one before it). The late frame was
+    /// counted as dropped when the newer one came; it arrives, so it is not dropped, and the next
+    /// in order is no gap.
     func testALateFrameIsNotCountedAsDropped() {
         var accumulator = StatisticsAccumulator()
         for sequence: UInt32 in [0, 1, 2, 3, 5, 4, 6, 7, 9, 10, 8, 8, 13, 12] {  // 8 twice: taken back once; 11 lost
