@@ -35,7 +35,12 @@ struct cpw_capture {
     struct pw_buffer *held;
     cpw_frame held_frame;
     uint64_t skipped;
-    int notify_fd;  // eventfd: written when a buffer arrives (cpw_capture_fd)
+    int notify_fd;  // eventfd: written when a screen cast's buffer arrives (cpw_capture_fd)
+    // A camera's: what its data loop's last run saw (enum cpw_ready), and the sources it
+    // watches beside the graph cycles (the capture's loop, the caller's descriptor).
+    uint32_t ready;
+    struct spa_source *loop_source;
+    struct spa_source *watch_source;
     int camera;     // a camera stream (any raw format, MJPEG, DMA-BUF) rather than a screen cast
     const char *gone; // why the stream ended when its node went away
     uint32_t subtype; // enum cpw_subtype of the negotiated format
@@ -270,11 +275,16 @@ static void on_remove_buffer(void *data, struct pw_buffer *buffer) {
     cpw_mapping_free(mapping);
 }
 
-// A buffer arrived (called on whichever PipeWire thread processes the stream). Dequeuing is
-// left to cpw_capture_newest; this only makes cpw_capture_fd readable, so the capture thread
-// can sleep on it while the screen is still.
+// A buffer arrived. Dequeuing is left to cpw_capture_newest. A screen cast's stream calls this
+// on the capture's loop (handed over from PipeWire's data-loop thread); it makes cpw_capture_fd
+// readable, so the capture thread can sleep on it while the screen is still. A camera's stream
+// calls it inside cpw_capture_wait's run of the data loop, on the capture thread: noted there.
 static void on_process(void *data) {
     struct cpw_capture *c = data;
+    if (c->camera) {
+        c->ready |= CPW_READY_BUFFER;
+        return;
+    }
     uint64_t one = 1;
     if (write(c->notify_fd, &one, sizeof one) < 0) { /* already signalled (counter full) */ }
 }
@@ -287,6 +297,12 @@ static const struct pw_stream_events cpw_stream_events = {
     .remove_buffer = on_remove_buffer,
     .process = on_process,
 };
+
+// The capture's own loop has something (a camera's: seen from its data loop, run by cpw_capture_wait).
+static void on_loop_ready(void *data, int fd, uint32_t mask) { ((struct cpw_capture *)data)->ready |= CPW_READY_LOOP; }
+
+// The descriptor cpw_capture_watch named is readable.
+static void on_watched_ready(void *data, int fd, uint32_t mask) { ((struct cpw_capture *)data)->ready |= CPW_READY_WATCHED; }
 
 // Makes a capture and its connection, and a stream of `role` with the listeners; NULL on failure.
 static struct cpw_capture *capture_new(int fd, uint32_t node_id, int camera, char *error, size_t error_size) {
@@ -306,9 +322,20 @@ static struct cpw_capture *capture_new(int fd, uint32_t node_id, int camera, cha
         free(c);
         return NULL;
     }
-    if (cpw_connection_open(&c->connection, fd, error, error_size) < 0) {
+    // A camera's graph cycles run on the capture thread (the one thread that wakes per frame);
+    // a screen cast's on PipeWire's data-loop thread, its buffers signalled through notify_fd.
+    if (cpw_connection_open(&c->connection, fd, camera, error, error_size) < 0) {
         cpw_capture_close(c);
         return NULL;
+    }
+    if (c->connection.data_loop != NULL) {
+        c->loop_source = pw_loop_add_io(c->connection.data_loop, pw_loop_get_fd(c->connection.loop), SPA_IO_IN, false,
+                                        on_loop_ready, c);
+        if (c->loop_source == NULL) {
+            snprintf(error, error_size, "pw_loop_add_io failed: %s", strerror(errno));
+            cpw_capture_close(c);
+            return NULL;
+        }
     }
     struct pw_core *core = c->connection.core;
     pw_core_add_listener(core, &c->core_listener, &cpw_core_events, c);
@@ -327,9 +354,11 @@ static struct cpw_capture *capture_new(int fd, uint32_t node_id, int camera, cha
     return c;
 }
 
-// Camera streams map their buffers themselves (on_add_buffer); screen streams let the stream map memfd.
+// Camera streams map their buffers themselves (on_add_buffer) and are processed where their
+// data loop runs (the capture thread: RT_PROCESS); screen streams let the stream map memfd.
 static struct cpw_capture *capture_connect(struct cpw_capture *c, const struct spa_pod *format, char *error, size_t error_size) {
-    enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT | (c->camera ? 0 : PW_STREAM_FLAG_MAP_BUFFERS);
+    enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT
+        | (c->camera ? PW_STREAM_FLAG_RT_PROCESS : PW_STREAM_FLAG_MAP_BUFFERS);
     int result = pw_stream_connect(c->stream, PW_DIRECTION_INPUT, c->node_id, flags, &format, 1);
     if (result < 0) {
         snprintf(error, error_size, "pw_stream_connect to node %u failed: %s", c->node_id, spa_strerror(result));
@@ -399,7 +428,27 @@ int cpw_capture_iterate(cpw_capture *c, int timeout_ms) {
     return result;
 }
 
-int cpw_capture_fd(const cpw_capture *c) { return c->notify_fd; }
+int cpw_capture_watch(cpw_capture *c, int fd) {
+    if (c->connection.data_loop == NULL || c->watch_source != NULL) return -EINVAL;
+    c->watch_source = pw_loop_add_io(c->connection.data_loop, fd, SPA_IO_IN, false, on_watched_ready, c);
+    return c->watch_source != NULL ? 0 : -errno;
+}
+
+uint32_t cpw_capture_wait(cpw_capture *c, int timeout_ms) {
+    if (c->connection.data_loop == NULL) return 0;
+    c->ready = 0;
+    int result = cpw_loop_run_once(c->connection.data_loop, timeout_ms);
+    if (result < 0 && result != -EINTR) {
+        char text[120];
+        snprintf(text, sizeof text, "pw_loop_iterate on the data loop failed: %s", spa_strerror(result));
+        cpw_fail(c, text);
+    }
+    return c->ready;
+}
+
+int cpw_capture_fd(const cpw_capture *c) {
+    return c->connection.data_loop != NULL ? pw_loop_get_fd(c->connection.data_loop) : c->notify_fd;
+}
 
 int cpw_capture_loop_fd(const cpw_capture *c) { return pw_loop_get_fd(c->connection.loop); }
 
@@ -421,8 +470,10 @@ static int cpw_has_picture(struct pw_buffer *buffer) {
 }
 
 int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
-    uint64_t signalled;
-    if (read(c->notify_fd, &signalled, sizeof signalled) < 0) { /* nothing arrived: EAGAIN */ }
+    if (c->connection.data_loop == NULL) {
+        uint64_t signalled;
+        if (read(c->notify_fd, &signalled, sizeof signalled) < 0) { /* nothing arrived: EAGAIN */ }
+    }
     struct pw_buffer *newest = NULL;
     struct pw_buffer *buffer;
     if (c->stream != NULL && c->state != CPW_STATE_ENDED) {
@@ -525,6 +576,8 @@ void cpw_capture_close(cpw_capture *c) {
         pw_proxy_destroy((struct pw_proxy *)c->registry);
     }
     if (c->connection.core != NULL) spa_hook_remove(&c->core_listener);
+    if (c->watch_source != NULL) pw_loop_destroy_source(c->connection.data_loop, c->watch_source);
+    if (c->loop_source != NULL) pw_loop_destroy_source(c->connection.data_loop, c->loop_source);
     cpw_connection_close(&c->connection);
     // Lent buffers' mappings (all disowned by now) are the lender's to free (cpw_mapping_free).
     close(c->notify_fd);

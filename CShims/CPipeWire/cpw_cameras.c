@@ -462,7 +462,7 @@ cpw_cameras *cpw_cameras_read(int fd, int timeout_ms, char *error, size_t error_
         snprintf(error, error_size, "out of memory");
         return NULL;
     }
-    if (cpw_connection_open(&cameras->connection, fd, error, error_size) < 0) {
+    if (cpw_connection_open(&cameras->connection, fd, 0, error, error_size) < 0) {
         free(cameras);
         return NULL;
     }
@@ -527,7 +527,7 @@ int cpw_node_set_control(int fd, uint32_t node_id, uint32_t control_id, uint32_t
         snprintf(error, error_size, "out of memory");
         return -1;
     }
-    if (cpw_connection_open(&session->connection, fd, error, error_size) < 0) {
+    if (cpw_connection_open(&session->connection, fd, 0, error, error_size) < 0) {
         free(session);
         return -1;
     }

@@ -10,7 +10,7 @@
 static pthread_once_t cpw_init_once = PTHREAD_ONCE_INIT;
 static void cpw_init(void) { pw_init(NULL, NULL); }
 
-int cpw_connection_open(struct cpw_connection *c, int fd, char *error, size_t error_size) {
+int cpw_connection_open(struct cpw_connection *c, int fd, int own_data_loop, char *error, size_t error_size) {
     pthread_once(&cpw_init_once, cpw_init);
     *c = (struct cpw_connection){0};
     c->loop = pw_loop_new(NULL);
@@ -25,6 +25,12 @@ int cpw_connection_open(struct cpw_connection *c, int fd, char *error, size_t er
         snprintf(error, error_size, "pw_context_new failed: %s", strerror(errno));
         cpw_connection_close(c);
         return -1;
+    }
+    if (own_data_loop) {
+        // pw_context_new started the data loop's thread; it leaves the loop on stopping.
+        struct pw_data_loop *data_loop = pw_context_get_data_loop(c->context);
+        pw_data_loop_stop(data_loop);
+        c->data_loop = pw_data_loop_get_loop(data_loop);
     }
     c->core = fd >= 0 ? pw_context_connect_fd(c->context, fd, NULL, 0) : pw_context_connect(c->context, NULL, 0);
     if (c->core == NULL) {
@@ -43,9 +49,11 @@ void cpw_connection_close(struct cpw_connection *c) {
     *c = (struct cpw_connection){0};
 }
 
-int cpw_connection_iterate(struct cpw_connection *c, int timeout_ms) {
-    pw_loop_enter(c->loop);
-    int result = pw_loop_iterate(c->loop, timeout_ms);
-    pw_loop_leave(c->loop);
+int cpw_connection_iterate(struct cpw_connection *c, int timeout_ms) { return cpw_loop_run_once(c->loop, timeout_ms); }
+
+int cpw_loop_run_once(struct pw_loop *loop, int timeout_ms) {
+    pw_loop_enter(loop);
+    int result = pw_loop_iterate(loop, timeout_ms);
+    pw_loop_leave(loop);
     return result;
 }

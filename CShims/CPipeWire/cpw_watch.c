@@ -82,7 +82,7 @@ static const struct pw_core_events core_events = {
 cpw_watch *cpw_watch_open(char *error, size_t error_size) {
     struct cpw_watch *w = calloc(1, sizeof *w);
     if (w == NULL) { snprintf(error, error_size, "out of memory"); return NULL; }
-    if (cpw_connection_open(&w->connection, -1, error, error_size) != 0) { free(w); return NULL; }
+    if (cpw_connection_open(&w->connection, -1, 0, error, error_size) != 0) { free(w); return NULL; }
     pw_core_add_listener(w->connection.core, &w->core_listener, &core_events, w);
     w->registry = pw_core_get_registry(w->connection.core, PW_VERSION_REGISTRY, 0);
     if (w->registry == NULL) {

@@ -72,11 +72,30 @@ cpw_capture *cpw_capture_open_camera(int fd, uint32_t node_id, const cpw_stream_
 /// Returns what pw_loop_iterate returns (a negative errno on failure).
 int cpw_capture_iterate(cpw_capture *capture, int timeout_ms);
 
-/// An eventfd that becomes readable when a buffer arrives (the stream's process callback, on
-/// whichever PipeWire thread runs it) and is read again by `cpw_capture_newest`. Not the
-/// loop's own descriptor: buffers reach the stream on PipeWire's data thread, which does not
-/// wake the capture's loop.
+/// Readable when a buffer may have arrived. For a screen cast, an eventfd its stream's process
+/// callback writes (PipeWire's data-loop thread runs the stream and hands `process` to the
+/// capture's loop); `cpw_capture_newest` then takes the buffer. For a camera, the descriptor of
+/// the context's data loop, which the capture's thread runs itself: `cpw_capture_wait`.
 int cpw_capture_fd(const cpw_capture *capture);
+
+/// What a camera's `cpw_capture_wait` saw (bits).
+enum cpw_ready {
+    CPW_READY_BUFFER = 1,  ///< a graph cycle brought a buffer: cpw_capture_newest takes it
+    CPW_READY_LOOP = 2,    ///< the capture's loop has something: cpw_capture_iterate
+    CPW_READY_WATCHED = 4, ///< the descriptor given to cpw_capture_watch is readable (and stays so until read)
+};
+
+/// A camera's thread sleeps in `cpw_capture_wait`, which then also wakes when `fd` becomes
+/// readable (the caller's wake-up event). One descriptor; -EINVAL for a screen cast or a second.
+int cpw_capture_watch(cpw_capture *capture, int fd);
+
+/// A camera's: runs the stream's data loop once on the calling thread, waiting at most
+/// `timeout_ms` (-1: without limit): the due graph cycles (the stream processed there:
+/// PW_STREAM_FLAG_RT_PROCESS), and notes whether the capture's loop or the watched descriptor
+/// is readable. So one thread wakes per frame, in one system call, where PipeWire's own
+/// data-loop thread would wake and then hand the buffer to the capture's. Returns enum
+/// cpw_ready bits; 0 for a screen cast, or when the time ran out. A failure ends the stream.
+uint32_t cpw_capture_wait(cpw_capture *capture, int timeout_ms);
 
 /// The capture's loop descriptor: readable when PipeWire sent something for the loop (state
 /// changes, the node going away); then call cpw_capture_iterate.

@@ -179,9 +179,11 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         try node.apply([ControlSetting(id: id, value: .integer(value))])
     }
 
-    /// The capture loop: sleeps on the stream's buffer eventfd, its loop and the wake-up
-    /// event; delivers each newest buffer, lendable to sequences (`leases`) when it is in a
-    /// mapping of our own (memfd, DMA-BUF), and gives back the buffers whose leases ended.
+    /// The capture loop: sleeps in the stream's data loop (`PipeWireCapture.wait`: its graph
+    /// cycles run here, so one thread wakes per frame, in one system call), which also wakes for
+    /// the stream's main loop (state changes, the node going away) and the wake-up event (a stop,
+    /// or a give-back); delivers each newest buffer, lendable to sequences (`leases`) when it is
+    /// in a mapping of our own (memfd, DMA-BUF), and gives back the buffers whose leases ended.
     /// Allocates nothing per frame (the frame's format is made again only when the stride or
     /// size changes; no generic collection calls such as `first`, which allocate in debug builds).
     private static func pump(_ capture: PipeWireCapture, format negotiated: VideoFormat, leases: PipeWireBufferLeases,
@@ -192,21 +194,22 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             capture.close()
             leases.endRun()
         }
-        let fds = UnsafeMutablePointer<pollfd>.allocate(capacity: 3)
-        defer { fds.deallocate() }
-        fds[0] = pollfd(fd: capture.descriptor, events: Int16(POLLIN), revents: 0)
-        fds[1] = pollfd(fd: capture.loopDescriptor, events: Int16(POLLIN), revents: 0)
-        fds[2] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+        capture.watch(wake.descriptor)
         var format = negotiated
         var locations = format.planeLocations
         var sequence: UInt32 = 0
         var formatID = LendableBuffer.newFormatID()
         while !shouldStop() {
-            _ = poll(fds, 3, 1000)
-            if fds[2].revents != 0 { wake.reset() }  // a stop (seen above), or a give-back (below)
-            leases.returnGivenBack { capture.returnBuffer($0) }
-            do { try capture.iterate(timeoutMilliseconds: 0) } catch { return error as? MediaDevicesError }
-            let (picture, isNew) = capture.newest()
+            let ready = capture.wait(timeoutMilliseconds: 1000)
+            if ready.contains(.watched) {
+                wake.reset()  // a stop (seen above), or a give-back: every give-back signals after setting its mark
+                leases.returnGivenBack { capture.returnBuffer($0) }
+            }
+            let (picture, isNew) = ready.contains(.buffer) ? capture.newest() : (cpw_frame(), false)
+            do {
+                if ready.contains(.loop) { try capture.iterate(timeoutMilliseconds: 0) }
+                try capture.throwIfEnded()
+            } catch { return error as? MediaDevicesError }
             guard isNew, let data = picture.data else {
                 if let stalled = delivery.stall(device: label) { return stalled }
                 continue

@@ -6,7 +6,8 @@ import Glibc
 /// A PipeWire video stream from one node (`cpw_capture` of the CPipeWire shim): a portal's
 /// screen cast (raw BGRx/RGBx/BGRA/RGBA in memfd or plain memory, over the portal's connection)
 /// or a camera node (the format chosen from its EnumFormat entries; memfd, plain memory or
-/// DMA-BUF), with its own loop that the caller iterates (no thread). Holds the newest buffer
+/// DMA-BUF), with its own loop that the caller iterates (no thread; a camera's stream is also
+/// processed on the caller's thread: see `wait`). Holds the newest buffer
 /// until a newer one arrives. Owns the capture: `close()` (or `deinit`) gives the buffer back
 /// and disconnects. Used by one thread at a time (handed to a capture thread whole: hence
 /// `@unchecked Sendable`).
@@ -51,8 +52,32 @@ final class PipeWireCapture: @unchecked Sendable {
         capture = nil
     }
 
-    /// Readable when a buffer arrived since `newest()` last looked (-1 once closed).
+    /// A screen cast's: readable when a buffer arrived since `newest()` last looked (-1 once
+    /// closed). A camera's thread sleeps in `wait` instead.
     var descriptor: Int32 { capture.map { cpw_capture_fd($0) } ?? -1 }
+
+    /// What a camera's `wait` saw.
+    struct Readiness: OptionSet {
+        let rawValue: UInt32
+        /// A buffer arrived: `newest()` takes it.
+        static let buffer = Readiness(rawValue: CPW_READY_BUFFER.rawValue)
+        /// The stream's loop has something (state changes, the node going away): `iterate`.
+        static let loop = Readiness(rawValue: CPW_READY_LOOP.rawValue)
+        /// The descriptor given to `watch` is readable.
+        static let watched = Readiness(rawValue: CPW_READY_WATCHED.rawValue)
+    }
+
+    /// A camera's `wait` also wakes when `descriptor` becomes readable (one descriptor a capture).
+    func watch(_ descriptor: Int32) {
+        if let capture { _ = cpw_capture_watch(capture, descriptor) }
+    }
+
+    /// A camera's: sleeps at most `timeoutMilliseconds` until a graph cycle of the stream is due
+    /// (run here, on the calling thread: the only thread that wakes per frame), its loop has
+    /// something or the watched descriptor is readable. Empty when the time ran out.
+    func wait(timeoutMilliseconds: Int32) -> Readiness {
+        Readiness(rawValue: capture.map { cpw_capture_wait($0, timeoutMilliseconds) } ?? 0)
+    }
 
     /// Readable when PipeWire sent the loop something (`iterate` then dispatches it); -1 once closed.
     var loopDescriptor: Int32 { capture.map { cpw_capture_loop_fd($0) } ?? -1 }
@@ -62,6 +87,12 @@ final class PipeWireCapture: @unchecked Sendable {
     func iterate(timeoutMilliseconds: Int32) throws {
         guard let capture else { throw ended("closed") }
         _ = cpw_capture_iterate(capture, timeoutMilliseconds)
+        try throwIfEnded()
+    }
+
+    /// Throws `.disconnected` when the stream has ended (the node went away, the connection broke).
+    func throwIfEnded() throws {
+        guard let capture else { throw ended("closed") }
         if cpw_capture_state(capture) == CPW_STATE_ENDED { throw ended(String(cString: cpw_capture_error(capture))) }
     }
 
