@@ -12,9 +12,11 @@ extension CaptureDevice {
     /// `.pipewire`: the cameras of the PipeWire session (`PIPEWIRE_REMOTE`, else
     /// `$XDG_RUNTIME_DIR/pipewire-0`), given `pipeWireTimeout` to answer: a camera
     /// WirePlumber's V4L2 monitor wraps is the V4L2 device (same `uniqueID`) with its PipeWire
-    /// node among `routes`; a camera only PipeWire offers (libcamera) is listed with `uniqueID`
-    /// `libcamera:ID` (libcamera's camera id, stable across replug) or, for a V4L2 node this
-    /// process may not open, the identifier V4L2 would give it. With `.pipewire` alone only
+    /// node among `routes`, and so is a UVC camera's libcamera node (WirePlumber 0.4 offers such
+    /// a camera twice; it is listed once, its V4L2 node's route first); a camera only PipeWire
+    /// offers (a MIPI camera through libcamera) is listed with `uniqueID` `libcamera:ID`
+    /// (libcamera's camera id, stable across replug) or, for a V4L2 node this process may not
+    /// open, the identifier V4L2 would give it. With `.pipewire` alone only
     /// cameras PipeWire offers are listed, with only their PipeWire routes. `.portal` adds the
     /// cameras the Camera portal's remote sees (as a sandboxed application does), each with its
     /// portal route (backend `.portal`): ask for access first (`CameraPortal.requestAccess()`),
@@ -90,15 +92,19 @@ extension CaptureDevice {
     /// `devices` with each PipeWire node added to the device it wraps (same device path, or the
     /// same identifier: the udev link `stableLink` names for the node's `api.v4l2.path`, else
     /// `v4l2:DRIVER:BUS_INFO`), and a new device for each camera no V4L2 device matches (nodes
-    /// with one identifier share it).
-    package static func merging(_ devices: [CaptureDevice], _ nodes: [PipeWireCameraNode],
-                        stableLink: (String) -> String?) -> [CaptureDevice] {
+    /// with one identifier share it). A UVC camera's libcamera node joins the camera's V4L2
+    /// device (listed directly or through its V4L2 node) whose libcamera id (`libcamera`) it
+    /// carries, after the V4L2 node: so `PipeWireCameraSource(device:)` reads the V4L2 node,
+    /// which offers the camera's MJPEG and frame rates.
+    package static func merging(_ devices: [CaptureDevice], _ nodes: [PipeWireCameraNode], stableLink: (String) -> String?,
+                                libcamera: LibcameraUVCNames = LibcameraUVCNames()) -> [CaptureDevice] {
         var merged = devices
-        for node in nodes {
-            let key = identifier(of: node, stableLink: stableLink)
+        for node in nodes.filter({ $0.libcameraPath == nil }) + nodes.filter({ $0.libcameraPath != nil }) {
+            let key = identifier(of: node, stableLink: stableLink, libcamera: libcamera)
             let path = node.v4l2Path.map(resolved)
             if let index = merged.firstIndex(where: { device in
                 (path != nil && device.backends.contains(.v4l2) && resolved(device.path) == path) || device.uniqueID == key
+                    || node.libcameraPath.map { isUVCCamera(device, named: $0, libcamera) } == true
             }) {
                 merged[index] = merged[index].with(uniqueID: merged[index].uniqueID, routes: merged[index].routes + [.pipewire(node)])
             } else {
@@ -112,14 +118,28 @@ extension CaptureDevice {
         return merged
     }
 
-    /// What identifies `node`'s camera across replug and across backends.
-    static func identifier(of node: PipeWireCameraNode, stableLink: (String) -> String?) -> String {
+    /// What identifies `node`'s camera across replug and across backends: a UVC camera's
+    /// libcamera node has its V4L2 device's identifier where that device can be found and
+    /// opened, other libcamera cameras `libcamera:ID`.
+    static func identifier(of node: PipeWireCameraNode, stableLink: (String) -> String?,
+                           libcamera: LibcameraUVCNames = LibcameraUVCNames()) -> String {
         if let path = node.v4l2Path {
             if let link = stableLink(path) { return link }
             if let driver = node.v4l2Driver, let bus = node.v4l2BusInfo { return "v4l2:\(driver):\(bus)" }
         }
-        if let camera = node.libcameraPath { return "libcamera:\(camera)" }
+        if let camera = node.libcameraPath {
+            for path in libcamera.videoNodes(ofCameraID: camera) {
+                if let link = stableLink(path) { return link }
+                if let device = try? CaptureDevice(path: path) { return device.uniqueID }
+            }
+            return "libcamera:\(camera)"
+        }
         return "pipewire:\(node.name)"
+    }
+
+    /// Whether `device` is the UVC camera whose libcamera camera id is `cameraID`.
+    private static func isUVCCamera(_ device: CaptureDevice, named cameraID: String, _ libcamera: LibcameraUVCNames) -> Bool {
+        device.driver == "uvcvideo" && device.path.hasPrefix("/dev/") && libcamera.cameraID(ofVideoNode: device.path) == cameraID
     }
 
     private static func resolved(_ path: String) -> String {
