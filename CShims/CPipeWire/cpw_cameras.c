@@ -41,9 +41,28 @@ struct cpw_cameras {
     int pending_seq; // the core sync awaited
     int done;        // the awaited sync's done arrived
     char error[256];
+    char server_version[32]; // the server's version (its core info), "" until it came
 };
 
 #define FOURCC(a, b, c, d) ((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
+
+const char *cpw_cameras_server_version(const cpw_cameras *cameras) { return cameras->server_version; }
+
+uint32_t cpw_spa_format_byte_reversed(uint32_t spa_format) {
+    switch (spa_format) {
+    case SPA_VIDEO_FORMAT_RGB: return SPA_VIDEO_FORMAT_BGR;
+    case SPA_VIDEO_FORMAT_BGR: return SPA_VIDEO_FORMAT_RGB;
+    case SPA_VIDEO_FORMAT_xRGB: return SPA_VIDEO_FORMAT_BGRx;
+    case SPA_VIDEO_FORMAT_BGRx: return SPA_VIDEO_FORMAT_xRGB;
+    case SPA_VIDEO_FORMAT_xBGR: return SPA_VIDEO_FORMAT_RGBx;
+    case SPA_VIDEO_FORMAT_RGBx: return SPA_VIDEO_FORMAT_xBGR;
+    case SPA_VIDEO_FORMAT_ARGB: return SPA_VIDEO_FORMAT_BGRA;
+    case SPA_VIDEO_FORMAT_BGRA: return SPA_VIDEO_FORMAT_ARGB;
+    case SPA_VIDEO_FORMAT_ABGR: return SPA_VIDEO_FORMAT_RGBA;
+    case SPA_VIDEO_FORMAT_RGBA: return SPA_VIDEO_FORMAT_ABGR;
+    default: return spa_format;
+    }
+}
 
 uint32_t cpw_fourcc_of_spa_format(uint32_t spa_format) {
     switch (spa_format) {
@@ -385,8 +404,15 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
     snprintf(cameras->error, sizeof cameras->error, "PipeWire: %s (%s)", message ? message : "error", spa_strerror(res));
 }
 
+static void on_core_info(void *data, const struct pw_core_info *info) {
+    struct cpw_cameras *cameras = data;
+    if (info != NULL && info->version != NULL)
+        snprintf(cameras->server_version, sizeof cameras->server_version, "%s", info->version);
+}
+
 static const struct pw_core_events cpw_cameras_core_events = {
     PW_VERSION_CORE_EVENTS,
+    .info = on_core_info,
     .done = on_core_done,
     .error = on_core_error,
 };

@@ -201,6 +201,8 @@ struct ControlsCommand: ParsableCommand {
         case .string: text += range + " step=\(control.step)"
         case .bitmask: text += " max=\(hex(UInt64(bitPattern: control.maximum))) default=\(hex(UInt64(bitPattern: control.defaultValue)))"
         case .button, .area: break
+        case .float:
+            if let range = control.floatRange { text += " min=\(range.minimum) max=\(range.maximum) default=\(range.defaultValue)" }
         case let type where type.isInteger || type.isCompound:
             text += range + " step=\(control.step) default=\(control.defaultValue)"
         default: text += " type=\(String(control.type.rawValue, radix: 16))"
@@ -216,6 +218,7 @@ struct ControlsCommand: ParsableCommand {
     private static func valueText(_ control: CameraControl) -> String? {
         switch control.value {
         case .none: return nil
+        case .float(let value): return "\(value)"
         case .string(let text): return "'\(text)'"
         case .array(let elements):
             if control.type == .area, elements.count == 2 { return "\(elements[0])x\(elements[1])" }
@@ -274,6 +277,8 @@ struct ControlsJSON: Encodable {
         let flags: [String]
         let menu: [MenuEntry]?
         let dimensions: [UInt32]?
+        /// A float control's range and default (its minimum, maximum and default above are 0).
+        let floatRange: CameraControl.FloatRange?
 
         init(_ control: CameraControl, className: String) {
             id = control.id
@@ -289,6 +294,7 @@ struct ControlsJSON: Encodable {
             flags = control.flags.names
             menu = control.type.isMenu ? control.menu.map { MenuEntry(index: $0.index, name: $0.name, value: $0.value) } : nil
             dimensions = control.dimensions.isEmpty ? nil : control.dimensions
+            floatRange = control.floatRange
         }
     }
 

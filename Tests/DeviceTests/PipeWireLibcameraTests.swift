@@ -60,4 +60,80 @@ final class PipeWireLibcameraTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(recorder.kept.first?.bytes.count ?? 0, (recorder.kept.first?.bytesPerRow ?? 0) * 479 + format.width * 3)
         print("figure: vimc through libcamera and PipeWire: \(recorder.records.count) frames of \(format.width)x\(format.height) BGR3, stride \(recorder.kept.first?.bytesPerRow ?? 0)")
     }
+
+    /// The picture through libcamera has the sensor's colours, and a libcamera control changes
+    /// it. vimc's sensor draws the test pattern its `Test Pattern` control (on the sensor's
+    /// subdev) selects: 100% colour bars, through vimc's debayer, libcamera and PipeWire (as
+    /// RGB3: libcamera's BGR888, vimc's default), then converted to ARGB, have their colours at
+    /// each bar's centre. libcamera's `Brightness` is
+    /// a float control (the node's PropInfo; libcamera's vimc pipeline turns it into the
+    /// sensor's V4L2 brightness): set through the node's Props while streaming, it brightens
+    /// the picture; set back, the picture is as before.
+    func testVimcBarsKeepTheirColoursAndLibcamerasBrightnessChangesThePicture() throws {
+        let udevd = try UdevDaemon()
+        defer { udevd.stop(); Rig.shell("\(Rig.script("vimc")) unload") }
+        try Rig.run("\(Rig.script("vimc")) load")
+        try udevd.trigger(["media", "video4linux"])
+        let subdev = try Rig.run("grep -lx 'Sensor B' /sys/class/video4linux/v4l-subdev*/name | head -n 1 | cut -d/ -f5")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertFalse(subdev.isEmpty, "vimc's Sensor B subdev")
+        try Rig.run("v4l2-ctl -d /dev/\(subdev) --set-ctrl test_pattern=1")  // 100% colour bars
+        let session = try CameraSession(name: "libcamera-bars", devices: [Self.camera])
+        defer { session.stop() }
+        let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.uniqueID == "libcamera:\(Self.camera)" })
+        let source = try PipeWireCameraSource(device: camera, request: FormatRequest(pixelFormat: .rgb24, size: .vga))
+        defer { source.release() }
+        let controls = try source.controls()
+        let brightness = try XCTUnwrap(controls.first { $0.name == "Brightness" }, "\(controls.map(\.name))")
+        XCTAssertEqual(brightness.type, .float)
+        let range = try XCTUnwrap(brightness.floatRange)
+        XCTAssertLessThan(range.minimum, 0)
+        XCTAssertGreaterThan(range.maximum, 0.4)
+
+        func picture(_ label: String) throws -> (bars: [ConversionTests.RGB], mean: Double) {
+            let recorder = FrameRecorder(target: 6, keepIndex: 5)
+            source.consumer = try ConvertingConsumer(output: OutputFormat(.argb), consumer: recorder)
+            XCTAssertTrue(recorder.wait(seconds: 90), "\(label): frames \(recorder.records.count)\n\(session.report)")
+            let format = try XCTUnwrap(recorder.keptFormat, label)
+            let plane = try XCTUnwrap(recorder.kept.first, label)
+            func pixel(_ x: Int, _ y: Int) -> ConversionTests.RGB {
+                let i = y * plane.bytesPerRow + x * 4
+                return (Int(plane.bytes[i + 2]), Int(plane.bytes[i + 1]), Int(plane.bytes[i]))
+            }
+            let bars = (0..<8).map { pixel(format.width * (2 * $0 + 1) / 16, format.height / 2) }
+            var sum = 0
+            for y in stride(from: format.height / 4, to: format.height, by: 4) {
+                for x in stride(from: 0, to: format.width, by: 4) { let p = pixel(x, y); sum += p.r + p.g + p.b }
+            }
+            return (bars, Double(sum) / Double(3 * ((format.height - format.height / 4 + 3) / 4) * ((format.width + 3) / 4)))
+        }
+
+        source.consumer = FrameRecorder(target: 1)
+        try source.start()
+        let before = try picture("before")
+        print("figure: vimc's 100% bars through libcamera and PipeWire as ARGB: \(before.bars.map { "(\($0.r),\($0.g),\($0.b))" }.joined(separator: " "))")
+        // Each bar's full channels bright and its empty ones dark: red and blue where they
+        // belong (PipeWire 0.3.65 names libcamera's RGB formats with the bytes reversed). Green
+        // comes out dimmer in the bars that mix it with one other channel (yellow 191, cyan and
+        // green 153, and cyan's blue 127: measured; from vimc's sensor or debayer, not studied),
+        // so levels are held to "bright" (≥ 120) and "dark" (≤ 60), not to 255 and 0.
+        for (index, (got, want)) in zip(before.bars, ConversionTests.bars).enumerated() {
+            for (channel, level, full) in [("red", got.r, want.r), ("green", got.g, want.g), ("blue", got.b, want.b)] {
+                if full == 255 { XCTAssertGreaterThanOrEqual(level, 120, "bar \(index) \(channel): \(before.bars)") }
+                else { XCTAssertLessThanOrEqual(level, 60, "bar \(index) \(channel): \(before.bars)") }
+            }
+        }
+
+        try source.setControls([ControlSetting(id: brightness.id, value: .float(min(0.5, range.maximum)))])
+        usleep(1_000_000)  // libcamera applies a control with a later request
+        let brighter = try picture("brighter")
+        try source.setControls([ControlSetting(id: brightness.id, value: .float(range.defaultValue))])
+        usleep(1_000_000)
+        let after = try picture("after")
+        source.stop()
+        print(String(format: "figure: vimc through libcamera, mean level: %.1f, Brightness %.2f: %.1f, back to %.2f: %.1f",
+                     before.mean, min(0.5, range.maximum), brighter.mean, range.defaultValue, after.mean))
+        XCTAssertGreaterThan(brighter.mean, before.mean + 20, "Brightness raised the picture")
+        XCTAssertEqual(after.mean, before.mean, accuracy: 3, "Brightness set back")
+    }
 }

@@ -67,4 +67,27 @@ final class CameraControlModelTests: XCTestCase {
         XCTAssertEqual(json, #"[-5,"ab",[1,2],null]"#)
         XCTAssertEqual(try JSONDecoder().decode([ControlValue].self, from: Data(json.utf8)), values)
     }
+
+    /// libcamera's floating-point controls (through PipeWire): set from text or a number, held
+    /// to their range, written to JSON as numbers; a whole number read back (a profile file
+    /// writes 1.0 as 1) still sets a float control.
+    func testFloatControlsResolveWithinTheirRange() throws {
+        let contrast = CameraControl(id: 10, name: "Contrast", type: .float, minimum: 0, maximum: 0, step: 0, defaultValue: 0, flags: [],
+                                     floatRange: .init(minimum: 0, maximum: 4, defaultValue: 1), value: .float(1))
+        let resolver = ControlResolver(device: "pipewire:7", controls: [contrast])
+        XCTAssertEqual(try resolver.resolve([ControlSetting(parsing: "contrast=2.5")!]).map(\.value), [.float(2.5)])
+        XCTAssertEqual(try resolver.resolve([ControlSetting(id: 10, value: .integer(3))]).map(\.value), [.float(3)])
+        XCTAssertEqual(try resolver.resolve([ControlSetting(id: 10, value: .float(0))]).map(\.value), [.float(0)])
+        for text in ["4.5", "-0.1", "bright", "nan"] {
+            XCTAssertThrowsError(try resolver.resolve([ControlSetting(parsing: "contrast=\(text)")!]), text) { error in
+                XCTAssertEqual((error as? MediaDevicesError)?.code, .invalidValue, text)
+                XCTAssertTrue("\(error)".contains("a number from 0.0 to 4.0"), "\(error)")
+            }
+        }
+        XCTAssertEqual(ControlType.float.description, "float")
+        XCTAssertFalse(ControlType.float.isInteger || ControlType.float.isCompound)
+        let json = String(decoding: try JSONEncoder().encode([ControlValue.float(0.25), .float(-1.5)]), as: UTF8.self)
+        XCTAssertEqual(json, "[0.25,-1.5]")
+        XCTAssertEqual(try JSONDecoder().decode([ControlValue].self, from: Data(json.utf8)), [.float(0.25), .float(-1.5)])
+    }
 }

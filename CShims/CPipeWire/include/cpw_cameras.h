@@ -128,6 +128,13 @@ int cpw_node_set_control(int fd, uint32_t node_id, uint32_t control_id, uint32_t
 /// Frees the snapshot.
 void cpw_cameras_free(cpw_cameras *cameras);
 
+/// The version the server gave in its core info ("0.3.65"), "" when it gave none.
+const char *cpw_cameras_server_version(const cpw_cameras *cameras);
+
+/// The SPA video format of the same bytes in reverse order within a pixel (RGB and BGR, xRGB
+/// and BGRx, ARGB and BGRA, and so on); any other format unchanged.
+uint32_t cpw_spa_format_byte_reversed(uint32_t spa_format);
+
 /// The V4L2 fourcc of SPA video format `spa_format`, 0 when there is none.
 uint32_t cpw_fourcc_of_spa_format(uint32_t spa_format);
 

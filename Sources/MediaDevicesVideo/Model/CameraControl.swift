@@ -14,7 +14,8 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     public let type: ControlType
     /// The control class it belongs to, as the driver groups them (user, camera, ...).
     public let controlClass: ControlClass
-    /// The smallest value (integer and menu types) or the shortest length (strings).
+    /// The smallest value (integer and menu types) or the shortest length (strings); 0 for
+    /// `.float` controls, whose range is `floatRange`.
     public let minimum: Int64
     /// The largest value, the longest string, or for bitmasks the mask of usable bits.
     public let maximum: Int64
@@ -30,6 +31,8 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     public let elementSize: UInt32
     /// The array's dimensions (`[8, 16]`); empty for a single value.
     public let dimensions: [UInt32]
+    /// A `.float` control's range and default (`nil` for every other type).
+    public let floatRange: FloatRange?
     /// The value when the control was read; `.none` for buttons, class headers and controls
     /// that cannot be read (write-only).
     public let value: ControlValue
@@ -51,10 +54,28 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
         }
     }
 
+    /// A floating-point control's range and default (libcamera's controls through PipeWire:
+    /// brightness from -1 to 1, contrast from 0 up, and so on).
+    public struct FloatRange: Sendable, Hashable, Codable {
+        /// The smallest value.
+        public let minimum: Double
+        /// The largest value.
+        public let maximum: Double
+        /// The value after a reset.
+        public let defaultValue: Double
+
+        /// A range.
+        public init(minimum: Double, maximum: Double, defaultValue: Double) {
+            self.minimum = minimum
+            self.maximum = maximum
+            self.defaultValue = defaultValue
+        }
+    }
+
     /// A control description.
     public init(id: UInt32, name: String, type: ControlType, minimum: Int64, maximum: Int64, step: UInt64,
                 defaultValue: Int64, flags: ControlFlags, menu: [MenuEntry] = [], elementSize: UInt32 = 0,
-                dimensions: [UInt32] = [], value: ControlValue) {
+                dimensions: [UInt32] = [], floatRange: FloatRange? = nil, value: ControlValue) {
         self.id = id
         self.name = name
         self.key = CameraControl.key(for: name)
@@ -68,6 +89,7 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
         self.menu = menu
         self.elementSize = elementSize
         self.dimensions = dimensions
+        self.floatRange = floatRange
         self.value = value
     }
 
@@ -108,17 +130,23 @@ public enum ControlValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case string(String)
     /// An array or other compound control's elements (U8, U16, U32), in order.
     case array([Int64])
+    /// A floating-point control's value (`ControlType.float`).
+    case float(Double)
     /// No value to read (buttons, class headers, write-only controls).
     case none
 
     /// The integer, if it is one.
     public var integer: Int64? { if case .integer(let v) = self { v } else { nil } }
 
-    /// Reads a JSON number, string, array of numbers or null.
+    /// The floating-point number, if it is one.
+    public var float: Double? { if case .float(let v) = self { v } else { nil } }
+
+    /// Reads a JSON number (whole: `.integer`, else `.float`), string, array of numbers or null.
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .none }
         else if let number = try? container.decode(Int64.self) { self = .integer(number) }
+        else if let number = try? container.decode(Double.self) { self = .float(number) }
         else if let text = try? container.decode(String.self) { self = .string(text) }
         else { self = .array(try container.decode([Int64].self)) }
     }
@@ -131,16 +159,18 @@ public enum ControlValue: Sendable, Hashable, Codable, CustomStringConvertible {
         case .integer(let number): try container.encode(number)
         case .string(let text): try container.encode(text)
         case .array(let elements): try container.encode(elements)
+        case .float(let number): try container.encode(number)
         case .none: try container.encodeNil()
         }
     }
 
-    /// `42`, `"text"`, `[1, 2, 3]`, `-`.
+    /// `42`, `"text"`, `[1, 2, 3]`, `0.5`, `-`.
     public var description: String {
         switch self {
         case .integer(let v): "\(v)"
         case .string(let s): "\"\(s)\""
         case .array(let a): "[" + a.map(String.init).joined(separator: ", ") + "]"
+        case .float(let v): "\(v)"
         case .none: "-"
         }
     }
@@ -179,6 +209,10 @@ public struct ControlType: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let u32 = ControlType(rawValue: 0x0102)
     /// `V4L2_CTRL_TYPE_AREA`: a width and a height.
     public static let area = ControlType(rawValue: 0x0106)
+    /// A floating-point number in `CameraControl.floatRange`: libcamera's controls through
+    /// PipeWire (brightness, contrast, saturation). Not a V4L2 type (V4L2 has none); its raw
+    /// value is one V4L2 does not use.
+    public static let float = ControlType(rawValue: 0x00f0)
 
     /// Whether its value is one integer (integer, boolean, menu, integer menu, bitmask, int64).
     public var isInteger: Bool { [.integer, .boolean, .menu, .integerMenu, .bitmask, .integer64].contains(self) }
@@ -188,7 +222,7 @@ public struct ControlType: RawRepresentable, Sendable, Hashable, Codable, Custom
     public var isCompound: Bool { rawValue >= 0x0100 }
 
     /// `v4l2-ctl`'s name: int, bool, menu, button, int64, ctrl_class, str, bitmask, intmenu, u8,
-    /// u16, u32, area, or the number.
+    /// u16, u32, area; float (not V4L2's); or the number.
     public var description: String {
         switch self {
         case .integer: "int"
@@ -204,6 +238,7 @@ public struct ControlType: RawRepresentable, Sendable, Hashable, Codable, Custom
         case .u16: "u16"
         case .u32: "u32"
         case .area: "area"
+        case .float: "float"
         default: "type \(rawValue)"
         }
     }

@@ -45,10 +45,16 @@ struct ControlResolver {
     /// The typed value of `value` for `control`.
     private func value(_ value: ControlSetting.Value, for control: CameraControl) throws -> ControlValue {
         guard case .text(let text) = value else {
+            // A whole number for a floating-point control (a profile file writes 1.0 as 1).
+            if case .value(.integer(let number)) = value, control.type == .float { return .float(Double(number)) }
             if case .value(let typed) = value { return typed }
             return .none
         }
         if control.type == .string { return .string(text) }
+        if control.type == .float {
+            guard let number = Double(text.trimmingSpaces), number.isFinite else { throw invalid(control, text) }
+            return .float(number)
+        }
         if control.type.isCompound {
             let parts = text.split(separator: ",").map { Int64(String($0).trimmingSpaces) }
             guard parts.allSatisfy({ $0 != nil }) else { throw invalid(control, text) }
@@ -91,6 +97,10 @@ struct ControlResolver {
                   elements.allSatisfy({ $0 >= control.minimum && $0 <= control.maximum }) else { throw invalid(control, value.description) }
         case (let type, .integer(let number)) where type.isInteger:
             guard accepts(number, control) else { throw invalid(control, value.description) }
+        case (.float, .float(let number)):
+            guard let range = control.floatRange, number >= range.minimum, number <= range.maximum else {
+                throw invalid(control, value.description)
+            }
         default:
             throw invalid(control, value.description)
         }
@@ -122,6 +132,9 @@ struct ControlResolver {
         case .string: return "a string of \(control.minimum) to \(control.maximum) bytes"
         case .area: return "a width and a height (WIDTH,HEIGHT)"
         case .button: return "any value (it is a button)"
+        case .float:
+            guard let range = control.floatRange else { return "a number" }
+            return "a number from \(range.minimum) to \(range.maximum)"
         default:
             if control.type.isCompound {
                 return "\(control.elementCount) comma-separated values from \(control.minimum) to \(control.maximum)"

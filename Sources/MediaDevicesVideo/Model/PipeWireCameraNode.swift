@@ -31,14 +31,18 @@ public struct PipeWireCameraNode: Sendable, Hashable, CustomStringConvertible {
     /// The controls its `PropInfo` params describe, with the values its `Props` gave when the
     /// node was read: `id` is the Props key (SPA's `SPA_PROP_brightness`…, or the SPA's own
     /// id space: V4L2 nodes put unnamed V4L2 controls at `SPA_PROP_START_CUSTOM` + CID,
-    /// libcamera nodes use libcamera's ids). Integer, boolean and enumerated (menu) controls;
-    /// libcamera's float controls are not listed yet. A value the node's Props do not give is
+    /// libcamera nodes use libcamera's ids). Integer, boolean, enumerated (menu) and, from
+    /// libcamera nodes, floating-point (`.float`) controls. A value the node's Props do not give is
     /// `.none` (V4L2 nodes in PipeWire 0.3.65 report ranges and defaults, not current values).
     public let controls: [CameraControl]
     /// Every property of the node, as PipeWire gives them.
     public let properties: [String: String]
     /// The connection that reaches it: the session's default remote, or the Camera portal's.
     var remote: PipeWireRemote = .session
+    /// Whether its RGB formats' SPA names have the bytes in reverse order (a libcamera node of
+    /// a PipeWire server before 1.1.81; see `PipeWireFormats.libcameraLabelsRGBReversed`):
+    /// `formats` then name the bytes as they are, and a stream asks for the reversed SPA name.
+    var labelsRGBReversed = false
 
     /// A node description, as read from a session.
     public init(id: UInt32, serial: UInt64, properties: [String: String], formats: [CaptureFormat],

@@ -35,6 +35,7 @@ package enum PipeWireCameraList {
                                     detail: "No PipeWire session to list cameras from (\(why)); start pipewire and wireplumber (a desktop session does), or set PIPEWIRE_REMOTE")
         }
         defer { cpw_cameras_free(list) }
+        let reversesRGB = PipeWireFormats.libcameraLabelsRGBReversed(serverVersion: String(cString: cpw_cameras_server_version(list)))
         var nodes: [PipeWireCameraNode] = []
         for index in 0..<cpw_cameras_count(list) {
             var properties: [String: String] = [:]
@@ -47,21 +48,24 @@ package enum PipeWireCameraList {
             for format in 0..<cpw_cameras_format_count(list, index) {
                 entries.append(cpw_cameras_format(list, index, format).pointee)
             }
-            let formats = PipeWireFormats(entries)
+            let relabel = reversesRGB && properties["api.libcamera.path"] != nil
+            let formats = PipeWireFormats(relabel ? entries.map(PipeWireFormats.byteReversed) : entries)
             var controls: [CameraControl] = []
             for control in 0..<cpw_cameras_control_count(list, index) {
                 if let described = cameraControl(cpw_cameras_control(list, index, control).pointee) { controls.append(described) }
             }
-            nodes.append(PipeWireCameraNode(id: cpw_cameras_id(list, index),
-                                            serial: UInt64(properties["object.serial"] ?? "") ?? 0,
-                                            properties: properties, formats: formats.formats,
-                                            givesFrameRates: formats.givesFrameRates, unmappedFormats: formats.unmapped,
-                                            controls: controls))
+            var node = PipeWireCameraNode(id: cpw_cameras_id(list, index),
+                                          serial: UInt64(properties["object.serial"] ?? "") ?? 0,
+                                          properties: properties, formats: formats.formats,
+                                          givesFrameRates: formats.givesFrameRates, unmappedFormats: formats.unmapped,
+                                          controls: controls)
+            node.labelsRGBReversed = relabel
+            nodes.append(node)
         }
         return nodes.sorted { $0.serial < $1.serial }
     }
 
-    /// A PropInfo control as a `CameraControl` (integer, boolean or menu); nil for float ones.
+    /// A PropInfo control as a `CameraControl` (integer, boolean, menu, or float: libcamera's).
     /// Its value is `.none` when the node's Props do not say it.
     static func cameraControl(_ control: cpw_control) -> CameraControl? {
         var control = control
@@ -85,6 +89,12 @@ package enum PipeWireCameraList {
             }
             return CameraControl(id: control.id, name: name, type: .menu, minimum: control.minimum, maximum: control.maximum,
                                  step: 1, defaultValue: control.default_value, flags: ControlFlags(rawValue: 0), menu: menu, value: value)
+        case CPW_CONTROL_FLOAT.rawValue:
+            return CameraControl(id: control.id, name: name, type: .float, minimum: 0, maximum: 0, step: 0, defaultValue: 0,
+                                 flags: ControlFlags(rawValue: 0),
+                                 floatRange: CameraControl.FloatRange(minimum: control.fminimum, maximum: control.fmaximum,
+                                                                      defaultValue: control.fdefault),
+                                 value: control.has_value != 0 ? .float(control.fvalue) : .none)
         default:
             return nil
         }
@@ -92,10 +102,12 @@ package enum PipeWireCameraList {
 
     /// Sets control `control` of node `nodeID` to `value` over `remote` (Props), and waits
     /// until PipeWire handled it. Throws `.io` when PipeWire refuses or is not there.
-    static func setControl(_ control: CameraControl, to value: Int64, nodeID: UInt32, remote: PipeWireRemote, device: String) throws {
+    static func setControl(_ control: CameraControl, to value: ControlValue, nodeID: UInt32, remote: PipeWireRemote, device: String) throws {
         var message = [CChar](repeating: 0, count: 256)
-        let type = control.type == .boolean ? CPW_CONTROL_BOOL : control.type == .menu ? CPW_CONTROL_ENUM : CPW_CONTROL_INT
-        guard cpw_node_set_control(try remote.open(), nodeID, control.id, type.rawValue, value, 0, 5000, &message, message.count) == 0 else {
+        let type = control.type == .boolean ? CPW_CONTROL_BOOL : control.type == .menu ? CPW_CONTROL_ENUM
+            : control.type == .float ? CPW_CONTROL_FLOAT : CPW_CONTROL_INT
+        guard cpw_node_set_control(try remote.open(), nodeID, control.id, type.rawValue, value.integer ?? 0, value.float ?? 0, 5000,
+                                   &message, message.count) == 0 else {
             let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw MediaDevicesError(.io, device: device, operation: "pw_node_set_param(Props)",
                                     detail: "PipeWire did not set \(control.name) to \(value) (\(why)); is the camera's node still there?")

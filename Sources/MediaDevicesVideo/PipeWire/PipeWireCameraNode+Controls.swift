@@ -27,7 +27,7 @@ extension PipeWireCameraNode {
         let resolved = try ControlResolver(device: label, controls: try current().controls).resolve(settings)
         #if PipeWire
         for setting in resolved {
-            try PipeWireCameraList.setControl(setting.control, to: setting.value.integer ?? 0, nodeID: id, remote: remote, device: label)
+            try PipeWireCameraList.setControl(setting.control, to: setting.value, nodeID: id, remote: remote, device: label)
         }
         #else
         if !resolved.isEmpty { throw BuildTraits.missingPipeWire(device: label, operation: "Props") }

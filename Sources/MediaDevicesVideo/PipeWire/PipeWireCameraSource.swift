@@ -46,7 +46,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             var request = cpw_stream_request()
             request.subtype = format.pixelFormat.isCompressed
                 ? (format.pixelFormat.fourCC == "H264" ? CPW_SUBTYPE_H264 : CPW_SUBTYPE_MJPG).rawValue : CPW_SUBTYPE_RAW.rawValue
-            request.spa_format = cpw_spa_format_of_fourcc(format.pixelFormat.v4l2Code)
+            request.spa_format = node.spaFormat(of: format.pixelFormat)
             request.width = UInt32(format.width)
             request.height = UInt32(format.height)
             if let rate = negotiation.frameRate {

@@ -41,6 +41,29 @@ struct PipeWireFormats {
         }
     }
 
+    /// Whether the libcamera nodes of a PipeWire server of `serverVersion` label their RGB
+    /// formats with the bytes in reverse order. Until 1.1.81 PipeWire's libcamera plugin named
+    /// libcamera's formats (DRM's, little-endian: `BGR888` is bytes R, G, B) by the SPA format of
+    /// the same name (SPA's name bytes in memory order: `BGR` is bytes B, G, R), so a libcamera
+    /// camera's red and blue came out swapped (Debian 12's 0.3.65 does this; vimc's colour bars
+    /// show it). An unknown version counts as an old one.
+    static func libcameraLabelsRGBReversed(serverVersion: String) -> Bool {
+        let parts = serverVersion.split(separator: ".").map { Int($0) ?? 0 }
+        guard parts.count >= 3 else { return true }
+        return (parts[0], parts[1], parts[2]) < (1, 1, 81)
+    }
+
+    /// `entry` with the pixel format its bytes really are: the byte-reversed SPA format's fourcc
+    /// (its `spa_format` stays what the node lists, which is what a stream asks the node for).
+    static func byteReversed(_ entry: cpw_format_entry) -> cpw_format_entry {
+        guard entry.subtype == CPW_SUBTYPE_RAW.rawValue else { return entry }
+        let reversed = cpw_spa_format_byte_reversed(entry.spa_format)
+        guard reversed != entry.spa_format else { return entry }
+        var entry = entry
+        entry.fourcc = cpw_fourcc_of_spa_format(reversed)
+        return entry
+    }
+
     private static func sizes(of entry: cpw_format_entry) -> FrameSizeRange {
         let min = Size(width: Int(entry.width), height: Int(entry.height))
         let max = Size(width: Int(entry.max_width), height: Int(entry.max_height))
@@ -69,6 +92,14 @@ struct PipeWireFormats {
         default:
             return []
         }
+    }
+}
+
+extension PipeWireCameraNode {
+    /// The SPA video format a stream asks this node for to get `pixelFormat`'s bytes.
+    func spaFormat(of pixelFormat: PixelFormat) -> UInt32 {
+        let named = cpw_spa_format_of_fourcc(pixelFormat.v4l2Code)
+        return labelsRGBReversed ? cpw_spa_format_byte_reversed(named) : named
     }
 }
 #endif

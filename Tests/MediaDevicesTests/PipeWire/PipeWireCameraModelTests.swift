@@ -67,6 +67,31 @@ final class PipeWireCameraModelTests: XCTestCase {
         XCTAssertEqual(cpw_spa_format_named("no such format"), 0)
     }
 
+    /// PipeWire before 1.1.81 names libcamera's RGB formats by the SPA format of the same name,
+    /// whose bytes are in the reverse order: such entries are listed as the bytes they hold.
+    func testLibcameraRGBLabelsOfOldServersAreReversed() {
+        XCTAssertTrue(PipeWireFormats.libcameraLabelsRGBReversed(serverVersion: "0.3.65"))
+        XCTAssertTrue(PipeWireFormats.libcameraLabelsRGBReversed(serverVersion: "1.0.5"))
+        XCTAssertTrue(PipeWireFormats.libcameraLabelsRGBReversed(serverVersion: ""), "unknown: as an old one")
+        XCTAssertFalse(PipeWireFormats.libcameraLabelsRGBReversed(serverVersion: "1.1.81"))
+        XCTAssertFalse(PipeWireFormats.libcameraLabelsRGBReversed(serverVersion: "1.2.7"))
+        let bgr = entry("BGR", fourcc: "BGR3", width: 640, height: 480)
+        var spaBGR = bgr
+        spaBGR.spa_format = cpw_spa_format_named("BGR")
+        XCTAssertEqual(FourCC(rawValue: PipeWireFormats.byteReversed(spaBGR).fourcc), "RGB3")
+        XCTAssertEqual(PipeWireFormats.byteReversed(spaBGR).spa_format, spaBGR.spa_format, "the node's own name is asked for")
+        var spaBGRx = entry("BGRx", fourcc: "XR24", width: 640, height: 480)
+        spaBGRx.spa_format = cpw_spa_format_named("BGRx")
+        XCTAssertEqual(FourCC(rawValue: PipeWireFormats.byteReversed(spaBGRx).fourcc), "BX24")
+        var yuyv = entry("YUY2", fourcc: "YUYV", width: 640, height: 480)
+        yuyv.spa_format = cpw_spa_format_named("YUY2")
+        XCTAssertEqual(FourCC(rawValue: PipeWireFormats.byteReversed(yuyv).fourcc), "YUYV", "not an RGB format: unchanged")
+        var node = node(9, ["node.name": "libcamera_input.x", "api.libcamera.path": "x"])
+        XCTAssertEqual(node.spaFormat(of: .rgb24), cpw_spa_format_named("RGB"))
+        node.labelsRGBReversed = true
+        XCTAssertEqual(node.spaFormat(of: .rgb24), cpw_spa_format_named("BGR"))
+    }
+
     private func node(_ id: UInt32, _ properties: [String: String]) -> PipeWireCameraNode {
         PipeWireCameraNode(id: id, serial: UInt64(id) + 100, properties: properties, formats: [], givesFrameRates: false, unmappedFormats: [])
     }
