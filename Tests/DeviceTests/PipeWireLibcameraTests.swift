@@ -108,21 +108,26 @@ final class PipeWireLibcameraTests: XCTestCase {
             return (bars, Double(sum) / Double(3 * ((format.height - format.height / 4 + 3) / 4) * ((format.width + 3) / 4)))
         }
 
-        source.consumer = FrameRecorder(target: 1)
-        try source.start()
-        let before = try picture("before")
-        print("figure: vimc's 100% bars through libcamera and PipeWire as ARGB: \(before.bars.map { "(\($0.r),\($0.g),\($0.b))" }.joined(separator: " "))")
         // Each bar's full channels bright and its empty ones dark: red and blue where they
         // belong (PipeWire 0.3.65 names libcamera's RGB formats with the bytes reversed). Green
         // comes out dimmer in the bars that mix it with one other channel (yellow 191, cyan and
-        // green 153, and cyan's blue 127: measured; from vimc's sensor or debayer, not studied),
-        // so levels are held to "bright" (≥ 120) and "dark" (≤ 60), not to 255 and 0.
-        for (index, (got, want)) in zip(before.bars, ConversionTests.bars).enumerated() {
-            for (channel, level, full) in [("red", got.r, want.r), ("green", got.g, want.g), ("blue", got.b, want.b)] {
-                if full == 255 { XCTAssertGreaterThanOrEqual(level, 120, "bar \(index) \(channel): \(before.bars)") }
-                else { XCTAssertLessThanOrEqual(level, 60, "bar \(index) \(channel): \(before.bars)") }
+        // green 153, cyan's blue 127), as vimc gives it read directly through V4L2 (its capture
+        // node through media-ctl and v4l2-ctl: the same ratios), so levels are held to "bright"
+        // (≥ 120) and "dark" (≤ 60), not to 255 and 0.
+        func checkBars(_ bars: [ConversionTests.RGB], _ label: String) {
+            print("figure: vimc's 100% bars through libcamera and PipeWire as \(label), converted to ARGB: \(bars.map { "(\($0.r),\($0.g),\($0.b))" }.joined(separator: " "))")
+            for (index, (got, want)) in zip(bars, ConversionTests.bars).enumerated() {
+                for (channel, level, full) in [("red", got.r, want.r), ("green", got.g, want.g), ("blue", got.b, want.b)] {
+                    if full == 255 { XCTAssertGreaterThanOrEqual(level, 120, "\(label) bar \(index) \(channel): \(bars)") }
+                    else { XCTAssertLessThanOrEqual(level, 60, "\(label) bar \(index) \(channel): \(bars)") }
+                }
             }
         }
+
+        source.consumer = FrameRecorder(target: 1)
+        try source.start()
+        let before = try picture("before")
+        checkBars(before.bars, "RGB3")
 
         try source.setControls([ControlSetting(id: brightness.id, value: .float(min(0.5, range.maximum)))])
         usleep(1_000_000)  // libcamera applies a control with a later request
@@ -135,5 +140,21 @@ final class PipeWireLibcameraTests: XCTestCase {
                      before.mean, min(0.5, range.maximum), brighter.mean, range.defaultValue, after.mean))
         XCTAssertGreaterThan(brighter.mean, before.mean + 20, "Brightness raised the picture")
         XCTAssertEqual(after.mean, before.mean, accuracy: 3, "Brightness set back")
+
+        // The node's other RGB entry (SPA RGB, libcamera's RGB888: bytes B, G, R) as BGR3.
+        let other = try PipeWireCameraSource(device: camera, request: FormatRequest(pixelFormat: .bgr24, size: .vga))
+        defer { other.release() }
+        let recorder = FrameRecorder(target: 6, keepIndex: 5)
+        other.consumer = try ConvertingConsumer(output: OutputFormat(.argb), consumer: recorder)
+        try other.start()
+        XCTAssertTrue(recorder.wait(seconds: 90), "BGR3: frames \(recorder.records.count)\n\(session.report)")
+        other.stop()
+        XCTAssertEqual(other.negotiation?.format.pixelFormat, .bgr24)
+        let format = try XCTUnwrap(recorder.keptFormat)
+        let plane = try XCTUnwrap(recorder.kept.first)
+        checkBars((0..<8).map { bar in
+            let i = format.height / 2 * plane.bytesPerRow + format.width * (2 * bar + 1) / 16 * 4
+            return (Int(plane.bytes[i + 2]), Int(plane.bytes[i + 1]), Int(plane.bytes[i]))
+        }, "BGR3")
     }
 }
