@@ -450,8 +450,6 @@ int cpw_capture_fd(const cpw_capture *c) {
     return c->connection.data_loop != NULL ? pw_loop_get_fd(c->connection.data_loop) : c->notify_fd;
 }
 
-int cpw_capture_loop_fd(const cpw_capture *c) { return pw_loop_get_fd(c->connection.loop); }
-
 enum cpw_state cpw_capture_state(const cpw_capture *c) { return c->state; }
 
 const char *cpw_capture_error(const cpw_capture *c) { return c->error; }

@@ -97,10 +97,6 @@ int cpw_capture_watch(cpw_capture *capture, int fd);
 /// cpw_ready bits; 0 for a screen cast, or when the time ran out. A failure ends the stream.
 uint32_t cpw_capture_wait(cpw_capture *capture, int timeout_ms);
 
-/// The capture's loop descriptor: readable when PipeWire sent something for the loop (state
-/// changes, the node going away); then call cpw_capture_iterate.
-int cpw_capture_loop_fd(const cpw_capture *capture);
-
 /// Where the stream is now.
 enum cpw_state cpw_capture_state(const cpw_capture *capture);
 

@@ -79,9 +79,6 @@ final class PipeWireCapture: @unchecked Sendable {
         Readiness(rawValue: capture.map { cpw_capture_wait($0, timeoutMilliseconds) } ?? 0)
     }
 
-    /// Readable when PipeWire sent the loop something (`iterate` then dispatches it); -1 once closed.
-    var loopDescriptor: Int32 { capture.map { cpw_capture_loop_fd($0) } ?? -1 }
-
     /// Dispatches what PipeWire sent, waiting at most `timeoutMilliseconds` for it, and throws
     /// `.disconnected` when the stream has ended (the node went away, the connection broke).
     func iterate(timeoutMilliseconds: Int32) throws {
