@@ -30,6 +30,9 @@ struct DuplexCommand: ParsableCommand {
     @Option(help: "The voice-processing library: webrtc or speexdsp.")
     var library = "webrtc"
 
+    @Option(name: .customLong("echo-tail"), help: "Milliseconds of echo speexdsp's linear canceller models (default 250; with webrtc, 0 runs WebRTC's canceller alone: cheaper, but it keeps less of the near end while both talk in a room that rings longer than 128 ms).")
+    var echoTail: Int?
+
     @Option(help: "Seconds to record (default: the file's length and half a second).")
     var seconds: Double?
 
@@ -52,6 +55,7 @@ struct DuplexCommand: ParsableCommand {
         if VoiceProcessing(parsing: voiceProcessing) == nil { throw ValidationError("--voice-processing takes echo, noise and gain, comma separated, or none") }
         if VoiceProcessingLibrary(rawValue: library) == nil { throw ValidationError("--library takes webrtc or speexdsp") }
         if let seconds, seconds <= 0 { throw ValidationError("--seconds must be positive") }
+        if let echoTail, echoTail < 0 || (echoTail < 10 && library == "speexdsp") { throw ValidationError("--echo-tail takes milliseconds: 0 or more with webrtc, 10 or more with speexdsp") }
         if rate <= 0 || channels <= 0 || period <= 0 || periods < 2 { throw ValidationError("--rate, --channels and --period must be positive, --periods at least 2") }
     }
 
@@ -60,7 +64,8 @@ struct DuplexCommand: ParsableCommand {
             let wav = try WAVFile(path: play)
             guard wav.frames > 0 else { throw MediaDevicesError(.io, device: nil, operation: "read \(play)", detail: "The WAV file holds no samples") }
             let processing = VoiceProcessing(parsing: voiceProcessing)!
-            let voice = processing.isEmpty ? nil : VoiceProcessingOptions(processing: processing, library: VoiceProcessingLibrary(rawValue: library)!)
+            var voice = processing.isEmpty ? nil : VoiceProcessingOptions(processing: processing, library: VoiceProcessingLibrary(rawValue: library)!)
+            if let echoTail { voice?.echoTail = .milliseconds(echoTail) }
             let output = try AudioDeviceArgument.resolve(render, direction: .output)
             let input = try AudioDeviceArgument.resolve(capture, direction: .input)
             let options = AudioStreamOptions(periodFrames: period, periods: periods)

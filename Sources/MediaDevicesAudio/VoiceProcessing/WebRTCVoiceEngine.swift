@@ -28,9 +28,10 @@ final class WebRTCVoiceEngine: VoiceEngine {
     /// Gain control (nil for stereo: APM's own adaptive digital gain then).
     private let gain: SpeexPreprocessor?
     private var gainOn = false
-    /// The linear stage of the canceller, and the reference blocks it waits for: each block is
-    /// handed `referenceLeadFrames` before it is heard, the linear stage takes it when heard.
-    private let linear: SpeexEchoCanceller
+    /// The linear stage of the canceller (nil when `echoTail` is zero: APM's AEC alone), and
+    /// the reference blocks it waits for: each block is handed `referenceLeadFrames` before it
+    /// is heard, the linear stage takes it when heard.
+    private let linear: SpeexEchoCanceller?
     private let pastReferences: UnsafeMutablePointer<Int16>
     private let blockSamples: Int
     private var pastIndex = 0
@@ -42,7 +43,11 @@ final class WebRTCVoiceEngine: VoiceEngine {
 
     init(format: AudioFormat, options: VoiceProcessingOptions) throws {
         var error: Int32 = 0
-        guard let apm = capm_create(Int32(format.sampleRate), Int32(format.channels), 1, options.findsDelay ? 1 : 0, &error) else {
+        // The extended filter (128 ms) with the linear stage: it follows an echo path change by
+        // up to 100 ms within 1 s, where the normal one (48 ms) took 6.7 s. Without the linear
+        // stage, the normal filter, as the sound servers' modules run it: half the AEC's CPU.
+        let linearStage = options.echoTail > .zero
+        guard let apm = capm_create(Int32(format.sampleRate), Int32(format.channels), linearStage ? 1 : 0, options.findsDelay ? 1 : 0, &error) else {
             throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "create voice processor",
                                     detail: "WebRTC's audio processing refused \(format) (APM error \(error)); it takes 8000, 16000, 32000 or 48000 Hz, 1 or 2 channels")
         }
@@ -50,9 +55,10 @@ final class WebRTCVoiceEngine: VoiceEngine {
         sampleRate = format.sampleRate
         self.options = options
         gain = format.channels == 1 ? try SpeexPreprocessor(format: format) : nil
-        linear = try SpeexEchoCanceller(format: format, tail: options.echoTail)
+        linear = linearStage ? try SpeexEchoCanceller(format: format, tail: options.echoTail) : nil
         blockSamples = format.sampleRate / 100 * format.channels
-        let (seconds, attoseconds) = options.echoTail.components
+        // The gain holds for the echo tail after the far end: the linear stage's, or APM's own filter's.
+        let (seconds, attoseconds) = max(options.echoTail, Self.apmFilterLength).components
         tailBlocks = Self.leadBlocks + Int((Double(seconds) + Double(attoseconds) / 1e18) * 100) + 1
         pastReferences = .allocate(capacity: Self.leadBlocks * blockSamples)
         pastReferences.initialize(repeating: 0, count: Self.leadBlocks * blockSamples)
@@ -76,7 +82,7 @@ final class WebRTCVoiceEngine: VoiceEngine {
                                     detail: "WebRTC's audio processing refused to switch \(results[index].0) (APM error \(results[index].1))")
         }
         gainOn = processing.contains(.gainControl) && self.gain != nil
-        if processing.contains(.echoCancellation) && !echoOn { linear.reset() }
+        if processing.contains(.echoCancellation) && !echoOn { linear?.reset() }
         echoOn = processing.contains(.echoCancellation)
         self.gain?.configure(denoise: false, gain: gainOn, targetLevelDBFS: options.targetLevelDBFS, maximumGainDB: options.maximumGainDB, echo: nil)
     }
@@ -86,12 +92,14 @@ final class WebRTCVoiceEngine: VoiceEngine {
     /// 40-250 ms; 0 would be outside that).
     var referenceLeadFrames: Int { sampleRate * Self.leadMilliseconds / 1000 }
     private static let leadMilliseconds = 40
+    /// How much echo APM's AEC models at most (its extended filter).
+    private static let apmFilterLength = Duration.milliseconds(128)
     private static let leadBlocks = leadMilliseconds / 10
 
     func processCapture(_ block: UnsafeMutablePointer<Int16>, reference: UnsafePointer<Int16>) {
         // The block handed `leadBlocks` ago is the one heard now: the linear stage's reference.
         let heard = pastReferences + pastIndex * blockSamples
-        if echoOn { linear.cancel(block, reference: heard) }
+        if echoOn { linear?.cancel(block, reference: heard) }
         heard.update(from: reference, count: blockSamples)
         pastIndex = (pastIndex + 1) % Self.leadBlocks
         _ = capm_process_render(apm, reference)
