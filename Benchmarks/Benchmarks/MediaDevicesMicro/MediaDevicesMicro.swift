@@ -28,6 +28,7 @@ let benchmarks: @Sendable () -> Void = {
     registerConversionBenchmarks()
     registerMJPEGBenchmarks()
     registerResamplerBenchmarks()
+    registerVoiceProcessingBenchmarks()
 }
 
 /// The regressions that fail `scripts/microbenchmarks`.
