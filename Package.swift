@@ -111,12 +111,30 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Layer 5: the command-line tool.
+        // Layer 5: the command-line tools. What both take from their arguments (a device name
+        // resolved to a device and a capturer, the backend options, JSON output) is shared.
+        .target(
+            name: "MediaDevicesCommandLine",
+            dependencies: ["MediaDevices", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(
             name: "mediadevices",
             dependencies: [
-                "MediaDevices",
-                "CYUV", "CTurboJPEG",   // the benchmark calls libyuv and libjpeg-turbo directly, as references
+                "MediaDevices", "MediaDevicesCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The comparisons with direct libyuv and libjpeg-turbo calls and with the field's tools
+        // (v4l2-ctl, ffmpeg, GStreamer, arecord, parec) that scripts/benchmark runs, out of the
+        // tool users run. In this package, not in Benchmarks/ (whose microbenchmarks use the public
+        // API only): it measures internals (the audio rings, the test signals) and shares the
+        // command line's device handling.
+        .executableTarget(
+            name: "mediadevices-benchmark",
+            dependencies: [
+                "MediaDevices", "MediaDevicesCommandLine",
+                "CYUV", "CTurboJPEG",   // the references: libyuv and libjpeg-turbo called directly
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,4 +1,5 @@
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// What a DEVICE argument names when it is audio: an index from `list` (into the inputs for
 /// `record`, the outputs for `play`), a uniqueID (`alsa:hw:CARD=Loopback,DEV=0`,

@@ -1,4 +1,5 @@
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// An audio device in `list --json` (under `audio.inputs` / `audio.outputs`).
 struct AudioDeviceJSON: Encodable {

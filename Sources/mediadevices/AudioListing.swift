@@ -1,5 +1,6 @@
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `list`'s audio section: inputs and outputs, numbered as `record` and `play` take them.
 func printAudio(inputs: [AudioDevice], outputs: [AudioDevice], problems: [MediaDevicesError]) {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices capture DEVICE`: capture N frames to a file and print the statistics.
 struct CaptureCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices controls DEVICE`: a camera's controls (brightness, exposure, focus, …) as
 /// `v4l2-ctl -L` lists them; set, reset, save, load and watch them.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices duplex --play FAR.wav --output OUT.wav`: a call's audio through one driver.
 /// Plays a WAV file on the render device while recording the capture device, with voice

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices formats DEVICE`: every pixel format, size and frame rate.
 struct FormatsCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices list`: every capture device.
 struct ListCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices`: list devices and formats, and capture from cameras and the test pattern.
 @main
@@ -10,8 +11,7 @@ struct MediaDevicesCommand: ParsableCommand {
         abstract: "Cameras (V4L2), screens and audio on Linux: list devices and formats, capture frames.",
         subcommands: [ListCommand.self, FormatsCommand.self, ControlsCommand.self, CaptureCommand.self,
                       SnapshotCommand.self, RecordCommand.self, PlayCommand.self, DuplexCommand.self, MonitorCommand.self, OrientationCommand.self,
-                      ScreensCommand.self, ScreenshotCommand.self, BenchmarkCommand.self, AudioBenchmarkCommand.self,
-                      ScreenBenchmarkCommand.self])
+                      ScreensCommand.self, ScreenshotCommand.self])
 
     /// Sends the library's log messages to standard error, keeping standard output for results
     /// (and JSON) only, then runs the command.

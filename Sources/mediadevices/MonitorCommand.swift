@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices monitor`: cameras, screens and sound cards as they come and go.
 struct MonitorCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices orientation`: which way up the device (or a display, or a camera) is.
 struct OrientationCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices play DEVICE FILE.wav`: render a WAV file through the audio bus, then print the
 /// achieved rate, xruns and measured render delay.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices record DEVICE --seconds S --output FILE.wav`: capture through the audio bus into
 /// a WAV file, then print the achieved rate, xruns and measured capture delay.

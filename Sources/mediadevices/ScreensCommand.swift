@@ -1,5 +1,6 @@
 import ArgumentParser
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// A screen in `screens --json` and `list --json`.
 struct ScreenJSON: Encodable {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// `mediadevices screenshot [SCREEN] --output FILE.png|FILE.jpg`: one grab of a screen, as PNG or
 /// JPEG (the extension decides).

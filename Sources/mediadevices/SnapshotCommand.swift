@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import MediaDevices
+import MediaDevicesCommandLine
 import Synchronization
 
 /// `mediadevices snapshot DEVICE --output FILE.png|FILE.jpg`: one frame as a PNG or JPEG (the

@@ -115,10 +115,16 @@ enum Rig {
     }
 
     /// The `mediadevices` executable built beside the test bundle.
-    static var tool: String {
+    static var tool: String { builtBeside("mediadevices") }
+
+    /// The `mediadevices-benchmark` executable built beside the test bundle.
+    static var benchmarkTool: String { builtBeside("mediadevices-benchmark") }
+
+    /// The executable `name` of this package's build, beside the test bundle.
+    private static func builtBeside(_ name: String) -> String {
         let bundle = Bundle.main.bundleURL.deletingLastPathComponent()
-        let candidates = [bundle.appendingPathComponent("mediadevices").path,
-                          URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediadevices").path]
+        let candidates = [bundle.appendingPathComponent(name).path,
+                          URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }
 

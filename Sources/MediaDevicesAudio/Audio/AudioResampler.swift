@@ -3,7 +3,7 @@ import CSoxr
 import CSpeexDSP
 
 /// The resampling libraries `AudioResampler` runs on. Measured against each other by
-/// `mediadevices audio-benchmark --resampler` (997 Hz, 44.1 kHz stereo ↔ 48 kHz mono, 10 ms
+/// `mediadevices-benchmark audio --resampler` (997 Hz, 44.1 kHz stereo ↔ 48 kHz mono, 10 ms
 /// periods): libsoxr is cleaner (THD+N about −134 dB against −113 dB) and cheaper (the library
 /// alone 6–9× less CPU), but converts in blocks: 7–18 ms of delay against speexdsp's 1 ms.
 /// Both are far past what a call needs (−80 dB; under 0.5 % of a core), so the driver's

@@ -5,7 +5,7 @@ import Foundation
 /// and frequency, by Gauss-Newton from a zero-crossing estimate) to a tone, and what is left
 /// once it is taken out: the residual is noise plus distortion, so THD+N is the ratio of its
 /// RMS to the signal's, the fundamental notched by subtraction rather than a filter.
-/// Used by the tests and `mediadevices audio-benchmark --resampler`; not for audio threads.
+/// Used by the tests and `mediadevices-benchmark audio --resampler`; not for audio threads.
 package struct SineFit: Sendable {
     /// The fitted frequency in Hz.
     package let frequency: Double

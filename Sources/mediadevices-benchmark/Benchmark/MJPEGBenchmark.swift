@@ -2,6 +2,7 @@ import CTurboJPEG
 import CYUV
 import Glibc
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// Part 2: MJPEG decode through `FrameConverter` against libjpeg-turbo called directly
 /// (`tjDecompressHeader3` + `tjDecompressToYUVPlanes`, the calls the pipeline makes), and

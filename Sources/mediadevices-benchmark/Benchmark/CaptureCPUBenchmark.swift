@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// Part 3: CPU time per delivered frame (user + system of the process) for `mediadevices capture`
 /// and the field's tools, each streaming the same device at the same format and rate.
@@ -15,7 +16,7 @@ import MediaDevices
 /// adds. The ratios between rows are taken within each round of repeats (every row once, back
 /// to back) and the median over the rounds is printed: under emulation the host's load moves a
 /// row by up to 3x over minutes, and the rows of one round share most of it. Rows
-/// "MediaDevices … only" stream through the library to nothing (`benchmark stream`), to show
+/// "MediaDevices … only" stream through the library to nothing (`mediadevices-benchmark stream`), to show
 /// what the library costs apart from `capture`'s queue copy and file writing.
 ///
 /// An MJPEG stream (`pixelFormat` compressed) is measured decoded: our rows convert to `output`
@@ -150,14 +151,14 @@ struct CaptureCPUBenchmark {
 
     /// The tools, as argument lists for a stream of `frames` frames.
     func tools(includeConversion: Bool) -> [(name: String, arguments: (Int) -> [String])] {
-        let me = ProcessCPU.ownExecutable
+        let me = ProcessCPU.ownExecutable, cli = ProcessCPU.commandLineTool
         let size = "\(width)x\(height)"
         let fourCC = pixelFormat.fourCC.description
         let outputFlag = output == .yu12 ? "I420" : output.name
         let sizeOptions = outputSize.map { ["--output-size", "\($0)"] } ?? []
         let stream = ["--format", fourCC, "--size", size, "--fps", "\(fps)"]
         func capture(_ options: [String]) -> (Int) -> [String] {
-            { [me, "capture", device] + stream + options
+            { [cli, "capture", device] + stream + options
                 + ["--frames", "\($0)", "--timeout", "\(StreamOnly.timeLimit(frames: $0, fps: fps))", "--output", "/dev/null"] }
         }
         var list: [(String, (Int) -> [String])] = []
@@ -174,11 +175,11 @@ struct CaptureCPUBenchmark {
         for path in decodes ? [.callbackConverted, .converted] : StreamOnly.Path.allCases {
             let name = path == .callbackConverted ? Self.callbackRow + Self.converting(outputName)
                 : "MediaDevices \(path.rawValue) only" + (path == .converted ? Self.converting(outputName) : "")
-            list.append((name, { [me, "benchmark", "stream", "--device", device] + stream
+            list.append((name, { [me, "stream", "--device", device] + stream
                                  + ["--output-format", outputFlag, "--frames", "\($0)", "--path", path.rawValue] + sizeOptions }))
         }
         if decodes, outputSize != nil {
-            list.append((wholeDecodeRow, { [me, "benchmark", "stream", "--device", device] + stream
+            list.append((wholeDecodeRow, { [me, "stream", "--device", device] + stream
                                            + ["--output-format", outputFlag, "--frames", "\($0)", "--path", "converted", "--jpeg-whole-decode"]
                                            + sizeOptions }))
         }
@@ -204,7 +205,7 @@ struct CaptureCPUBenchmark {
     static func captureConverts() -> Bool {
         let log = NSTemporaryDirectory() + "mediadevices-capture-help.txt"
         unlink(log)
-        guard (try? ProcessCPU.run([ProcessCPU.ownExecutable, "capture", "--help"], log: log)) != nil,
+        guard (try? ProcessCPU.run([ProcessCPU.commandLineTool, "capture", "--help"], log: log)) != nil,
               let help = try? String(contentsOfFile: log, encoding: .utf8) else { return false }
         return help.contains("--output-format")
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 import Synchronization
 
 /// Streams frames from a camera to nothing: the library's own cost per frame, for the capture

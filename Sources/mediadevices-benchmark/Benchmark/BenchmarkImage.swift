@@ -1,5 +1,6 @@
 import Glibc
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// A tightly packed image in memory the benchmark owns, laid out as a V4L2 driver lays out a
 /// frame of its format (one buffer with the planes one after the other, or one buffer per plane

@@ -1,5 +1,6 @@
 import CYUV
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// The libyuv calls the pipeline makes for one conversion (see `PixelWriters` and
 /// `GeometrySteps` in the library), made directly on the benchmark's own buffers: the reference

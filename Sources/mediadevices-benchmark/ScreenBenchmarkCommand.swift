@@ -1,15 +1,16 @@
 import ArgumentParser
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
-/// `mediadevices screen-benchmark`: what a full-screen grab plus conversion to NV12 costs per
+/// `mediadevices-benchmark screen`: what a full-screen grab plus conversion to NV12 costs per
 /// frame, against a plain memcpy of the same framebuffer and `ffmpeg -f kmsgrab`, measured in
 /// the same run. In the rig: see the DocC article ScreensAndBackends ("Screens (DRM/KMS)"). On an X11 screen: CPU per
 /// grabbed frame against `ffmpeg -f x11grab` (`X11ScreenBenchmark`). On a portal screen: CPU
 /// per delivered frame against `gst-launch-1.0 pipewiresrc` (`PortalScreenBenchmark`).
 struct ScreenBenchmarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "screen-benchmark",
+        commandName: "screen",
         abstract: "Time a screen grab + NV12 conversion per frame against memcpy and ffmpeg -f kmsgrab (X11: CPU against ffmpeg -f x11grab; portal: against gst-launch-1.0 pipewiresrc).")
 
     @OptionGroup var backendOption: ScreenBackendOption

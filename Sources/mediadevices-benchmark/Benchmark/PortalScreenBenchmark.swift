@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 import MediaDevices
+import MediaDevicesCommandLine
 import Synchronization
 
-/// `screen-benchmark` on a portal screen: CPU time (user + system, all threads) per delivered
+/// `mediadevices-benchmark screen` on a portal screen: CPU time (user + system, all threads) per delivered
 /// frame while the shared screen changes all the time, ours against `gst-launch-1.0
 /// pipewiresrc` reading the same portal stream in the same run, raw and converted to the same
 /// format. Both sides are PipeWire consumers of

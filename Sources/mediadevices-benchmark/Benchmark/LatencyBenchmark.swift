@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 import Synchronization
 
 /// Part 4: how long frames wait. For each frame: the capture delay the library measured

@@ -14,14 +14,14 @@ import MediaDevices
 ///    PipeWire itself, streams it) read it through its PipeWire node, sharing it.
 /// The Camera portal is used only when asked for (`--backend portal`: access is asked for
 /// first, then the cameras its PipeWire remote sees are the ones named).
-enum CameraBackendRule {
-    static let help = "Cameras: v4l2, pipewire or portal. Default: V4L2 directly; PipeWire for a `pipewire:` name, for a camera only PipeWire offers or this user may not open directly, and (capture, snapshot) when the V4L2 node is busy and the camera is on PipeWire."
+package enum CameraBackendRule {
+    package static let help = "Cameras: v4l2, pipewire or portal. Default: V4L2 directly; PipeWire for a `pipewire:` name, for a camera only PipeWire offers or this user may not open directly, and (capture, snapshot) when the V4L2 node is busy and the camera is on PipeWire."
 
     /// The camera `text` names among the cameras `backend` offers (a device path, an index from
     /// `mediadevices list` with the same `--backend`, a uniqueID, or for PipeWire
     /// `pipewire:SERIAL` or `pipewire:NODE_NAME`); automatic when `backend` is nil (see the
     /// rule above). Throws `.notFound` naming what exists.
-    static func camera(_ text: String, backend: CaptureBackend?) throws -> CaptureDevice {
+    package static func camera(_ text: String, backend: CaptureBackend?) throws -> CaptureDevice {
         switch backend {
         case .pipewire?, .portal?:
             return try shared(text, backend: backend!)
@@ -41,7 +41,7 @@ enum CameraBackendRule {
 
     /// The same camera through its PipeWire node, for a V4L2 camera that is busy; nil when
     /// PipeWire does not offer it (or no PipeWire session answers).
-    static func pipeWireRoute(of camera: CaptureDevice) -> CaptureDevice? {
+    package static func pipeWireRoute(of camera: CaptureDevice) -> CaptureDevice? {
         CaptureDevice.scan(backends: [.pipewire], pipeWireTimeout: .seconds(2)).devices.first { $0.uniqueID == camera.uniqueID }
     }
 
@@ -90,7 +90,7 @@ enum CameraBackendRule {
 
 extension CameraBackendRule {
     /// `CameraPortal.requestAccess()`, waited for on this (the command's) thread.
-    static func requestPortalAccess() throws {
+    package static func requestPortalAccess() throws {
         final class Outcome: @unchecked Sendable { var error: (any Error)? }
         let outcome = Outcome(), done = DispatchSemaphore(value: 0)
         Task.detached {
@@ -103,18 +103,21 @@ extension CameraBackendRule {
 }
 
 /// `--backend v4l2|pipewire|portal` on `formats`, `controls` and `snapshot`.
-struct CameraBackendOption: ParsableArguments {
+package struct CameraBackendOption: ParsableArguments {
+    /// Parsed from the arguments by ArgumentParser.
+    package init() {}
+
     @Option(help: ArgumentHelp(CameraBackendRule.help))
-    var backend: CaptureBackend?
+    package var backend: CaptureBackend?
 }
 
 /// A `--backend` name on `capture`, which takes screens' backends and cameras': `portal` is the
 /// screen-cast portal for a screen and the Camera portal for a camera.
-enum DeviceBackendName: String, ExpressibleByArgument, CaseIterable {
+package enum DeviceBackendName: String, ExpressibleByArgument, CaseIterable {
     case v4l2, pipewire, portal, kms, x11
 
     /// The camera backend it names, if any.
-    var camera: CaptureBackend? { CaptureBackend(rawValue: rawValue) }
+    package var camera: CaptureBackend? { CaptureBackend(rawValue: rawValue) }
     /// The screen backend it names, if any.
-    var screen: ScreenBackend? { ScreenBackend(rawValue: rawValue) }
+    package var screen: ScreenBackend? { ScreenBackend(rawValue: rawValue) }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
 import MediaDevices
+import MediaDevicesCommandLine
 
-/// `screen-benchmark` on an X11 screen: CPU time (user + system, all threads) per grabbed frame,
+/// `mediadevices-benchmark screen` on an X11 screen: CPU time (user + system, all threads) per grabbed frame,
 /// ours against `ffmpeg -f x11grab` grabbing the same rectangle of the same display in the same
 /// run, raw and converted to the same format; and what a grab skipped by DAMAGE costs. Both
 /// sides grab through MIT-SHM, so the X server's copy is the same and only the clients are

@@ -1,6 +1,7 @@
 import CTurboJPEG
 import Glibc
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// MJPEG decoded at the size asked for (issue 39), on the host: libjpeg-turbo's own decode at
 /// each DCT scale against its whole decode (the 1/8 decode is entropy decoding plus a DC-only

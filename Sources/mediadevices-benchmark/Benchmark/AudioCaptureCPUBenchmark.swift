@@ -41,7 +41,7 @@ struct AudioCaptureCPUBenchmark {
 
     /// Ours and the reference, as argument lists.
     var tools: [(name: String, arguments: [String], interrupt: Bool)] {
-        let ours = [ProcessCPU.ownExecutable, "record", source, "--seconds", "\(seconds + 2)", "--rate", "\(sampleRate)",
+        let ours = [ProcessCPU.commandLineTool, "record", source, "--seconds", "\(seconds + 2)", "--rate", "\(sampleRate)",
                     "--channels", "\(channels)", "--period", "\(periodFrames)", "--periods", "\(periods)", "--output", "/dev/null"]
         let reference: (String, [String])
         if isPulse {

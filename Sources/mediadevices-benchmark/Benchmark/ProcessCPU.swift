@@ -177,4 +177,19 @@ enum ProcessCPU {
     static var ownExecutable: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
+
+    /// The `mediadevices` command-line tool whose `capture` and `record` are measured:
+    /// `MEDIADEVICES_TOOL` (scripts/benchmark sets it to the release build's), else the one on PATH.
+    static var commandLineTool: String {
+        ProcessInfo.processInfo.environment["MEDIADEVICES_TOOL"] ?? "mediadevices"
+    }
+
+    /// Throws unless `commandLineTool` runs (its `--help`), naming how to build it.
+    static func checkCommandLineTool() throws {
+        let log = NSTemporaryDirectory() + "mediadevices-tool-check.txt"
+        unlink(log)
+        guard let usage = try? run([commandLineTool, "--help"], log: log), usage.status == 0 else {
+            throw BenchmarkError("cannot run the mediadevices tool '\(commandLineTool)': build it (swift build -c release --product mediadevices at the repository root) and set MEDIADEVICES_TOOL to .build/release/mediadevices")
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import CYUV
 import Glibc
 import MediaDevices
+import MediaDevicesCommandLine
 
 /// Part 1: each conversion through `FrameConverter`, against the same libyuv calls made
 /// directly and against a memcpy of the source frame.

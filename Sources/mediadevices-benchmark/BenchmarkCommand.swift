@@ -1,16 +1,30 @@
 import ArgumentParser
+import Logging
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
-/// `mediadevices benchmark`: the pixel pipeline's and the capture path's figures, each printed as
-/// a ratio against a reference measured in the same run. Not a test: run it on a release build
-/// (`swift build -c release`), or through `scripts/benchmark`.
+/// `mediadevices-benchmark`: the pixel pipeline's, the capture paths', the audio and the screen
+/// figures, each printed as a ratio against a reference measured in the same run (direct libyuv
+/// and libjpeg-turbo calls, memcpy, and the field's tools: v4l2-ctl, ffmpeg, GStreamer, arecord,
+/// parec). Not a test: run it on a release build (`swift build -c release`), or
+/// through `scripts/benchmark` and `scripts/audio-benchmark`. The parts that measure the
+/// `mediadevices` tool itself (`capture`, `audio --cpu`) run the one `MEDIADEVICES_TOOL` names.
+@main
 struct BenchmarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "benchmark",
-        abstract: "Measure conversion, MJPEG decode, capture CPU and latency against direct library calls and the field's tools.",
-        discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part.",
-        subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, CaptureCPU.self, PipeWireCamera.self, Latency.self, Stream.self])
+        commandName: "mediadevices-benchmark",
+        abstract: "Measure conversion, MJPEG decode, capture CPU and latency, audio and screens against direct library calls and the field's tools.",
+        discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part; MEDIADEVICES_TOOL names the mediadevices tool the capture and audio parts measure.",
+        subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, CaptureCPU.self, PipeWireCamera.self, Latency.self, Stream.self,
+                      AudioBenchmarkCommand.self, ScreenBenchmarkCommand.self])
+
+    /// Sends the library's log messages to standard error, keeping standard output for the
+    /// figures (and JSON) only, then runs the command.
+    static func main() {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        main(nil)
+    }
 
     /// `--output-size WxH`, parsed (`nil` when not given).
     static func outputSize(_ text: String?) throws -> Size? {
@@ -31,7 +45,7 @@ struct BenchmarkCommand: ParsableCommand {
         func checkOptimized() throws {
             #if DEBUG
             if !allowDebug {
-                throw ValidationError("this is a debug build: its figures mean nothing. Run `swift build -c release` and use .build/release/mediadevices (or pass --allow-debug)")
+                throw ValidationError("this is a debug build: its figures mean nothing. Run `swift build -c release` and use .build/release/mediadevices-benchmark (or pass --allow-debug)")
             }
             #endif
         }
@@ -310,12 +324,12 @@ struct BenchmarkCommand: ParsableCommand {
 
     struct Stream: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Stream N frames from a camera to nothing (the library's own cost; `benchmark capture` runs it).",
+            abstract: "Stream N frames from a camera to nothing (the library's own cost; `capture` runs it).",
             shouldDisplay: false)
 
         /// The camera stream the rig parts measure: a V4L2 node streaming YUYV (or MJPEG) at a size and rate.
         struct Options: ParsableArguments {
-            @Option(help: "The camera: a V4L2 capture node, or pipewire:SERIAL (its PipeWire node; `benchmark stream` only).")
+            @Option(help: "The camera: a V4L2 capture node, or pipewire:SERIAL (its PipeWire node; `stream` only).")
             var device: String
 
             @Option(help: "Pixel format the camera streams: YUYV, or MJPG (`capture` then measures decoding).")

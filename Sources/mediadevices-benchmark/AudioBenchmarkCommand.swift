@@ -2,16 +2,17 @@ import ArgumentParser
 import Foundation
 import Glibc
 import MediaDevices
+import MediaDevicesCommandLine
 import Synchronization
 
-/// `mediadevices audio-benchmark`: the audio bus against memcpy, and (with `--latency`) the round
+/// `mediadevices-benchmark audio`: the audio bus against memcpy, and (with `--latency`) the round
 /// trip through snd-aloop with our capture→render forwarding against `arecord | aplay`, and
 /// (with `--resampler`) libsoxr against speexdsp, and (with `--cpu SOURCE`) CPU and wake-ups per
 /// second of `record` against `arecord`/`parec`.
 /// Every figure is a ratio against a reference measured in the same run.
 struct AudioBenchmarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "audio-benchmark",
+        commandName: "audio",
         abstract: "Benchmark the audio ring and bus against memcpy, and round-trip latency through snd-aloop against arecord | aplay.")
 
     @Option(help: "Megabytes moved per throughput measurement.")

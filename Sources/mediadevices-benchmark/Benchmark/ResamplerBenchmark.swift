@@ -1,7 +1,8 @@
 import Foundation
 import MediaDevices
+import MediaDevicesCommandLine
 
-/// `audio-benchmark --resampler`: libsoxr against speexdsp in the same process, on the
+/// `mediadevices-benchmark audio --resampler`: libsoxr against speexdsp in the same process, on the
 /// conversion a call needs (a 44.1 kHz stereo device, a 48 kHz mono application, both ways):
 /// THD+N of a 997 Hz tone through float (so no quantization hides the resampler), the
 /// converter's delay, and CPU per second of audio (this thread's CPU time, the median of rounds),

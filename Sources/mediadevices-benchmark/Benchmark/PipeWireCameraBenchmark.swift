@@ -7,7 +7,7 @@ import Glibc
 /// of the PipeWire hop).
 ///
 /// Every row is a child process that receives each frame and drops it: ours through a consumer
-/// callback (`benchmark stream --path callback`, on `pipewire:SERIAL` or on the V4L2 node),
+/// callback (`mediadevices-benchmark stream --path callback`, on `pipewire:SERIAL` or on the V4L2 node),
 /// GStreamer into `fakesink`. CPU is the process's user + system time, all threads (the
 /// scheduler's run times, `/proc/PID/task/*/schedstat`), sampled through the run; the window is
 /// the `window.length` seconds that end `window.beforeEnd` seconds before the run does (each run
@@ -69,7 +69,7 @@ struct PipeWireCameraBenchmark {
     }
 
     func ourRow(_ device: String) -> (Int) -> [String] {
-        { [ProcessCPU.ownExecutable, "benchmark", "stream", "--device", device, "--format", "YUYV", "--size", "\(width)x\(height)",
+        { [ProcessCPU.ownExecutable, "stream", "--device", device, "--format", "YUYV", "--size", "\(width)x\(height)",
            "--fps", "\(fps)", "--frames", "\($0)", "--path", "callback"] }
     }
 
