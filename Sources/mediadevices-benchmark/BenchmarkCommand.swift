@@ -16,7 +16,7 @@ struct BenchmarkCommand: ParsableCommand {
         commandName: "mediadevices-benchmark",
         abstract: "Measure conversion, MJPEG decode, capture CPU and latency, audio and screens against direct library calls and the field's tools.",
         discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part; MEDIADEVICES_TOOL names the mediadevices tool the capture and audio parts measure.",
-        subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, CaptureCPU.self, PipeWireCamera.self, Latency.self, Stream.self,
+        subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, MJPEGThreads.self, CaptureCPU.self, PipeWireCamera.self, Latency.self, Stream.self,
                       AudioBenchmarkCommand.self, ScreenBenchmarkCommand.self])
 
     /// Sends the library's log messages to standard error, keeping standard output for the
@@ -140,6 +140,38 @@ struct BenchmarkCommand: ParsableCommand {
                                            rounds: timing.rounds, batchNanoseconds: UInt64(timing.batchMilliseconds * 1e6))
             let rows = try benchmark.run(progress: common.progress)
             common.report("MJPEG decode (thread CPU time per frame, median of \(timing.rounds) interleaved rounds)", rows, table: MJPEGBenchmark.table(rows))
+        }
+    }
+
+    struct MJPEGThreads: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "mjpeg-threads",
+            abstract: "MJPEG frames converted per second on one thread (ConvertingConsumer) against N threads (ParallelConvertingConsumer), with the CPU per frame.")
+
+        @OptionGroup var common: Common
+
+        @Option(help: "Frame size of the test JPEG.")
+        var size = "1920x1080"
+
+        @Option(help: "JPEG quality of the test JPEG (libjpeg-turbo's compressor).")
+        var quality: Int32 = 85
+
+        @Option(help: "Thread counts to measure beside one, comma-separated.")
+        var threads = "2"
+
+        @Option(help: "Seconds each row converts.")
+        var seconds = 3.0
+
+        func run() throws {
+            try common.checkOptimized()
+            guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
+            let counts = threads.split(separator: ",").compactMap { Int($0) }
+            guard !counts.isEmpty, counts.allSatisfy({ $0 >= 1 }) else { throw ValidationError("--threads takes counts of at least 1, e.g. 2,4") }
+            let benchmark = ParallelDecodeBenchmark(width: frameSize.width, height: frameSize.height, quality: quality, threadCounts: counts,
+                                                    seconds: seconds, output: OutputFormat(.yu12))
+            let rows = try benchmark.run(progress: common.progress)
+            common.report("MJPEG converted on threads (frames a second, process CPU per frame)", rows,
+                          table: ParallelDecodeBenchmark.table(rows, cores: sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         }
     }
 

@@ -34,6 +34,9 @@ struct CaptureCommand: ParsableCommand {
     @Flag(help: "Write each frame from the capturer's consumer callback on the capture thread, zero-copy, as v4l2-ctl does. The default reads the leased `frames` sequence, for a camera on its capture thread too (about the same CPU).")
     var direct = false
 
+    @Option(name: .customLong("convert-threads"), help: "Convert (decode MJPEG, scale, convert) on this many threads of their own, several frames at once, written in capture order: for a stream one core cannot convert in time (4K MJPEG on a small board). Needs a conversion (--output-format, --output-size, or a .y4m of MJPEG); writes from the consumer callback as --direct; a frame that comes while every thread is busy is dropped and counted. Default 1: on the capture thread.")
+    var convertThreads = 1
+
     @Flag(help: "Cameras: write from a task of its own through the bounded --queue (a slow disk then costs copies and queue drops, not driver drops), at a second thread wake-up per frame.")
     var offThread = false
 
@@ -53,6 +56,7 @@ struct CaptureCommand: ParsableCommand {
 
     func validate() throws {
         if frames < 1 { throw ValidationError("--frames must be at least 1") }
+        if convertThreads < 1 { throw ValidationError("--convert-threads must be at least 1") }
         if let region, Rect(parsing: region) == nil { throw ValidationError("--region takes WxH+X+Y, e.g. 640x480+0+0") }
     }
 
@@ -105,7 +109,16 @@ struct CaptureCommand: ParsableCommand {
             let interruption = Interruption { sink.done.signal() }
             defer { interruption.finish() }
             var sequence: VideoFrames?
-            if direct {
+            var parallel: ParallelConvertingConsumer?
+            if convertThreads > 1 {
+                guard let output else {
+                    throw MediaDevicesError(.invalidValue, device: deviceName, operation: "--convert-threads",
+                                            detail: "Nothing to convert: \(settings.format.pixelFormat.fourCC) frames are written as they come; add --output-format or --output-size")
+                }
+                parallel = try ParallelConvertingConsumer(output: output, threads: convertThreads, consumer: sink)
+                capturer.consumer = parallel
+                try capturer.start()
+            } else if direct {
                 capturer.consumer = try output.map { try ConvertingConsumer(output: $0, consumer: sink) } ?? sink
                 try capturer.start()
             } else {
@@ -132,6 +145,9 @@ struct CaptureCommand: ParsableCommand {
             }
             report(device: deviceName, settings: settings, output: output.map { _ in fileFormat }, adjustments: adjustments(),
                    writer: writer, statistics: capturer.statistics, sequence: sequence.map(SequenceFigures.init))
+            if let parallel, !json {
+                print("converted on \(parallel.threads) threads: \(parallel.convertedFrames) frames, \(parallel.busyFrames) dropped while every thread was busy, \(parallel.corruptFrames) corrupt")
+            }
         }
     }
 

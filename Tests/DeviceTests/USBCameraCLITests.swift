@@ -3,7 +3,7 @@ import MediaDevices
 import XCTest
 
 /// `mediadevices` on the USB camera as a user runs it: list, formats, capture (MJPEG decoded to a
-/// Y4M that FFmpeg reads), snapshot, monitor, and a capture that ends because the camera was
+/// Y4M that FFmpeg reads, on the capture thread and on two threads of their own), snapshot, monitor, and a capture that ends because the camera was
 /// unplugged.
 final class USBCameraCLITests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
@@ -30,6 +30,15 @@ final class USBCameraCLITests: XCTestCase {
         XCTAssertEqual(printed["framesWritten"] as? Int, 20, "\(printed)")
         let probe = try Rig.run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=width,height,pix_fmt,nb_read_frames -of csv=p=0 \(y4m)")
         XCTAssertEqual(probe.trimmingCharacters(in: .whitespacesAndNewlines), "1280,720,yuv420p,20")
+
+        // The same decoded on two threads of their own (ParallelConvertingConsumer): every frame
+        // written, in a file FFmpeg reads, and the tool says how many each way.
+        let parallel = "\(Rig.scratch)/usb-parallel.y4m"
+        let said = try Rig.run("\(Rig.tool) capture \(device.uniqueID) --format MJPG --size 1280x720 --fps 30 --output-format YU12 --convert-threads 2 --frames 20 --timeout 120 --output \(parallel)")
+        XCTAssertTrue(said.contains("wrote 20 frames of YU12 1280x720 converted from MJPEG 1280x720"), said)
+        XCTAssertNotNil(said.range(of: #"converted on 2 threads: \d+ frames, \d+ dropped while every thread was busy, 0 corrupt"#, options: .regularExpression), said)
+        let parallelProbe = try Rig.run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=width,height,pix_fmt,nb_read_frames -of csv=p=0 \(parallel)")
+        XCTAssertEqual(parallelProbe.trimmingCharacters(in: .whitespacesAndNewlines), "1280,720,yuv420p,20")
 
         let png = "\(Rig.scratch)/usb.png"
         try Rig.run("\(Rig.tool) snapshot \(device.uniqueID) --format MJPG --size 640x480 --output \(png)")
