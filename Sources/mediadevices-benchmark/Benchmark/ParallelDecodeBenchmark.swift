@@ -7,22 +7,29 @@ import Synchronization
 
 /// Issue 39's threaded decode: how many MJPEG frames a second one thread converts
 /// (`ConvertingConsumer`, on the thread that offers them, as on a capture thread) against
-/// `ParallelConvertingConsumer` on N threads, frames offered as fast as a thread is free, in
-/// the same process; with the CPU each frame costs (the process's, all threads: the parallel
-/// consumer's copy and hand-off included). On a machine with N free cores, N threads should
-/// convert nearly N times the frames at about the same CPU per frame.
+/// `ParallelConvertingConsumer` on N threads, in the same process; with the CPU each frame costs
+/// (the process's, all threads: the parallel consumer's copy and hand-off included). The
+/// offering thread keeps N frames in flight: it sleeps until a converted frame comes out (as a
+/// capture thread sleeps until the next frame), then offers the next; an offer that finds the
+/// thread that just handed its frame on not yet free again is retried after a `sched_yield`.
+/// Beside each N, N independent converters, each converting on a thread of its own with no
+/// hand-off (`DispatchQueue.concurrentPerform`): what N threads can give on this machine (its
+/// cores, their shared caches), against which the parallel consumer's own cost shows.
 struct ParallelDecodeBenchmark {
     struct Row: Encodable {
         var size: String
         var output: String
         var threads: Int
+        /// `parallel` (ParallelConvertingConsumer), `independent` (N converters, no hand-off) or
+        /// `one thread` (ConvertingConsumer).
+        var how: String
         var framesPerSecond: Double
         var cpuPerFrameNanoseconds: Double
         /// Frames a second over the one-thread row's.
         var speedUp: Double
         /// CPU per frame over the one-thread row's.
         var cpuRatio: Double
-        /// Offers refused because every thread was busy (each retried).
+        /// Offers refused because every thread was still busy (each retried after a yield).
         var busyOffers: Int
     }
 
@@ -33,10 +40,15 @@ struct ParallelDecodeBenchmark {
     var seconds: Double
     var output: OutputFormat
 
-    /// Counts frames, nothing else.
+    /// Counts frames and gives the offering thread a permit for each.
     final class Counter: VideoFrameConsumer, @unchecked Sendable {
         let count = Atomic<Int>(0)
-        func consumeFrame(_ frame: VideoFrame) { count.add(1, ordering: .relaxed) }
+        let permits: DispatchSemaphore
+        init(permits: Int) { self.permits = DispatchSemaphore(value: permits) }
+        func consumeFrame(_ frame: VideoFrame) {
+            count.add(1, ordering: .relaxed)
+            permits.signal()
+        }
     }
 
     func run(progress: (String) -> Void) throws -> [Row] {
@@ -50,21 +62,37 @@ struct ParallelDecodeBenchmark {
                               planeCount: 1, bytesUsed: jpeg.count, plane0: FramePlane(bytes: jpeg, bytesPerRow: 0))
         }
         var rows: [Row] = []
-        for threads in [1] + threadCounts.filter({ $0 > 1 }) {
-            progress("\(width)x\(height) MJPEG → \(output.pixelFormat.name) on \(threads) thread(s) for \(seconds) s")
-            let counter = Counter()
+        let runs = [(1, "one thread")] + threadCounts.filter { $0 > 1 }.flatMap { [($0, "parallel"), ($0, "independent")] }
+        for (threads, how) in runs {
+            progress("\(width)x\(height) MJPEG → \(output.pixelFormat.name) on \(threads) thread(s), \(how), for \(seconds) s")
+            let counter = Counter(permits: threads)
             var busyOffers = 0
             let cpuBefore = Self.processCPU(), began = DispatchTime.now().uptimeNanoseconds
             let until = began + UInt64(seconds * 1e9)
             if threads == 1 {
                 let consumer = try ConvertingConsumer(output: output, consumer: counter)
                 while DispatchTime.now().uptimeNanoseconds < until { consumer.consumeFrame(frame()) }
+            } else if how == "independent" {
+                let consumers = try (0..<threads).map { _ in try ConvertingConsumer(output: output, consumer: counter) }
+                nonisolated(unsafe) let picture = jpeg  // read only, by every thread
+                DispatchQueue.concurrentPerform(iterations: threads) { index in
+                    let one = VideoFrame(format: format, timestamp: MonotonicInstant.now, sequence: UInt32(index), orientation: .up,
+                                         captureDelay: .zero, planeCount: 1, bytesUsed: picture.count, plane0: FramePlane(bytes: picture, bytesPerRow: 0))
+                    while DispatchTime.now().uptimeNanoseconds < until { consumers[index].consumeFrame(one) }
+                }
             } else {
                 let consumer = try ParallelConvertingConsumer(output: output, threads: threads, consumer: counter)
                 while DispatchTime.now().uptimeNanoseconds < until {
-                    let refused = consumer.busyFrames
-                    consumer.consumeFrame(frame())
-                    if consumer.busyFrames > refused { busyOffers += 1; usleep(200) }
+                    counter.permits.wait()
+                    let next = frame()
+                    var refused = consumer.busyFrames
+                    consumer.consumeFrame(next)
+                    while consumer.busyFrames > refused {
+                        busyOffers += 1
+                        sched_yield()
+                        refused = consumer.busyFrames
+                        consumer.consumeFrame(next)
+                    }
                 }
                 consumer.captureDidStop(error: nil)
             }
@@ -73,7 +101,7 @@ struct ParallelDecodeBenchmark {
             guard frames > 0 else { throw BenchmarkError("no frame was converted on \(threads) thread(s)") }
             let fps = Double(frames) / (wall / 1e9), perFrame = cpu / Double(frames)
             let first = rows.first
-            rows.append(Row(size: "\(width)x\(height)", output: output.pixelFormat.name, threads: threads, framesPerSecond: fps,
+            rows.append(Row(size: "\(width)x\(height)", output: output.pixelFormat.name, threads: threads, how: how, framesPerSecond: fps,
                             cpuPerFrameNanoseconds: perFrame, speedUp: first.map { fps / $0.framesPerSecond } ?? 1,
                             cpuRatio: first.map { perFrame / $0.cpuPerFrameNanoseconds } ?? 1, busyOffers: busyOffers))
         }
@@ -89,11 +117,11 @@ struct ParallelDecodeBenchmark {
     }
 
     static func table(_ rows: [Row], cores: Int) -> String {
-        var table = BenchmarkTable("size", "output", "threads", "frames/s", "÷ 1 thread", "CPU/frame", "÷ 1 thread", "busy offers")
+        var table = BenchmarkTable("size", "output", "threads", "how", "frames/s", "÷ 1 thread", "CPU/frame", "÷ 1 thread", "busy offers")
         for row in rows {
-            table.add(row.size, row.output, "\(row.threads)", String(format: "%.1f", row.framesPerSecond), formatRatio(row.speedUp),
+            table.add(row.size, row.output, "\(row.threads)", row.how, String(format: "%.1f", row.framesPerSecond), formatRatio(row.speedUp),
                       formatDuration(row.cpuPerFrameNanoseconds), formatRatio(row.cpuRatio), "\(row.busyOffers)")
         }
-        return table.text + "\n(\(cores) CPUs online; 1 thread: ConvertingConsumer on the offering thread; more: ParallelConvertingConsumer)"
+        return table.text + "\n(\(cores) CPUs online; one thread: ConvertingConsumer on the offering thread; parallel: ParallelConvertingConsumer; independent: N ConvertingConsumers on N threads, no hand-off)"
     }
 }
