@@ -196,7 +196,7 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
             let worker = workers[index]
             while true {
                 worker.work.wait()
-                guard let frame = worker.frame else { return }  // shut down
+                guard let frame = worker.frame else { return }  // shut down while idle
                 do {
                     try worker.converter.convert(frame) { converted in
                         awaitTurn(worker.ticket)
@@ -210,9 +210,14 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
                 }
                 worker.frame = nil
                 turn.lock()
-                state.withLock { $0.nextDelivery += 1; $0.holding[index] = false }
+                let stopping = state.withLock { state -> Bool in
+                    state.nextDelivery += 1
+                    state.holding[index] = false
+                    return state.stopping
+                }
                 turn.broadcast()
                 turn.unlock()
+                if stopping { return }  // shut down while this frame was converted
             }
         }
 
@@ -230,16 +235,21 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
             turn.unlock()
         }
 
-        /// Ends the threads once they have handed on what they hold (from the consumer's
-        /// release; the threads do not hold it).
+        /// Ends the threads (from the consumer's release; the threads do not hold it): idle ones
+        /// at once, a thread holding a frame once it has handed it on. Waits for them, unless
+        /// called on one of them (the consumer released in its own consumer's call): the others
+        /// may be waiting for that one's turn, so they end on their own.
         func shutDown() {
-            state.withLock { $0.stopping = true }
-            drain()
-            for worker in workers where worker.thread != nil {
-                worker.frame = nil
-                worker.work.signal()
-                worker.thread?.join()
+            let idle = state.withLock { state -> [Int] in
+                state.stopping = true
+                return state.holding.indices.filter { !state.holding[$0] }
             }
+            for index in idle where workers[index].thread != nil {
+                workers[index].frame = nil
+                workers[index].work.signal()
+            }
+            guard !workers.contains(where: { $0.thread?.isCurrent == true }) else { return }
+            for worker in workers { worker.thread?.join() }
         }
     }
 }

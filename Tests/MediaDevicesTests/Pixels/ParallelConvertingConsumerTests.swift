@@ -193,6 +193,42 @@ final class ParallelConvertingConsumerTests: XCTestCase {
         }
     }
 
+    /// A consumer that lets go of the parallel consumer in its own call (as an app that swaps
+    /// consumers from a callback would): the parallel consumer is released on one of its own
+    /// threads, which must not wait for itself, and every thread ends.
+    func testReleasedFromItsOwnConsumersCallItEndsWithoutWaitingForItself() throws {
+        final class Releasing: VideoFrameConsumer, @unchecked Sendable {
+            var holder: ParallelConvertingConsumer?
+            let released = DispatchSemaphore(value: 0)
+            func consumeFrame(_ frame: VideoFrame) {
+                guard holder != nil else { return }
+                holder = nil
+                released.signal()
+            }
+        }
+        let releasing = Releasing()
+        weak var released: ParallelConvertingConsumer?
+        try {
+            let consumer = try ParallelConvertingConsumer(output: OutputFormat(.yu12), threads: 2, consumer: releasing)
+            releasing.holder = consumer
+            released = consumer
+            Self.withFrame(Self.picture(1), format: Self.mjpeg, sequence: 0) { consumer.consumeFrame($0) }
+        }()
+        XCTAssertEqual(releasing.released.wait(timeout: .now() + 30), .success, "the consumer's call returned after releasing it")
+        XCTAssertNil(released, "released on its converting thread")
+        let deadline = Date().addingTimeInterval(10)
+        while Self.convertingThreads() > 0 && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(Self.convertingThreads(), 0, "every converting thread ended")
+    }
+
+    /// Threads of this process named `md-convert` (the parallel consumers' threads).
+    static func convertingThreads() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "").hasPrefix("md-convert")
+        }.count
+    }
+
     func testNoThreadIsRefused() {
         XCTAssertThrowsError(try ParallelConvertingConsumer(output: OutputFormat(.yu12), threads: 0, consumer: Recorder(capacity: 1))) { error in
             XCTAssertEqual((error as? MediaDevicesError)?.code, .invalidValue)
