@@ -62,6 +62,9 @@ struct CaptureCPUBenchmark {
         var overV4L2Ctl: Double?
         var overFFmpeg: Double?
         var overGStreamer: Double?
+        /// CPU per frame over `gst-launch-1.0 … ! filesink location=/dev/null` (undecoded streams):
+        /// GStreamer writing every frame to a file, as `capture --output /dev/null` does.
+        var overGStreamerFileSink: Double?
     }
 
     /// One thread of a row's process, per frame of its window.
@@ -124,6 +127,13 @@ struct CaptureCPUBenchmark {
     /// The row decoding each JPEG whole and then scaling (`OutputFormat.jpegScaledDecoding`
     /// off): the library before issue 39, the reference for the scaled decode.
     var wholeDecodeRow: String { "MediaDevices whole decode only" + Self.converting(outputName) }
+
+    /// GStreamer writing the frames to `/dev/null` (undecoded streams): the like-for-like peer of
+    /// `mediadevices capture --output /dev/null`.
+    static let gstFileSinkRow = "gst-launch-1.0 → filesink"
+    /// The CLI's `capture` writing frames to a file against GStreamer doing the same (issue 39):
+    /// at most 0.8× `gst-launch-1.0 v4l2src ! filesink location=/dev/null`.
+    static let fileSinkGoal: (reference: String, limit: Double) = (gstFileSinkRow, 0.8)
 
     /// The leased frames' goals (issue 15), for the sequence rows and `capture`: against the
     /// callback path and GStreamer.
@@ -198,6 +208,10 @@ struct CaptureCPUBenchmark {
             ("gst-launch-1.0", { ["gst-launch-1.0", "-q", "v4l2src", "device=\(device)", "num-buffers=\($0)", "!"]
                                  + gstCaps + ["!", "fakesink"] }),
         ]
+        if !decodes {
+            list.append((Self.gstFileSinkRow, { ["gst-launch-1.0", "-q", "v4l2src", "device=\(device)", "num-buffers=\($0)", "!"]
+                                                + gstCaps + ["!", "filesink", "location=/dev/null"] }))
+        }
         return list
     }
 
@@ -322,6 +336,7 @@ struct CaptureCPUBenchmark {
             rows[index].overV4L2Ctl = ratio(row, "v4l2-ctl")
             rows[index].overFFmpeg = ratio(row, "ffmpeg")
             rows[index].overGStreamer = ratio(row, "gst-launch-1.0")
+            rows[index].overGStreamerFileSink = row.tool == Self.gstFileSinkRow ? nil : ratio(row, Self.gstFileSinkRow)
         }
         return rows
     }
@@ -360,7 +375,7 @@ struct CaptureCPUBenchmark {
 
     func table(_ rows: [Row]) -> String {
         func short(_ reference: String) -> String {
-            reference == "gst-launch-1.0" ? "gst" : reference.hasPrefix(Self.callbackRow) ? "callback"
+            reference == "gst-launch-1.0" ? "gst" : reference == Self.gstFileSinkRow ? "gst filesink" : reference.hasPrefix(Self.callbackRow) ? "callback"
                 : reference == wholeDecodeRow ? "whole decode" : reference
         }
         func callbackMark(_ tool: String, _ limit: Double, _ ratio: Double?) -> String {
@@ -373,22 +388,26 @@ struct CaptureCPUBenchmark {
             "\(short(goal.reference)) " + goalMark(ratios[goal.reference].flatMap { $0 } ?? .infinity, goal.limit)
         }
         let leaseGoalText = "; \(decodes ? "converted sequence, capture" : "leased (sequence, executor, capture)"): \(describe(Self.leaseGoals))"
+        let fileSinkGoalText = decodes ? "" : "; capture: \(describe([Self.fileSinkGoal]))"
         var table = BenchmarkTable("tool", "CPU/frame", "each run", "with start-up", "fps", "wake-ups/frame", "÷ v4l2-ctl", "÷ ffmpeg", "÷ gst",
-                                   "÷ callback (CLI: ÷ --direct)", "÷ whole decode", "goals (\(describe(goals))\(leaseGoalText))")
+                                   "÷ gst filesink", "÷ callback (CLI: ÷ --direct)", "÷ whole decode",
+                                   "goals (\(describe(goals))\(leaseGoalText)\(fileSinkGoalText))")
         for row in rows {
             let ratios = ["v4l2-ctl": row.overV4L2Ctl, "ffmpeg": row.overFFmpeg, "gst-launch-1.0": row.overGStreamer,
+                          Self.gstFileSinkRow: row.overGStreamerFileSink,
                           Self.callbackRow: row.overCallback, wholeDecodeRow: row.overWholeDecode]
             let ours = (row.tool.hasPrefix("mediadevices capture") || (decodes && row.tool.hasPrefix("MediaDevices"))) && row.tool != wholeDecodeRow
             var marks = ours ? goals.map { mark($0, ratios) } : []
             if Self.hasLeaseGoals(row.tool, decodes: decodes) {
                 marks += Self.leaseGoals.map { $0.reference == Self.callbackRow ? callbackMark(row.tool, $0.limit, row.overCallback) : mark($0, ratios) }
             }
+            if !decodes, row.tool == "mediadevices capture" { marks.append(mark(Self.fileSinkGoal, ratios)) }
             table.add(row.tool, row.cpuPerFrameNanoseconds > 0 ? formatDuration(row.cpuPerFrameNanoseconds) : "< noise",
                       row.cpuPerFrameOfEachRunNanoseconds.map { $0.map(formatDuration).joined(separator: " / ") } ?? "–",
                       formatDuration(row.cpuPerFrameWithStartupNanoseconds),
                       String(format: "%.1f", row.measuredFrameRate), row.wakeUpsPerFrame.map { String(format: "%.2f", $0) } ?? "–",
                       formatRatio(row.overV4L2Ctl ?? .nan), formatRatio(row.overFFmpeg ?? .nan), formatRatio(row.overGStreamer ?? .nan),
-                      formatRatio(row.overCallback ?? .nan), formatRatio(row.overWholeDecode ?? .nan), marks.joined(separator: ", "))
+                      formatRatio(row.overGStreamerFileSink ?? .nan), formatRatio(row.overCallback ?? .nan), formatRatio(row.overWholeDecode ?? .nan), marks.joined(separator: ", "))
         }
         return table.text + threadTable(rows)
     }
