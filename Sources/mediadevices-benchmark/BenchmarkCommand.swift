@@ -17,7 +17,7 @@ struct BenchmarkCommand: ParsableCommand {
         abstract: "Measure conversion, MJPEG decode, capture CPU and latency, audio and screens against direct library calls and the field's tools.",
         discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part; MEDIADEVICES_TOOL names the mediadevices tool the capture and audio parts measure.",
         subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, MJPEGThreads.self, CaptureCPU.self, PipeWireCamera.self, Latency.self, Stream.self,
-                      AudioBenchmarkCommand.self, ScreenBenchmarkCommand.self])
+                      AudioBenchmarkCommand.self, ScreenBenchmarkCommand.self, ConsoleBenchmarkCommand.self])
 
     /// Sends the library's log messages to standard error, keeping standard output for the
     /// figures (and JSON) only, then runs the command.
