@@ -1,20 +1,39 @@
+import Foundation
 import Hummingbird
 
-/// Requires every request to carry the console's token, as `?token=` or an
-/// `Authorization: Bearer` header; anything else gets 401.
+/// Requires every request to carry the console's token, as `?token=`, an
+/// `Authorization: Bearer` header or the cookie a request with `?token=` was answered with;
+/// anything else gets 401.
+///
+/// The cookie is what lets a browser opened on `/?token=TOKEN` load the page's own files
+/// (`assets/app.js`, `assets/style.css`), which the page names without the token: the answer to
+/// a request whose `?token=` is right sets it (`HttpOnly`, `SameSite=Strict`: no script reads it
+/// and no other site's page sends it).
 struct AccessToken<Context: RequestContext>: RouterMiddleware {
     /// The token the console was started with.
     let secret: String
 
+    /// The cookie's name.
+    static var cookieName: String { "media-console-token" }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let query = request.uri.queryParameters.get("token")
+        let query = request.uri.queryParameters.get("token").map { String($0) }
         let bearer = request.headers[.authorization].flatMap { value -> String? in
             value.hasPrefix("Bearer ") ? String(value.dropFirst("Bearer ".count)) : nil
         }
-        guard query.map(secret.constantTimeEquals) == true || bearer.map(secret.constantTimeEquals) == true else {
+        let cookie = request.headers[values: .cookie].lazy.flatMap { $0.split(separator: ";") }.compactMap { pair -> String? in
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            return parts.count == 2 && parts[0] == Self.cookieName ? parts[1] : nil
+        }.first
+        let queryIsRight = query.map(secret.constantTimeEquals) == true
+        guard queryIsRight || bearer.map(secret.constantTimeEquals) == true || cookie.map(secret.constantTimeEquals) == true else {
             throw HTTPError(.unauthorized, message: "This console needs its token: add ?token=TOKEN or an 'Authorization: Bearer TOKEN' header")
         }
-        return try await next(request, context)
+        var response = try await next(request, context)
+        if queryIsRight && cookie.map(secret.constantTimeEquals) != true {
+            response.headers[.setCookie] = "\(Self.cookieName)=\(secret); Path=/; HttpOnly; SameSite=Strict"
+        }
+        return response
     }
 }
 

@@ -16,7 +16,7 @@ struct MediaConsole: AsyncParsableCommand {
     @Option(help: "The TCP port to listen on.")
     var port = 8080
 
-    @Option(help: "A secret every request must carry, as ?token= or an 'Authorization: Bearer' header.")
+    @Option(help: "A secret every request must carry, as ?token= or an 'Authorization: Bearer' header (open the page as /?token=SECRET: the browser then keeps it in a cookie for the page's own requests).")
     var token: String?
 
     @Flag(help: "Offer the library's built-in test pattern as a camera (for machines without one).")

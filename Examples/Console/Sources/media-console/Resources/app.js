@@ -41,7 +41,7 @@ async function loadDevices() {
 }
 
 function audioRow(a) {
-  const item = element("li", `${a.direction === "input" ? "🎤" : "🔈"} ${a.description} (${a.backend})${a.isDefault ? " default" : ""}`,
+  const item = element("li", `${a.direction === "input" ? "Microphone" : "Speaker"}: ${a.description} (${a.backend})${a.isDefault ? " default" : ""}`,
                        { class: a.direction === "input" ? "microphone" : "speaker", "data-id": a.uniqueID });
   if (a.direction === "input") item.onclick = () => startMeter(a);
   return item;
