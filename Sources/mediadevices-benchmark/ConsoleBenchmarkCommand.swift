@@ -27,7 +27,10 @@ struct ConsoleBenchmarkCommand: ParsableCommand {
     @Option(help: "Runs of every server and client count (the least CPU is reported: noise only adds).")
     var repeats = 2
 
-    @Option(help: "A writable directory (the servers' logs, the clients' files).")
+    @Option(help: "The emulated USB camera's frame log (the file MEDIADEVICES_USB_FRAME_LOG named to it): with an MJPEG stream, glass-to-client latency is measured too.")
+    var frameLog: String?
+
+    @Option(help: "A writable directory (the servers' logs).")
     var workDirectory = "/tmp/mediadevices-benchmark-console"
 
     func run() throws {
@@ -44,7 +47,7 @@ struct ConsoleBenchmarkCommand: ParsableCommand {
         }
         let benchmark = MJPEGServerBenchmark(device: stream.device, width: size.width, height: size.height, fps: stream.fps, format: format,
                                              clientCounts: counts, warmUp: warmUp, seconds: seconds, repeats: repeats,
-                                             console: console, workDirectory: workDirectory)
+                                             console: console, frameLog: frameLog, workDirectory: workDirectory)
         let rows = try benchmark.run(progress: common.progress)
         common.report(benchmark.title, rows, table: benchmark.table(rows))
     }

@@ -226,11 +226,14 @@ static void *stream_main(void *argument) {
         if (next > now) sleep_until(next);
         next = (next > now ? next : now) + (uint64_t)commit.interval * 100;
         uint32_t counter = atomic_load(&camera->frames_sent);
+        uint64_t made = usbip_now_ns();  // the frame's "glass" moment, for latency measured downstream
         uint32_t length = build_frame(camera, &commit, counter, fid, buffer, capacity);
         if (length == 0) continue;
         atomic_fetch_add(&camera->frames_sent, 1);
         struct payload payload = {camera, buffer, length, 0, commit.max_payload_transfer_size, generation, 0};
-        if (send_payload(camera, &payload) < 0) break;
+        int sent = send_payload(camera, &payload);
+        if (sent < 0) break;
+        if (sent > 0 && camera->frame_log) fprintf(camera->frame_log, "%u %llu\n", counter, (unsigned long long)made);
         fid ^= HEADER_FID;
         uint32_t unplug_at = atomic_load(&camera->unplug_after);
         if (unplug_at && atomic_load(&camera->frames_sent) >= unplug_at) {
@@ -283,7 +286,12 @@ usbdev_camera *usbdev_camera_plug(const char *serial, char *error, size_t error_
     if (!camera) { snprintf(error, error_size, "out of memory"); return NULL; }
     snprintf(camera->serial, sizeof camera->serial, "%s", serial);
     pthread_mutex_init(&camera->lock, NULL);
+    // Each frame's counter and the moment it was made, for glass-to-application latency measured
+    // downstream (the JPEGs carry the counter in a COM segment, the YUYV frames in a strip).
+    const char *log = getenv("MEDIADEVICES_USB_FRAME_LOG");
+    if (log && *log && (camera->frame_log = fopen(log, "a"))) setvbuf(camera->frame_log, NULL, _IOLBF, 0);
     if (plug(camera, error, error_size) != 0) {
+        if (camera->frame_log) fclose(camera->frame_log);
         pthread_mutex_destroy(&camera->lock);
         free(camera);
         return NULL;
@@ -306,6 +314,7 @@ void usbdev_camera_destroy(usbdev_camera *camera) {
     if (!camera) return;
     unplug(camera);
     uvc_frames_free(camera);
+    if (camera->frame_log) fclose(camera->frame_log);
     pthread_mutex_destroy(&camera->lock);
     free(camera);
 }

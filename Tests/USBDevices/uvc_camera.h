@@ -5,6 +5,7 @@
 #include "usb_devices.h"
 #include "usbip_transport.h"
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 
 /// Interfaces, entities and the streaming endpoint, as the descriptors declare them.
@@ -45,6 +46,7 @@ struct usbdev_camera {
     atomic_uint unplug_after;  // frames_sent value at which to unplug (0: never)
     atomic_ullong unplug_time_ns;
     struct uvc_frame_cache *frames;  // uvc_frames.c
+    FILE *frame_log;  // MEDIADEVICES_USB_FRAME_LOG: "counter monotonic-ns" per frame sent (or NULL)
 };
 
 // uvc_descriptors.c
