@@ -99,9 +99,12 @@ enum SoundServerChecks {
         let before = ProcessFigures.settled()
         do {
             let (driver, endings) = try startNullSinkLoop(daemon, format: format)
-            // Both sides moving (after the idle null sink's first block: up to 2 s).
+            // Both sides moving (after the idle null sink's first block: up to 2 s). Each side is
+            // waited for: the render side's first block can come a moment after the capture's
+            // (an idle run's PipeWire boot saw capture moving and render at 0 frames).
             let running = Date()
-            while driver.capture.statistics.frames == 0 && Date().timeIntervalSince(running) < 5 { usleep(20_000) }
+            while (driver.capture.statistics.frames == 0 || driver.render.statistics.frames == 0)
+                    && Date().timeIntervalSince(running) < 5 { usleep(20_000) }
             XCTAssertGreaterThan(driver.capture.statistics.frames, 0, "capture ran before the server stopped")
             XCTAssertGreaterThan(driver.render.statistics.frames, 0, "render ran before the server stopped")
             daemon.pause()
