@@ -135,6 +135,7 @@ let package = Package(
             dependencies: [
                 "MediaDevices", "MediaDevicesCommandLine",
                 "CYUV", "CTurboJPEG",   // the references: libyuv and libjpeg-turbo called directly
+                "USBDevices",   // the emulated USB camera's picture, decoded on the host as in the rig
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

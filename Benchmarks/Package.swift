@@ -13,16 +13,21 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // What is measured, shared by both ways of measuring it.
+        // The umbrella product: MonotonicInstant (MediaDevicesCore) comes only through it.
+        .target(name: "MicroWorkloads", dependencies: [.product(name: "MediaDevices", package: "MediaDevices")]),
         // package-benchmark finds its benchmark executables under Benchmarks/<target name>.
         .executableTarget(
             name: "MediaDevicesMicro",
             dependencies: [
-                // The umbrella product: MonotonicInstant (MediaDevicesCore) comes only through it.
-                .product(name: "MediaDevices", package: "MediaDevices"),
+                "MicroWorkloads",
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/MediaDevicesMicro",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The workloads' instructions, counted under valgrind (scripts/microbenchmarks
+        // instructions): this project's machines have no hardware instruction counter.
+        .executableTarget(name: "InstructionCounts", dependencies: ["MicroWorkloads"]),
     ]
 )

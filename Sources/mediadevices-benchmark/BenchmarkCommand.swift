@@ -178,7 +178,7 @@ struct BenchmarkCommand: ParsableCommand {
     struct MJPEGScaled: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "mjpeg-scaled",
-            abstract: "MJPEG decoded at 1/2, 1/4, 1/8 size in libjpeg-turbo's IDCT vs its whole decode, and FrameConverter to 640x360 and 320x180 I420 with the scaled decode vs decoding whole.")
+            abstract: "MJPEG decoded at 1/2, 3/8, 1/4, 1/8 size in libjpeg-turbo's IDCT vs its whole decode (the test pattern and the emulated USB camera's picture), and FrameConverter to 640x360 and 320x180 I420 with the scaled decode vs decoding whole.")
 
         @OptionGroup var common: Common
         @OptionGroup var timing: Timing

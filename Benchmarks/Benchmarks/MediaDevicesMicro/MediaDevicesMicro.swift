@@ -1,12 +1,13 @@
 import Benchmark
-import MediaDevices
+import MicroWorkloads
 
 /// The microbenchmarks: one iteration is one frame converted or decoded (by a converter that has
 /// converted a frame of that shape before: the steady state of a stream), or one 10 ms audio
 /// period resampled. Each measures wall clock (this project's machines give no hardware
 /// instruction counter: `perf stat -e instructions` says "not supported"; where there is one,
 /// `instructions` is measured as well; CPU time ticks in 10 ms here, too coarse for one
-/// iteration) and heap allocations per iteration. "Harness only" measures an empty iteration:
+/// iteration) and heap allocations per iteration; `scripts/microbenchmarks instructions` counts
+/// the same workloads' instructions under valgrind. "Harness only" measures an empty iteration:
 /// the allocations package-benchmark itself counts in every sample.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -25,10 +26,17 @@ let benchmarks: @Sendable () -> Void = {
     ])) { benchmark in
         for index in benchmark.scaledIterations { blackHole(index) }
     }
-    registerConversionBenchmarks()
-    registerMJPEGBenchmarks()
-    registerResamplerBenchmarks()
-    registerVoiceProcessingBenchmarks()
+    for workload in Workload.all {
+        Benchmark(workload.name) { benchmark in
+            // package-benchmark runs this closure once per sample: the workload is prepared and
+            // its first iteration run outside the measurement, as in a stream of frames.
+            let step = try workload.prepare()
+            try step()
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { try step() }
+            benchmark.stopMeasurement()
+        }
+    }
 }
 
 /// The regressions that fail `scripts/microbenchmarks`.
