@@ -53,7 +53,8 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     /// For screens: the kernel said a connector changed (`HOTPLUG=1`).
     public let isConnectorHotplug: Bool
     /// For screen (DRM card) events: the card's connected screens as `ScreenSource.enumerate(backend: .kms)`
-    /// describes them now (for a removed card, the ones it had).
+    /// describes them now (for a removed card, the ones it had; for an added one, read again for
+    /// up to half a second while there are none, as its screens follow its uevent by a moment).
     public var screens: [Screen] = []
     /// For sound card events: the card's ALSA PCMs as `AudioDevice.enumerate()` describes them
     /// now (for a removed card, the ones it had).
@@ -289,7 +290,7 @@ private final class KnownDevices: @unchecked Sendable {
             if event.action == .removed {
                 event.screens = screensByCard.removeValue(forKey: node) ?? []
             } else {
-                event.screens = ScreenSource.scan(backend: .kms).devices.filter { $0.card == node }
+                event.screens = Self.settled(event.action) { ScreenSource.scan(backend: .kms).devices.filter { $0.card == node } }
                 screensByCard[node] = event.screens
             }
         case .sound:
@@ -297,17 +298,27 @@ private final class KnownDevices: @unchecked Sendable {
             if event.action == .removed {
                 event.audioDevices = audioByCard.removeValue(forKey: number) ?? []
             } else {
-                // The card's control and PCM nodes follow its uevent by a moment.
-                for _ in 0..<25 {
-                    event.audioDevices = ALSADevices.enumerate().devices.filter { $0.card == number }
-                    if !event.audioDevices.isEmpty || event.action != .added { break }
-                    usleep(20_000)
-                }
+                event.audioDevices = Self.settled(event.action) { ALSADevices.enumerate().devices.filter { $0.card == number } }
                 audioByCard[number] = event.audioDevices
             }
         case .camera:
             return
         }
+    }
+
+    /// What `read` finds of a card: for an added card, read again for up to half a second while
+    /// it finds nothing. A card's uevent comes a moment before what hangs off it: an ALSA card's
+    /// control and PCM nodes, a DRM card's screens (a monitor hearing the kernel's uevents, as
+    /// without udevd, once saw bochs's card with no screen while a scan just after found one).
+    private static func settled<Item>(_ action: DeviceEvent.Action, _ read: () -> [Item]) -> [Item] {
+        var found = read()
+        guard action == .added else { return found }
+        for _ in 0..<25 {
+            if !found.isEmpty { break }
+            usleep(20_000)
+            found = read()
+        }
+        return found
     }
 
     /// ALSA announces a card before it gives it its id (`snd_card_register` sets a default id
