@@ -1,3 +1,4 @@
+import Foundation   // exit
 import MediaDevices
 
 let cameras = await CaptureDevice.discover()

@@ -1,3 +1,4 @@
+import Foundation   // exit
 import MediaDevices
 
 let cameras = await CaptureDevice.discover()
@@ -25,7 +26,7 @@ let previewing = Task(executorPreference: camera.captureExecutor) {
 
 // The microphone through an AudioDriver, in 10 ms chunks with their level.
 let driver = AudioDriver()
-try await driver.initializeCapture(device: microphone, format: AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .floatLE))
+try driver.initializeCapture(device: microphone, format: AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .floatLE))
 try driver.startCapture()
 let chunks = driver.capturedChunks()
 let metering = Task {

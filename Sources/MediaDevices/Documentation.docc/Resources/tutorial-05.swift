@@ -1,3 +1,4 @@
+import Foundation   // exit
 import MediaDevices
 
 let cameras = await CaptureDevice.discover()
@@ -24,7 +25,7 @@ let previewing = Task(executorPreference: camera.captureExecutor) {
 }
 
 let driver = AudioDriver()
-try await driver.initializeCapture(device: microphone, format: AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .floatLE))
+try driver.initializeCapture(device: microphone, format: AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .floatLE))
 try driver.startCapture()
 let chunks = driver.capturedChunks()
 let metering = Task {
