@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import MediaDevices
 
 /// What a DEVICE argument names: a camera (by path, index from `list`, uniqueID, or PipeWire
@@ -30,7 +31,29 @@ package enum DeviceSelection {
             ?? screens.first { $0.name == key || $0.uniqueID == key }
         if let found { return found }
         if let problem = problems.first, screens.isEmpty { throw problem }
+        if screens.isEmpty {
+            throw MediaDevicesError(.notFound, device: text, operation: "find screen",
+                                    detail: "No screen was found: \(whyNoScreens(backend: backend)). Run it in a desktop session (DISPLAY or WAYLAND_DISPLAY set), or on a machine with a display connected, as a user who may open /dev/dri/card*; `mediadevices screens` lists what each backend sees")
+        }
         throw MediaDevicesError(.notFound, device: text, operation: "find screen",
-                                detail: "There are \(screens.count) screen(s) (\(screens.map(\.name).joined(separator: ", "))); run `mediadevices screens`")
+                                detail: "\(key) is not one of the \(screens.count) screen(s) (\(screens.enumerated().map { "\($0.offset): \($0.element.name)" }.joined(separator: ", "))); run `mediadevices screens`")
+    }
+
+    /// What each backend `backend` (all when `nil`) looked at when none gave a screen.
+    private static func whyNoScreens(backend: ScreenBackend?) -> String {
+        func unset(_ name: String) -> Bool { (getenv(name).map { String(cString: $0) } ?? "").isEmpty }
+        var reasons: [String] = []
+        if backend == nil || backend == .portal {
+            reasons.append(unset("WAYLAND_DISPLAY") ? "no Wayland session (WAYLAND_DISPLAY is not set)" : "the portal offered none")
+        }
+        if backend == nil || backend == .x11 {
+            reasons.append(unset("DISPLAY") ? "no X11 display (DISPLAY is not set)" : "the X11 display has no monitor")
+        }
+        if backend == nil || backend == .kms {
+            let cards = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev/dri")) ?? []).filter { $0.hasPrefix("card") }.sorted()
+            reasons.append(cards.isEmpty ? "no DRM card (/dev/dri/card* is missing)"
+                                         : "no connected output on \(cards.map { "/dev/dri/" + $0 }.joined(separator: ", "))")
+        }
+        return reasons.joined(separator: ", ")
     }
 }

@@ -93,4 +93,45 @@ struct AudioRunJSON: Encodable {
     let frames: Int
     let seconds: Double
     let statistics: AudioStatistics
+
+    /// What `side` (started and stopped on `device`) did, `frames` of it in `file`.
+    init(_ side: AudioDriverSide, device: AudioDevice, file: String, frames: Int) {
+        let format = side.format!
+        self.device = device.uniqueID
+        direction = device.direction.rawValue
+        self.format = AudioFormatJSON(format)
+        deviceFormat = AudioFormatJSON(side.deviceFormat ?? format)
+        periodFrames = side.periodFrames ?? 0
+        bufferFrames = side.bufferFrames ?? 0
+        self.file = file
+        self.frames = frames
+        seconds = format.duration(frames: frames).inSeconds
+        statistics = side.statistics
+    }
+}
+
+/// What `duplex --json` prints: the processed capture (as `record --json`), what was played
+/// (as `play --json`), and the voice processing (`null` with `--voice-processing none`).
+struct DuplexRunJSON: Encodable {
+    let capture: AudioRunJSON
+    let render: AudioRunJSON
+    /// Seconds from the bus to the speaker, as the driver estimates it.
+    let renderDelay: Double
+    let voiceProcessing: VoiceProcessingJSON?
+
+    /// The voice processor's setting and what it measured.
+    struct VoiceProcessingJSON: Encodable {
+        /// The processors, `echo`, `noise`, `gain`.
+        let processing: [String]
+        /// `webrtc` or `speexdsp`.
+        let library: String
+        /// Seconds the processing delays the capture.
+        let latency: Double
+        let processedBlocks: Int
+        /// Echo return loss and its enhancement (dB), and the echo delay found (seconds), when
+        /// the echo canceller runs.
+        let echoReturnLoss: Double?
+        let echoReturnLossEnhancement: Double?
+        let echoDelay: Double?
+    }
 }

@@ -8,7 +8,8 @@ import MediaDevicesCommandLine
 struct CaptureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "capture",
-        abstract: "Capture frames to a file (Y4M where the format allows it, else raw frames).")
+        abstract: "Capture frames to a file (Y4M where the format allows it, else raw frames).",
+        discussion: Examples.capture)
 
     @Argument(help: "A device path, an index from `list`, a uniqueID, a PipeWire camera (`pipewire:SERIAL` or `pipewire:NODE_NAME`), `testpattern`, `testpattern:noise`, or `screen:N` (a screen from `screens`).")
     var device: String
@@ -58,6 +59,14 @@ struct CaptureCommand: ParsableCommand {
         if frames < 1 { throw ValidationError("--frames must be at least 1") }
         if convertThreads < 1 { throw ValidationError("--convert-threads must be at least 1") }
         if let region, Rect(parsing: region) == nil { throw ValidationError("--region takes WxH+X+Y, e.g. 640x480+0+0") }
+        // The file name decides the container: a name the tool cannot honour is a usage error,
+        // found before the device is opened.
+        try UsageChecks.outputFile(output, example: "capture.y4m")
+        let container: FrameFileWriter.Container
+        do { container = try FrameFileWriter.container(for: output) } catch let error as MediaDevicesError { throw ValidationError("--output \(output): \(error.detail)") }
+        if container == .mjpeg, outputOptions.isRequested {
+            throw ValidationError("A .mjpeg file stores the camera's JPEG frames as they come; drop the output options (--output-format, --output-size, --rotate, --mirror, --crop), or write .y4m")
+        }
     }
 
     func run() throws {
@@ -90,10 +99,6 @@ struct CaptureCommand: ParsableCommand {
                 } else if let intermediate = FrameFileWriter.y4mIntermediate(for: settings.format.pixelFormat) {
                     output = OutputFormat(intermediate, jpegDecoding: outputOptions.decoding)
                 }
-            }
-            if container == .mjpeg, output != nil {
-                throw MediaDevicesError(.unsupportedFormat, device: deviceName, operation: "capture",
-                                        detail: "A .mjpeg file stores the camera's JPEG frames as they come; drop the output options, or write .y4m")
             }
             let fileFormat = output?.format(for: settings.format, orientation: capturer.orientation) ?? settings.format
             let writer = try FrameFileWriter(path: self.output, format: fileFormat, frameRate: settings.frameRate,
@@ -129,7 +134,16 @@ struct CaptureCommand: ParsableCommand {
             }
             let expected = Double(self.frames) / (settings.frameRate?.framesPerSecond.doubleValue ?? 30)
             let limit = timeout ?? (10 + 2 * expected)
+            // On a terminal: frames, fps and drops, redrawn twice a second.
+            let started = DispatchTime.now(), wanted = self.frames
+            let progress = ProgressLine.start {
+                let statistics = capturer.statistics
+                return CaptureProgress.line(written: min(statistics.deliveredFrames, wanted),
+                                            elapsed: Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9,
+                                            statistics: statistics)
+            }
             let finished = sink.done.wait(timeout: .now() + limit) == .success
+            progress?.finish()
             capturer.stop()
             sink.finished.wait()
             try writer.close()

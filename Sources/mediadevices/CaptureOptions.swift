@@ -18,7 +18,7 @@ struct FormatOptions: ParsableArguments {
 
     func validate() throws {
         if let format, PixelFormat(named: format) == nil { throw ValidationError("unknown pixel format '\(format)'") }
-        if let size, Size(parsing: size) == nil { throw ValidationError("--size takes WxH, e.g. 640x480") }
+        if let size { try UsageChecks.size(size, option: "--size", example: "640x480") }
         if let fps, FrameRate(parsing: fps) == nil { throw ValidationError("--fps takes a positive number or fraction, e.g. 30 or 30000/1001") }
         if preference == nil { throw ValidationError("--prefer takes automatic, raw-only, lowest-bandwidth or best-quality") }
     }
@@ -64,7 +64,7 @@ struct OutputOptions: ParsableArguments {
         if let outputFormat, OutputFormat.pixelFormat(parsing: outputFormat) == nil {
             throw ValidationError("--output-format takes NV12, I420 or ARGB")
         }
-        if let outputSize, Size(parsing: outputSize) == nil { throw ValidationError("--output-size takes WxH, e.g. 480x480") }
+        if let outputSize { try UsageChecks.size(outputSize, option: "--output-size", example: "480x480") }
         if FrameRotation(degrees: rotate) == nil { throw ValidationError("--rotate takes 0, 90, 180 or 270") }
         if let crop, Rect(parsing: crop) == nil { throw ValidationError("--crop takes WxH+X+Y, e.g. 320x240+16+8") }
     }

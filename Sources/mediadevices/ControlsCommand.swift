@@ -15,7 +15,8 @@ struct ControlsCommand: ParsableCommand {
             --save, then --watch. Names are v4l2-ctl's (brightness, auto_exposure); menu values \
             by index or name, booleans as 0/1/true/false, arrays comma-separated. With --watch, \
             "controls: watching …" on standard error says when changes are being received.
-            """)
+
+            """ + Examples.controls)
 
     @Argument(help: "A camera: a device path, an index from `list`, a uniqueID, or a PipeWire camera (`pipewire:SERIAL` or `pipewire:NODE_NAME`).")
     var device: String

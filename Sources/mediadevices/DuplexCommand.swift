@@ -11,7 +11,8 @@ import MediaDevicesCommandLine
 struct DuplexCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "duplex",
-        abstract: "Play a WAV file and record at once through one driver, with voice processing (echo, noise, gain).")
+        abstract: "Play a WAV file and record at once through one driver, with voice processing (echo, noise, gain).",
+        discussion: Examples.duplex)
 
     @Option(help: "The WAV file to play (the far end of a call).")
     var play: String
@@ -52,16 +53,20 @@ struct DuplexCommand: ParsableCommand {
     @Flag(help: "Show a level meter of the processed capture on standard error every 100 ms.")
     var meter = false
 
+    @Flag(help: "Print the result as JSON (see docs/cli.md for the shape).")
+    var json = false
+
     func validate() throws {
         if VoiceProcessing(parsing: voiceProcessing) == nil { throw ValidationError("--voice-processing takes echo, noise and gain, comma separated, or none") }
         if VoiceProcessingLibrary(rawValue: library) == nil { throw ValidationError("--library takes webrtc or speexdsp") }
         if let seconds, seconds <= 0 { throw ValidationError("--seconds must be positive") }
         if let echoTail, echoTail < 0 || (echoTail < 10 && library == "speexdsp") { throw ValidationError("--echo-tail takes milliseconds: 0 or more with webrtc, 10 or more with speexdsp") }
         if rate <= 0 || channels <= 0 || period <= 0 || periods < 2 { throw ValidationError("--rate, --channels and --period must be positive, --periods at least 2") }
+        try UsageChecks.outputFile(output, example: "near.wav")
     }
 
     func run() throws {
-        try reportingErrors(json: false) {
+        try reportingErrors(json: json) {
             let wav = try WAVFile(path: play)
             guard wav.frames > 0 else { throw MediaDevicesError(.io, device: nil, operation: "read \(play)", detail: "The WAV file holds no samples") }
             let processing = VoiceProcessing(parsing: voiceProcessing)!
@@ -107,19 +112,39 @@ struct DuplexCommand: ParsableCommand {
             if let failure = sink.failure { throw failure }
             if let failure = driver.capture.endError { throw failure }
             if let failure = driver.render.endError { throw failure }
-            printAudioRun(driver.capture, device: input, file: self.output, frames: sink.writer.framesWritten, json: false)
+            report(driver: driver, input: input, output: output, frames: sink.writer.framesWritten, playedFrames: min(offset, wav.data.count) / wav.format.bytesPerFrame)
             try interruption.exitIfInterrupted("duplex: stopped after \(sink.writer.framesWritten) of \(wanted) frames, all in \(self.output)")
-            print("played \(play) on \(output.uniqueID): render delay \(String(format: "%.1f", driver.estimatedRenderDelay.inMilliseconds)) ms")
-            if let processor = driver.voiceProcessor {
-                var line = "voice processing \(processor.processing) (\(processor.options.library)), latency \(String(format: "%.1f", Double(processor.latencyFrames) * 1000 / Double(processor.format.sampleRate))) ms, \(processor.processedBlocks) blocks"
-                if let echo = processor.echoMetrics {
-                    line += String(format: "; echo canceller: ERL %.0f dB, ERLE %.0f dB", echo.echoReturnLoss, echo.echoReturnLossEnhancement)
-                    if let delay = echo.delay { line += ", delay found \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms" }
-                }
-                print(line)
-            } else {
-                print("voice processing off")
-            }
         }
+    }
+
+    /// The closing report: the capture (as `record`), what was played, and the voice processing.
+    private func report(driver: AudioDriver, input: AudioDevice, output: AudioDevice, frames: Int, playedFrames: Int) {
+        let processor = driver.voiceProcessor
+        if json {
+            let voice = processor.map { processor in
+                DuplexRunJSON.VoiceProcessingJSON(
+                    processing: processor.processing.description == "none" ? [] : processor.processing.description.split(separator: ",").map(String.init),
+                    library: processor.options.library.rawValue,
+                    latency: Double(processor.latencyFrames) / Double(processor.format.sampleRate), processedBlocks: processor.processedBlocks,
+                    echoReturnLoss: processor.echoMetrics?.echoReturnLoss, echoReturnLossEnhancement: processor.echoMetrics?.echoReturnLossEnhancement,
+                    echoDelay: processor.echoMetrics?.delay.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 })
+            }
+            printJSON(DuplexRunJSON(capture: AudioRunJSON(driver.capture, device: input, file: self.output, frames: frames),
+                                    render: AudioRunJSON(driver.render, device: output, file: play, frames: playedFrames),
+                                    renderDelay: driver.estimatedRenderDelay.inSeconds, voiceProcessing: voice))
+            return
+        }
+        printAudioRun(driver.capture, device: input, file: self.output, frames: frames, json: false)
+        print("played \(play) on \(output.uniqueID): render delay \(String(format: "%.1f", driver.estimatedRenderDelay.inMilliseconds)) ms")
+        guard let processor else {
+            print("voice processing off")
+            return
+        }
+        var line = "voice processing \(processor.processing) (\(processor.options.library)), latency \(String(format: "%.1f", Double(processor.latencyFrames) * 1000 / Double(processor.format.sampleRate))) ms, \(processor.processedBlocks) blocks"
+        if let echo = processor.echoMetrics {
+            line += String(format: "; echo canceller: ERL %.0f dB, ERLE %.0f dB", echo.echoReturnLoss, echo.echoReturnLossEnhancement)
+            if let delay = echo.delay { line += ", delay found \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms" }
+        }
+        print(line)
     }
 }

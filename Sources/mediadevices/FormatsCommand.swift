@@ -4,7 +4,8 @@ import MediaDevicesCommandLine
 
 /// `mediadevices formats DEVICE`: every pixel format, size and frame rate.
 struct FormatsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "formats", abstract: "List a device's formats, sizes and frame rates.")
+    static let configuration = CommandConfiguration(commandName: "formats", abstract: "List a device's formats, sizes and frame rates.",
+                                                     discussion: Examples.formats)
 
     @Argument(help: "A device path, an index from `list`, a uniqueID, a PipeWire camera (`pipewire:SERIAL` or `pipewire:NODE_NAME`), or `testpattern`.")
     var device: String

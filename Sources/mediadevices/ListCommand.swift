@@ -4,7 +4,8 @@ import MediaDevicesCommandLine
 
 /// `mediadevices list`: every capture device.
 struct ListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List capture devices and screens.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List capture devices and screens.",
+                                                     discussion: Examples.list)
 
     @Flag(help: "Print JSON (see docs/cli.md for the shape).")
     var json = false

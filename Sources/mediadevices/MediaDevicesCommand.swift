@@ -9,6 +9,8 @@ struct MediaDevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mediadevices",
         abstract: "Cameras (V4L2), screens and audio on Linux: list devices and formats, capture frames.",
+        discussion: Examples.tool,
+        version: ToolVersion.current,
         subcommands: [ListCommand.self, FormatsCommand.self, ControlsCommand.self, CaptureCommand.self,
                       SnapshotCommand.self, RecordCommand.self, PlayCommand.self, DuplexCommand.self, MonitorCommand.self, OrientationCommand.self,
                       ScreensCommand.self, ScreenshotCommand.self])

@@ -8,7 +8,7 @@ struct MonitorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monitor",
         abstract: "Print devices being added, removed or changed (hotplug), as they happen.",
-        discussion: "With --json, one JSON object per line. A line \"monitor: listening …\" on standard error says when events are being received.")
+        discussion: "With --json, one JSON object per line. A line \"monitor: listening …\" on standard error says when events are being received.\n\n" + Examples.monitor)
 
     @Flag(help: "Print one JSON object per event and line (see docs/cli.md for the shape).")
     var json = false
@@ -23,6 +23,12 @@ struct MonitorCommand: ParsableCommand {
 
     @Option(name: .customLong("backend"), help: "Cameras: watch what this backend offers, v4l2 (udev's video nodes) or pipewire (the PipeWire session's camera nodes); repeat it for both (default: v4l2).")
     var backends: [CaptureBackend] = []
+
+    func validate() throws {
+        for name in kinds?.split(separator: ",") ?? [] where DeviceEvent.Kind(rawValue: String(name)) == nil {
+            throw ValidationError("--kinds: unknown kind \"\(name)\"; use camera, screen or sound, comma separated")
+        }
+    }
 
     func run() throws {
         try reportingErrors(json: json) {

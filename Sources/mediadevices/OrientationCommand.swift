@@ -13,7 +13,8 @@ struct OrientationCommand: ParsableCommand {
             left-up, right-up, as iio-sensor-proxy names them). --display reads a DRM connector's \
             "panel orientation" and its primary plane's "rotation"; --camera reads a camera's \
             mounting controls. "rotation" is the clockwise turn a picture needs to look upright.
-            """)
+
+            """ + Examples.orientation)
 
     @Flag(help: "Print JSON (one object per line with --watch).")
     var json = false
@@ -40,6 +41,15 @@ struct OrientationCommand: ParsableCommand {
 
     @Option(help: "A camera (path, index or uniqueID) whose mounting to read instead.")
     var camera: String?
+
+    func validate() throws {
+        if let mountMatrix, MountMatrix(mountMatrix) == nil {
+            throw ValidationError("--mount-matrix \"\(mountMatrix)\" is not three rows of three numbers (\"1, 0, 0; 0, 1, 0; 0, 0, 1\")")
+        }
+        if let camera, camera.hasPrefix("testpattern") {
+            throw ValidationError("--camera: the test pattern has no mounting; name a camera (`mediadevices list`)")
+        }
+    }
 
     struct Output: Encodable {
         let source: String
@@ -109,6 +119,11 @@ struct OrientationCommand: ParsableCommand {
         }
         let sensor = try accelerometer.map { try Accelerometer(sysfsPath: $0, mountMatrix: matrix) }
             ?? Accelerometer.all().first.map { try Accelerometer(sysfsPath: $0.sysfsPath, mountMatrix: matrix) }
+        guard let sensor else {
+            // The library's error names a library type; a CLI user has options instead.
+            throw MediaDevicesError(.notFound, device: "/sys/bus/iio/devices", operation: "find an accelerometer",
+                                    detail: "No IIO accelerometer (in_accel_x_raw) is present; load the sensor's driver (for example hid-sensor-accel-3d), name one with --accelerometer SYSFS_DIR, or read a display's orientation (--display /dev/dri/card0) or a camera's mounting (--camera DEVICE) instead")
+        }
         let tracker = try AccelerometerOrientationTracker(accelerometer: sensor, interval: .milliseconds(max(10, interval)))
         try tracker.update()  // the current answer now, not after the first interval
         return (tracker, {

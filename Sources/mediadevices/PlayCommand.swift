@@ -6,7 +6,8 @@ import MediaDevicesCommandLine
 /// `mediadevices play DEVICE FILE.wav`: render a WAV file through the audio bus, then print the
 /// achieved rate, xruns and measured render delay.
 struct PlayCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "play", abstract: "Play a WAV file on an audio output.")
+    static let configuration = CommandConfiguration(commandName: "play", abstract: "Play a WAV file on an audio output.",
+                                                     discussion: Examples.play)
 
     @Argument(help: "An output index from `list`, a uniqueID, an ALSA PCM name (hw:Loopback,0,0, plughw:0, default) or pulse:NAME.")
     var device: String

@@ -2,18 +2,19 @@ import ArgumentParser
 import Foundation
 import MediaDevices
 import MediaDevicesCommandLine
+import Synchronization
 
-/// `mediadevices record DEVICE --seconds S --output FILE.wav`: capture through the audio bus into
+/// `mediadevices record DEVICE [--seconds S] --output FILE.wav`: capture through the audio bus into
 /// a WAV file, then print the achieved rate, xruns and measured capture delay.
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "record", abstract: "Record from an audio input into a WAV file.")
+        commandName: "record", abstract: "Record from an audio input into a WAV file.", discussion: Examples.record)
 
     @Argument(help: "An input index from `list`, a uniqueID, an ALSA PCM name (hw:Loopback,1,0, plughw:0, default) or pulse:NAME.")
     var device: String
 
-    @Option(help: "Seconds to record.")
-    var seconds: Double
+    @Option(help: "Seconds to record (default: until Ctrl-C or SIGTERM, then the file is completed and the exit status is 0).")
+    var seconds: Double?
 
     @Option(help: "Sample rate in Hz (the nearest the device takes is used).")
     var rate: Int = 48000
@@ -41,7 +42,8 @@ struct RecordCommand: ParsableCommand {
 
     func validate() throws {
         if SampleFormat(named: sampleFormat) == nil { throw ValidationError("--sample-format takes S16_LE, S32_LE or FLOAT_LE") }
-        if seconds <= 0 { throw ValidationError("--seconds must be positive") }
+        if let seconds, seconds <= 0 { throw ValidationError("--seconds must be positive") }
+        try UsageChecks.outputFile(output, example: "recording.wav")
         if rate <= 0 || channels <= 0 || period <= 0 || periods < 2 { throw ValidationError("--rate, --channels and --period must be positive, --periods at least 2") }
     }
 
@@ -53,9 +55,10 @@ struct RecordCommand: ParsableCommand {
                                          options: AudioStreamOptions(periodFrames: period, periods: periods))
             defer { driver.capture.terminate() }
             let format = driver.captureFormat!
-            let wanted = Int((seconds * Double(format.sampleRate)).rounded())
+            // Without --seconds: until a signal, or until the WAV file's 4 GiB limit.
+            let wanted = seconds.map { Int(($0 * Double(format.sampleRate)).rounded()) } ?? RecordProgress.wavFrameLimit(format)
             let sink = RecordingSink(bus: driver.bus, writer: try WAVWriter(path: output, format: format), wanted: wanted,
-                                     levels: meter ? LevelMeterPrinter(format: format) : nil)
+                                     levels: meter ? LevelMeterPrinter(format: format) : nil, tracksPeak: !meter && ProgressLine.isShown)
             // The file is written on the audio thread, after each period, as arecord does: one
             // thread and one wake-up per period. This thread sleeps until the sink has all
             // frames, the capture ends, or the deadline passes.
@@ -65,7 +68,13 @@ struct RecordCommand: ParsableCommand {
             let interruption = Interruption { sink.finished.signal() }
             defer { interruption.finish() }
             try driver.startCapture()
-            _ = sink.finished.wait(timeout: .now() + seconds * 2 + 5)
+            // On a terminal (and without --meter, which has the line): seconds, level and xruns.
+            let progress = meter ? nil : ProgressLine.start {
+                RecordProgress.line(seconds: format.duration(frames: sink.framesWritten).inSeconds, peak: sink.takePeak(),
+                                    xruns: driver.capture.statistics.xruns)
+            }
+            if let seconds { _ = sink.finished.wait(timeout: .now() + seconds * 2 + 5) } else { sink.finished.wait() }
+            progress?.finish()
             driver.stopCapture()
             // The audio thread has ended (stop() joins it): what it left in the bus is ours now.
             sink.drain()
@@ -74,6 +83,11 @@ struct RecordCommand: ParsableCommand {
             try writer.close()
             if let failure = sink.failure { throw failure }
             if let failure = driver.capture.endError { throw failure }
+            if interruption.interruptingSignal != nil, seconds == nil {
+                // Without --seconds a signal is how a recording ends, as with arecord: exit 0.
+                printAudioRun(driver.capture, device: input, file: output, frames: writer.framesWritten, json: json)
+                return
+            }
             if interruption.interruptingSignal != nil {
                 printAudioRun(driver.capture, device: input, file: output, frames: writer.framesWritten, json: json)
                 try interruption.exitIfInterrupted("record: stopped after \(writer.framesWritten) of \(wanted) frames, all in \(output)")
@@ -92,10 +106,7 @@ func printAudioRun(_ side: AudioDriverSide, device: AudioDevice, file: String, f
     let stats = side.statistics
     let format = side.format!, deviceFormat = side.deviceFormat ?? format
     if json {
-        printJSON(AudioRunJSON(device: device.uniqueID, direction: device.direction.rawValue, format: AudioFormatJSON(format),
-                               deviceFormat: AudioFormatJSON(deviceFormat),
-                               periodFrames: side.periodFrames ?? 0, bufferFrames: side.bufferFrames ?? 0, file: file,
-                               frames: frames, seconds: format.duration(frames: frames).inSeconds, statistics: stats))
+        printJSON(AudioRunJSON(side, device: device, file: file, frames: frames))
         return
     }
     print("\(device.direction == .input ? "recorded" : "played") \(frames) frames (\(String(format: "%.2f", format.duration(frames: frames).inSeconds)) s) of \(format) \(device.direction == .input ? "to" : "from") \(file)")
@@ -162,21 +173,36 @@ final class RecordingSink: @unchecked Sendable {
     /// Signalled once all frames are in the file, on a write error, or when the capture ends.
     let finished = DispatchSemaphore(value: 0)
     private var chunk: [UInt8]
+    /// The chunk as floats, for the peak (made once).
+    private var peakScratch: [Float]
     private var signalled = false
+    /// Frames in the file, for the progress line (read on another thread).
+    private let written = Atomic<Int>(0)
+    /// The largest sample magnitude since `takePeak()` (a `Float`'s bits), when tracked.
+    private let peak = Atomic<UInt32>(0)
+    private let tracksPeak: Bool
 
-    init(bus: AudioBus, writer: WAVWriter, wanted: Int, levels: LevelMeterPrinter?) {
+    init(bus: AudioBus, writer: WAVWriter, wanted: Int, levels: LevelMeterPrinter?, tracksPeak: Bool = false) {
         self.bus = bus
         self.writer = writer
         self.wanted = wanted
         self.levels = levels
+        self.tracksPeak = tracksPeak
         chunk = [UInt8](repeating: 0, count: 4096 * writer.format.bytesPerFrame)
+        peakScratch = [Float](repeating: 0, count: tracksPeak ? 4096 * writer.format.channels : 0)
     }
+
+    /// Frames written to the file so far; safe from any thread.
+    var framesWritten: Int { written.load(ordering: .relaxed) }
+
+    /// The peak (0…1) since the last call, and starts a new one; safe from any thread.
+    func takePeak() -> Float { Float(bitPattern: peak.exchange(0, ordering: .relaxed)) }
 
     /// Moves what the bus holds (up to the frames still wanted) into the file.
     func drain() {
         let frameBytes = writer.format.bytesPerFrame
         while failure == nil && writer.framesWritten < wanted {
-            let want = min(chunk.count, (wanted - writer.framesWritten) * frameBytes)
+            let want = min(chunk.count / frameBytes, wanted - writer.framesWritten) * frameBytes
             let got = chunk.withUnsafeMutableBytes { bus.captureRing.read(into: $0.baseAddress!, count: want, granularity: frameBytes) }
             if got == 0 { break }
             do {
@@ -184,10 +210,17 @@ final class RecordingSink: @unchecked Sendable {
                     let recorded = UnsafeRawBufferPointer(rebasing: bytes[0..<got])
                     try writer.write(raw: recorded)
                     levels?.add(recorded)
+                    if tracksPeak {
+                        let found = peakScratch.withUnsafeMutableBufferPointer {
+                            RecordProgress.peak(recorded, writer.format.sampleFormat, scratch: $0)
+                        }
+                        if found > Float(bitPattern: peak.load(ordering: .relaxed)) { peak.store(found.bitPattern, ordering: .relaxed) }
+                    }
                 }
             } catch {
                 failure = error
             }
+            written.store(writer.framesWritten, ordering: .relaxed)
         }
         if !signalled && (failure != nil || writer.framesWritten >= wanted) {
             signalled = true

@@ -60,7 +60,8 @@ struct ScreenJSON: Encodable {
 /// `mediadevices screens`: the screens of a backend: RandR monitors of the X server, or every
 /// connected display output (DRM/KMS connectors).
 struct ScreensCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "screens", abstract: "List screens (Wayland portal source types, X11 RandR monitors or DRM/KMS outputs) that can be captured.")
+    static let configuration = CommandConfiguration(commandName: "screens", abstract: "List screens (Wayland portal source types, X11 RandR monitors or DRM/KMS outputs) that can be captured.",
+                                                     discussion: Examples.screens)
 
     @OptionGroup var backendOption: ScreenBackendOption
 

@@ -7,7 +7,8 @@ import MediaDevicesCommandLine
 struct ScreenshotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screenshot",
-        abstract: "Grab one frame of a screen (X11 monitor, DRM/KMS framebuffer, or what the user shares through the Wayland portal) and write it as PNG or JPEG.")
+        abstract: "Grab one frame of a screen (X11 monitor, DRM/KMS framebuffer, or what the user shares through the Wayland portal) and write it as PNG or JPEG.",
+        discussion: Examples.screenshot)
 
     @OptionGroup var backendOption: ScreenBackendOption
 
@@ -28,6 +29,7 @@ struct ScreenshotCommand: ParsableCommand {
 
     func validate() throws {
         if let region, Rect(parsing: region) == nil { throw ValidationError("--region takes WxH+X+Y, e.g. 640x480+0+0") }
+        try UsageChecks.outputFile(output, example: "screenshot.png")
         do { _ = try ImageFileFormat(path: output) } catch let error as MediaDevicesError { throw ValidationError(error.detail) }
     }
 

@@ -9,7 +9,8 @@ import Synchronization
 struct SnapshotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "snapshot",
-        abstract: "Write one frame as a PNG (libpng) or JPEG (libjpeg-turbo), after letting the device settle.")
+        abstract: "Write one frame as a PNG (libpng) or JPEG (libjpeg-turbo), after letting the device settle.",
+        discussion: Examples.snapshot)
 
     @Argument(help: "A device path, an index from `list`, a uniqueID, a PipeWire camera (`pipewire:SERIAL` or `pipewire:NODE_NAME`), `testpattern` or `testpattern:noise`.")
     var device: String
@@ -36,6 +37,7 @@ struct SnapshotCommand: ParsableCommand {
 
     func validate() throws {
         if skip < 0 { throw ValidationError("--skip must be 0 or more") }
+        try UsageChecks.outputFile(output, example: "snapshot.png")
         do { _ = try ImageFileFormat(path: output) } catch let error as MediaDevicesError { throw ValidationError(error.detail) }
     }
 
