@@ -18,12 +18,35 @@ package struct ErrorJSON: Encodable {
         let operation: String
         let errno: Int32?
         let message: String
+        let remedy: String?
     }
     package let error: Body
     package init(_ error: MediaDevicesError) {
         self.error = Body(code: error.code.rawValue, device: error.device, operation: error.operation,
-                          errno: error.errno?.rawValue, message: error.description)
+                          errno: error.errno?.rawValue, message: cliMessage(error), remedy: error.remedy)
     }
+}
+
+/// The command that shows what an error points at, for someone at the command line: the
+/// library's remedies name library calls (`CaptureDevice.discover()`), which a CLI user does not
+/// have; `nil` when no command helps.
+package func commandHint(for error: MediaDevicesError) -> String? {
+    let device = error.device ?? "DEVICE"
+    switch error.code {
+    case .notFound where error.operation == "set control": return "`mediadevices controls \(device)` lists them"
+    case .notFound: return "`mediadevices list` shows the devices there are"
+    case .unsupportedFormat where error.operation == "SelectSources": return "`mediadevices screens --backend portal` lists what it offers"
+    case .unsupportedFormat: return "`mediadevices formats \(device)` shows what it offers"
+    case .disconnected where error.operation == "RRGetMonitors" || error.operation == "find connector":
+        return "`mediadevices screens` lists the screens there are now"
+    default: return nil
+    }
+}
+
+/// An error as the CLI prints it: the library's sentence, then the command that helps.
+package func cliMessage(_ error: MediaDevicesError) -> String {
+    guard let hint = commandHint(for: error) else { return error.description }
+    return "\(error.description) (from the command line: \(hint))"
 }
 
 /// Runs `body`; a `MediaDevicesError` is printed (as JSON with `json`, else on standard error)
@@ -32,7 +55,7 @@ package func reportingErrors(json: Bool, _ body: () throws -> Void) throws {
     do {
         try body()
     } catch let error as MediaDevicesError {
-        if json { printJSON(ErrorJSON(error)) } else { FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
+        if json { printJSON(ErrorJSON(error)) } else { FileHandle.standardError.write(Data("error: \(cliMessage(error))\n".utf8)) }
         throw ExitCode(1)
     }
 }

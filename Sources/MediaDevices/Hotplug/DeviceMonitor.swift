@@ -44,7 +44,7 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     /// The udev facts; for a PipeWire camera node (a monitor watching `.pipewire`), the node's
     /// (subsystem `pipewire`, see `UdevDevice`).
     public let device: UdevDevice
-    /// For cameras: the same description `CaptureDevice.devices` gives (for a removed camera,
+    /// For cameras: the same description ``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` gives (for a removed camera,
     /// the one it had while present). `nil` for other kinds, and for a camera that could not
     /// be opened (see `problem`).
     public let camera: CaptureDevice?
@@ -52,7 +52,7 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     public let problem: MediaDevicesError?
     /// For screens: the kernel said a connector changed (`HOTPLUG=1`).
     public let isConnectorHotplug: Bool
-    /// For screen (DRM card) events: the card's connected screens as `ScreenSource.enumerate(backend: .kms)`
+    /// For screen (DRM card) events: the card's connected screens as ``/MediaDevicesVideo/ScreenSource/discover(backend:)`` (`.kms`)
     /// describes them now (for a removed card, the ones it had; for an added one, read again for
     /// up to half a second while there are none, as its screens follow its uevent by a moment).
     public var screens: [Screen] = []
@@ -115,25 +115,21 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     private let wake: WakeUpEvent
     private let thread: CaptureThread
     /// Where the monitor logs (a failed poll that ends the events): the application's logger
-    /// given to `init`, else one labelled `MediaDevices.DeviceMonitor`.
-    public let logger: Logger
+    /// given to `init`; `nil`: it does not log (the library makes no logger of its own).
+    public let logger: Logger?
 
-    /// The logger a monitor uses when the application gives none.
-    static let defaultLogger = Logger(label: "MediaDevices.DeviceMonitor")
-
-    /// Starts watching `kinds` from `source`, logging to `logger` (swift-log's; `nil`: one
-    /// labelled `MediaDevices.DeviceMonitor`, through the process's `LoggingSystem`). Cameras
+    /// Starts watching `kinds` from `source`, logging to `logger` (swift-log's; `nil`: no
+    /// logging; the failures it would log also end the events). Cameras
     /// come from `cameraBackends`: `.v4l2`, the video capture nodes udev announces; `.pipewire`,
     /// the camera nodes of the PipeWire session (`PIPEWIRE_REMOTE`, else
     /// `$XDG_RUNTIME_DIR/pipewire-0`) appearing and going, each described as
-    /// `CaptureDevice.devices(backends: [.pipewire])` describes it (a camera both offer then
+    /// ``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` (`[.pipewire]`) describes it (a camera both offer then
     /// comes once per backend, with the same `uniqueID`; when the PipeWire daemon goes away its
     /// cameras are removed). Throws if the netlink socket cannot be opened (`.permissionDenied`
     /// in a sandbox that forbids netlink), `.notFound` when PipeWire is asked for and no
     /// session answers.
     public init(kinds: Set<DeviceEvent.Kind> = Set(DeviceEvent.Kind.allCases), source: Source = .automatic,
                 cameraBackends: Set<CaptureBackend> = [.v4l2], logger: Logger? = nil) throws {
-        let logger = logger ?? Self.defaultLogger
         self.logger = logger
         let resolved = source == .automatic ? Source.detected : source
         self.source = resolved
@@ -187,7 +183,7 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncStream<DeviceEvent>.Iterator { stream.makeAsyncIterator() }
 
     private static func run(_ box: MonitorBox, wake: WakeUpEvent, known: KnownDevices, pipeWire: PipeWireCameraWatch?,
-                            continuation: AsyncStream<DeviceEvent>.Continuation, logger: Logger) {
+                            continuation: AsyncStream<DeviceEvent>.Continuation, logger: Logger?) {
         // The PipeWire watch's descriptor is the third, -1 (ignored by poll) without one or
         // once its connection is lost.
         var fds = [pollfd(fd: udev_monitor_get_fd(box.monitor), events: Int16(POLLIN), revents: 0),
@@ -198,7 +194,7 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
             let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, 3, -1) }
             if ready < 0 {
                 if errno == EINTR { continue }
-                logger.error("hotplug monitor: poll failed (errno \(errno)); no more events")
+                logger?.error("hotplug monitor: poll failed; no more events", metadata: ["errno": "\(errno)"])
                 break
             }
             if fds[1].revents != 0 { break }

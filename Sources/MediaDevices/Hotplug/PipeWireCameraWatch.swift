@@ -6,8 +6,8 @@ import Glibc
 
 /// A PipeWire session's camera nodes coming and going (the registry's `global` and
 /// `global_remove`, through the CPipeWire shim's `cpw_watch`), as the `DeviceEvent`s
-/// `DeviceMonitor` delivers: each camera described as `CaptureDevice.devices(backends:
-/// [.pipewire])` describes it (same `uniqueID` as its V4L2 device where it wraps one).
+/// `DeviceMonitor` delivers: each camera described as
+/// ``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` (`[.pipewire]`) describes it (same `uniqueID` as its V4L2 device where it wraps one).
 /// After init, used only on the monitor's thread.
 final class PipeWireCameraWatch: @unchecked Sendable {
     private var watch: OpaquePointer?
@@ -74,7 +74,7 @@ final class PipeWireCameraWatch: @unchecked Sendable {
         return events
     }
 
-    /// `node` as the device `CaptureDevice.devices(backends: [.pipewire])` lists.
+    /// `node` as the device `CaptureDevice.discover(backends: [.pipewire])` lists.
     private static func camera(_ node: PipeWireCameraNode) -> CaptureDevice {
         CaptureDevice.merging([], [node], stableLink: CaptureDevice.stableLink(for:))[0]
     }

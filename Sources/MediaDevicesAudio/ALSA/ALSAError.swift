@@ -16,10 +16,12 @@ extension MediaDevicesError {
                                      detail: "This user may not open \(device); add it to the `audio` group (`usermod -aG audio $USER`, then log in again)")
         case ENOENT where operation == "snd_pcm_open", ENODEV where operation == "snd_pcm_open", ENXIO where operation == "snd_pcm_open":
             return MediaDevicesError(.notFound, device: device, operation: operation, errno: code,
-                                     detail: "ALSA has no PCM of that name; run `mediadevices list` or `aplay -L` for the names there are")
+                                     detail: "ALSA has no PCM of that name",
+                                     remedy: "AudioDevice.discover() lists the devices there are (`aplay -L` the PCM names ALSA knows)")
         case EINVAL where operation.hasPrefix("snd_pcm_hw_params"):
             return MediaDevicesError(.unsupportedFormat, device: device, operation: operation, errno: code,
-                                     detail: "\(device) does not accept that format; run `mediadevices formats \(device)`, or use `plughw:` to convert")
+                                     detail: "\(device) does not accept that format",
+                                     remedy: "AudioDevice.supportedFormats() lists what it takes; or open it as `plughw:`, which converts")
         default:
             return MediaDevicesError.fromErrno(code, device: device, operation: operation)
         }

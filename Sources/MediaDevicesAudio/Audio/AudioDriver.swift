@@ -58,7 +58,8 @@ public final class AudioDriverSide: Sendable {
     public func initialize(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws {
         guard device.direction == direction else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: "initialize \(sideName)",
-                                    detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue) (see `mediadevices list`)")
+                                    detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue)",
+                                    remedy: "Pick one of AudioDevice.discover()'s \(direction == .input ? "inputs" : "outputs")")
         }
         guard !isStarted else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: "initialize \(sideName)",
@@ -291,7 +292,8 @@ public final class AudioDriverSide: Sendable {
         let operation = "switch \(sideName) device"
         guard device.direction == direction else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
-                                    detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue) (see `mediadevices list`)")
+                                    detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue)",
+                                    remedy: "Pick one of AudioDevice.discover()'s \(direction == .input ? "inputs" : "outputs")")
         }
         try refuseOnAudioThread(operation)
         let (current, oldDevice, oldOptions, wasRunning) = state.withLock { ($0.port?.busFormat, $0.device, $0.options, running.load(ordering: .acquiring)) }

@@ -18,7 +18,8 @@ enum PulseError {
                                      detail: "The server has no such source or sink (\(text)); run `pactl list short sources` / `sinks`")
         case PA_ERR_NOTSUPPORTED, PA_ERR_INVALID:
             return MediaDevicesError(.unsupportedFormat, device: device, operation: operation,
-                                     detail: "The server refused the stream's format (\(text)); run `mediadevices formats \(device)`")
+                                     detail: "The server refused the stream's format (\(text))",
+                                     remedy: "AudioDevice.supportedFormats() lists what it takes")
         case PA_ERR_ACCESS:
             return MediaDevicesError(.permissionDenied, device: device, operation: operation,
                                      detail: "The server refused this client (\(text)); check the cookie and the socket's permissions")

@@ -4,7 +4,9 @@ import Glibc
 import SystemPackage
 
 /// The one error type of MediaDevices. Each error has a stable `code`, names the device and the
-/// operation, and its `description` says what to do about it.
+/// operation, says what happened (`detail`) and, where the library knows, what to do about it
+/// (`remedy`, in terms of the library's own calls); an error of another library that caused it
+/// stays readable as `underlying`. `description` joins them into one sentence for people.
 public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A stable error code. New codes may come in later versions, so a `switch` over codes
     /// needs a `default` (codes are static members of a struct, as swift-nio's errors are, not
@@ -79,29 +81,50 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
     /// The errno value behind the error, if it came from a system call (swift-system's
     /// `Errno`: compare with `.resourceBusy`, `.noSuchFileOrDirectory`, …, or read `rawValue`).
     public let errno: Errno?
-    /// A sentence on what happened and what to do about it.
+    /// What happened, in a sentence (may be empty when `operation` and `errno` say it all). Older
+    /// errors still carry their remedy here too; `remedy` is where new ones put it.
     public let detail: String
+    /// What the caller can do about it, in a sentence that names the library's calls (or a package
+    /// to install, a permission to grant), when the library knows; `nil` otherwise.
+    public let remedy: String?
+    /// The error another library or the standard library threw that caused this one (a decoder's,
+    /// Foundation's), kept whole; `nil` when the cause is `errno` or the library itself.
+    public let underlying: (any Error)?
 
     /// Creates an error. Prefer the factory functions, which write the remedy for you.
-    public init(_ code: Code, device: String?, operation: String, errno: Errno? = nil, detail: String) {
+    public init(_ code: Code, device: String?, operation: String, errno: Errno? = nil, detail: String,
+                remedy: String? = nil, underlying: (any Error)? = nil) {
         self.code = code
         self.device = device
         self.operation = operation
         self.errno = errno
         self.detail = detail
+        self.remedy = remedy
+        self.underlying = underlying
     }
 
     /// An error whose errno is the raw value a C call set.
-    package init(_ code: Code, device: String?, operation: String, errno: Int32?, detail: String) {
-        self.init(code, device: device, operation: operation, errno: errno.map(Errno.init(rawValue:)), detail: detail)
+    package init(_ code: Code, device: String?, operation: String, errno: Int32?, detail: String, remedy: String? = nil) {
+        self.init(code, device: device, operation: operation, errno: errno.map(Errno.init(rawValue:)), detail: detail, remedy: remedy)
     }
 
-    /// `"/dev/video0: VIDIOC_STREAMON failed: device or resource busy (EBUSY). Another process…"`.
+    /// `"/dev/video0: VIDIOC_STREAMON failed: device or resource busy (EBUSY). Another process…"`:
+    /// the device, the operation, the errno, then `detail` and `remedy` as sentences.
     public var description: String {
         var text = device.map { "\($0): " } ?? ""
         text += "\(operation) failed"
         if let errno { text += ": \(String(cString: strerror(errno.rawValue))) (\(MediaDevicesError.errnoName(errno.rawValue)))" }
-        return detail.isEmpty ? text : "\(text). \(detail)"
+        if !detail.isEmpty { text += ". \(detail)" }
+        if let remedy, !remedy.isEmpty { text += detail.isEmpty || detail.hasSuffix(".") ? " \(remedy)" : ". \(remedy)" }
+        return text
+    }
+
+    /// Equal when every field is, the underlying errors compared by their descriptions (an
+    /// arbitrary `Error` is not `Equatable`).
+    public static func == (lhs: MediaDevicesError, rhs: MediaDevicesError) -> Bool {
+        lhs.code == rhs.code && lhs.device == rhs.device && lhs.operation == rhs.operation && lhs.errno == rhs.errno
+            && lhs.detail == rhs.detail && lhs.remedy == rhs.remedy
+            && lhs.underlying.map { String(describing: $0) } == rhs.underlying.map { String(describing: $0) }
     }
 
     /// Maps an errno from `operation` on `device` to an error with a remedy.
@@ -120,7 +143,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
                                      detail: "\(name) is gone (unplugged, disconnected or its driver was unloaded); pick another device or wait for it to come back")
         case ENOENT:
             return MediaDevicesError(.notFound, device: device, operation: operation, errno: errno,
-                                     detail: "No such device node; run `mediadevices list` to see the devices there are")
+                                     detail: "No such device node", remedy: "CaptureDevice.discover() lists the cameras there are")
         case EBUSY:
             return MediaDevicesError(.busy, device: device, operation: operation, errno: errno,
                                      detail: "Another process is using \(name) (streaming from it or holding its buffers); close that application, or find it with `fuser \(device ?? "/dev/video*")`"
@@ -130,7 +153,8 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
                                      detail: "This user may not open \(name); add it to the `video` group (`usermod -aG video $USER`, then log in again) or install the rules in udev/ so the seat's user gets access")
         case EINVAL where operation == "VIDIOC_S_FMT" || operation == "VIDIOC_REQBUFS":
             return MediaDevicesError(.unsupportedFormat, device: device, operation: operation, errno: errno,
-                                     detail: "The driver rejected the format or buffer request; run `mediadevices formats \(device ?? "DEVICE")` for what it supports")
+                                     detail: "The driver rejected the format or buffer request",
+                                     remedy: "CaptureDevice.supportedFormats() lists what it supports")
         case ENOSPC where operation == "VIDIOC_STREAMON":
             return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
                                      detail: "Not enough bus bandwidth to stream (USB cameras): pick a smaller size or rate, MJPEG instead of raw, or another USB port")
@@ -159,7 +183,17 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         let remedy: String
         let code: Code
         switch errno {
-        case ENOENT, ENOTDIR: (code, remedy) = (.notFound, "The folder \(path) would go in does not exist; create it or choose another path")
+        case ENOENT, ENOTDIR:
+            // The folder may exist and still refuse new files (procfs and sysfs say ENOENT).
+            let slash = path.lastIndex(of: "/")
+            let folder = slash.map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+            var status = stat()
+            if stat(folder, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+                (code, remedy) = (.io, "The folder \(folder) exists, but its filesystem refused to create a file in it (procfs and sysfs take no new files); choose a path on a writable disk")
+            } else {
+                (code, remedy) = (.notFound, "The folder \(folder) does not exist; create it or choose another path")
+            }
+        case EISDIR: (code, remedy) = (.invalidValue, "\(path) is a folder, not a file; name a file in it")
         case EACCES, EPERM, EROFS: (code, remedy) = (.permissionDenied, "This user may not write \(path); choose a writable path")
         case ENOSPC, EDQUOT: (code, remedy) = (.io, "The disk holding \(path) is full; free space or write elsewhere")
         default: (code, remedy) = (.io, "Writing \(path) failed; check the disk and the path")
@@ -168,9 +202,11 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
     }
 
     /// `error` itself when it is a `MediaDevicesError`, else an `.io` error about `device` and
-    /// `operation` that carries its text (what a system or standard library let through).
+    /// `operation` that carries its text and keeps it as `underlying` (what a system or standard
+    /// library let through).
     package static func converting(_ error: any Error, device: String?, operation: String) -> MediaDevicesError {
-        error as? MediaDevicesError ?? MediaDevicesError(.io, device: device, operation: operation, detail: "\(error)")
+        error as? MediaDevicesError ?? MediaDevicesError(.io, device: device, operation: operation, detail: "\(error)",
+                                                          underlying: error)
     }
 
     /// The symbolic name of common errno values (`EBUSY`), else `errno N`.

@@ -51,7 +51,8 @@ final class ScreenGrabber: ScreenGrabbing {
     init(card: DRMCard, screen: Screen, region: Rect?, showsCursor: Bool, method: FramebufferMapping, exportsDMABuf: Bool = false) throws {
         guard let crtcID = screen.crtcID else {
             throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture screen",
-                                    detail: "The output is connected but off (no CRTC drives it); turn it on, or pick another screen from `mediadevices screens`")
+                                    detail: "The output is connected but off (no CRTC drives it)",
+                                    remedy: "Turn it on, or pick another of ScreenSource.discover()'s screens")
         }
         self.card = card
         self.screen = screen

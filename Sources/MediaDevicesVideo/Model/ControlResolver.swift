@@ -37,7 +37,8 @@ struct ControlResolver {
             case .name(let name): "'\(name)'"
             }
             throw MediaDevicesError(.notFound, device: device, operation: "set control",
-                                    detail: "\(device) has no control \(what); `mediadevices controls \(device)` lists them by name")
+                                    detail: "\(device) has no control \(what)",
+                                    remedy: "CaptureDevice.controls() lists them with their names")
         }
         return control
     }

@@ -8,7 +8,7 @@ extension CaptureDevice {
     /// node-number order; nodes that are not video capture (metadata, output, radio, VBI,
     /// touch, SDR) are skipped, nodes this process may not open are problems (most often
     /// `.permissionDenied`: the user is not in the `video` group), each also logged at debug
-    /// level to `logger` (swift-log's; `nil`: one labelled `MediaDevices.CaptureDevice`).
+    /// level to `logger` (swift-log's; `nil`: no logging, the library makes no logger of its own).
     /// `.pipewire`: the cameras of the PipeWire session (`PIPEWIRE_REMOTE`, else
     /// `$XDG_RUNTIME_DIR/pipewire-0`), given `pipeWireTimeout` to answer: a camera
     /// WirePlumber's V4L2 monitor wraps is the V4L2 device (same `uniqueID`) with its PipeWire

@@ -73,7 +73,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// A source reading `device` through its first PipeWire route, in the format `request`
     /// asks for (chosen from the node's formats as `CameraSource` chooses from the driver's).
     /// Throws `.notFound` when the device has no PipeWire route (list it with
-    /// `CaptureDevice.devices(backends:)` including `.pipewire`).
+    /// ``CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` including `.pipewire`).
     public convenience init(device: CaptureDevice, request: FormatRequest = FormatRequest()) throws {
         guard let node = device.pipeWireNodes.first else {
             throw MediaDevicesError(.notFound, device: device.uniqueID, operation: "PipeWire camera",

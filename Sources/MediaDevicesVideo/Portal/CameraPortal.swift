@@ -6,7 +6,7 @@ import Glibc
 /// bus), through which sandboxed applications (Flatpak, Snap) reach cameras: `IsCameraPresent`,
 /// `AccessCamera` (the user is asked once; the answer is kept in the permission store) and
 /// `OpenPipeWireRemote` (a PipeWire connection that sees only the camera nodes). Its cameras
-/// are listed with `CaptureDevice.devices(backends: [.portal])` once access was granted, and
+/// are listed with ``CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` (`[.portal]`) once access was granted, and
 /// read with `PipeWireCameraSource` over a remote of their own.
 public struct CameraPortal: Sendable {
     static let destination = "org.freedesktop.portal.Desktop"

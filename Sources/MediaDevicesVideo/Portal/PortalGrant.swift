@@ -29,7 +29,8 @@ struct PortalGrant {
         let portal = try ScreenCastPortal(address: screen.card.isEmpty ? nil : screen.card)
         guard portal.sourceTypes & screen.connectorID != 0 else {
             throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "SelectSources",
-                                    detail: "The screen-cast portal does not offer \(screen.name) sources (it offers types \(portal.sourceTypes)); run `mediadevices screens --backend portal`")
+                                    detail: "The screen-cast portal does not offer \(screen.name) sources (it offers types \(portal.sourceTypes))",
+                                    remedy: "ScreenSource.discover(backend: .portal) lists the source types it offers")
         }
         try PortalScreens.checkTokenFile(options)
         let session = try portal.createSession()

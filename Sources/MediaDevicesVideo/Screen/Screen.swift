@@ -32,7 +32,7 @@ public struct DisplayMode: Sendable, Hashable, CustomStringConvertible {
 /// One screen that `ScreenSource` captures: a connected display output of a DRM/KMS card, a
 /// RandR monitor of an X server, or a source type of the Wayland screen-cast portal (`monitor`,
 /// `window`: the user picks which one) (`backend` says which). Values are snapshots taken at
-/// enumeration (`ScreenSource.screens`).
+/// enumeration (``ScreenSource/discover(backend:)``).
 public struct Screen: Sendable, Hashable, CustomStringConvertible {
     /// The backend that reads this screen.
     public let backend: ScreenBackend
@@ -89,7 +89,7 @@ public struct Screen: Sendable, Hashable, CustomStringConvertible {
             + (frame.map { " at \($0)" } ?? "")
     }
 
-    /// Describes a screen. Applications get screens from `ScreenSource.screens`.
+    /// Describes a screen. Applications get screens from ``ScreenSource/discover(backend:)``.
     public init(card: String, driver: String, connectorID: UInt32, name: String, connectorType: String,
                 mode: DisplayMode?, crtcID: UInt32?, primaryPlaneID: UInt32?, cursorPlaneID: UInt32?,
                 physicalSize: Size?, monitorName: String?, backend: ScreenBackend = .kms, frame: Rect? = nil) {

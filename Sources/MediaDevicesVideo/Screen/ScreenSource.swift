@@ -17,9 +17,9 @@ import Synchronization
 ///   the compositor streams it through PipeWire, a picture only when something changed
 ///   (counted in `unchangedFrames` as on X11); the cursor is embedded by the compositor.
 ///
-/// `screens` lists the portal's source types when `WAYLAND_DISPLAY` is set and the portal
+/// ``ScreenSource/discover(backend:)`` lists the portal's source types when `WAYLAND_DISPLAY` is set and the portal
 /// answers, else the X server's monitors when `DISPLAY` is set and answers, else the KMS
-/// outputs; `enumerate(backend:)` asks one backend.
+/// outputs; given a backend, it asks that one.
 ///
 /// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888; always that on
 /// X11), zero-copy: the planes point into the scanout buffer (or the shared segment) for the
@@ -144,7 +144,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
                 let why = screen.backend == .x11 ? "X11 screens are read through MIT-SHM, which has no DMA-BUF"
                     : "portal screens come in shared-memory buffers here (DMA-BUF from PipeWire is not supported yet)"
                 throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "export DMA-BUF",
-                                        detail: "\(why); capture without exportsDMABuf, or grab the KMS output (`--backend kms`)")
+                                        detail: why, remedy: "Capture without exportsDMABuf, or grab the KMS output (ScreenSource.discover(backend: .kms))")
             }
             let grabber: any ScreenGrabbing = switch screen.backend {
             case .kms: try makeKMSGrabber()
@@ -154,8 +154,15 @@ public final class ScreenSource: VideoCapturer, Sendable {
             var format: VideoFormat?
             guard try grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
                   let format else {
-                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "DRM_IOCTL_MODE_GETCRTC",
-                                        detail: "\(screen.name) shows no framebuffer (it is off or blanked) or the region lies outside it; turn it on or choose another region")
+                // The operation each backend's first grab really is.
+                let operation = switch screen.backend {
+                case .kms: "DRM_IOCTL_MODE_GETCRTC"
+                case .x11: "ShmGetImage"
+                case .portal: "first portal frame"
+                }
+                throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: operation,
+                                        detail: "\(screen.name) shows no picture (it is off or blanked) or the region lies outside it",
+                                        remedy: "Turn it on, or choose a region inside it")
             }
             return (Grabbing(grabber), CaptureSettings(format: format, frameRate: frameRate))
         }
@@ -166,7 +173,8 @@ public final class ScreenSource: VideoCapturer, Sendable {
             // The screen as it is now (its CRTC and planes may have changed since enumeration).
             guard let current = try card.screens().first(where: { $0.connectorID == screen.connectorID }) else {
                 throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "find connector",
-                                        detail: "\(screen.name) is no longer connected; run `mediadevices screens`")
+                                        detail: "\(screen.name) is no longer connected",
+                                        remedy: "ScreenSource.discover() lists the screens there are now")
             }
             return try ScreenGrabber(card: card, screen: current, region: region, showsCursor: showsCursor, method: mapping,
                                     exportsDMABuf: exportsDMABuf)

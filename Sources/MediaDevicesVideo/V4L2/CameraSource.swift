@@ -5,7 +5,7 @@ import Synchronization
 /// Captures video from a V4L2 device: the `VideoCapturer` for cameras (Twilio's `CameraSource`).
 ///
 /// ```swift
-/// let camera = CameraSource(device: CaptureDevice.devices[0],
+/// let camera = CameraSource(device: (await CaptureDevice.discover()).devices[0],
 ///                           request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(30)))
 /// try camera.initialize()
 /// try camera.start()

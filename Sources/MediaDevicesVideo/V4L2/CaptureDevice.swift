@@ -64,11 +64,9 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
         enumerate(in: "/dev", logger: logger)
     }
 
-    /// The logger enumeration uses when the application gives none.
-    static let defaultLogger = Logger(label: "MediaDevices.CaptureDevice")
-
+    /// `enumerate(logger:)` of the nodes in `directory` (`nil` logger: no logging; the
+    /// library makes no logger of its own, and the problems are returned either way).
     static func enumerate(in directory: String, logger: Logger? = nil) -> DeviceDiscovery<CaptureDevice> {
-        let logger = logger ?? defaultLogger
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         let nodes = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
             .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }
@@ -79,10 +77,10 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
                 let device = try V4L2Device(path: "\(directory)/\(node)")
                 if device.canCapture { found.append(CaptureDevice(device)) }
             } catch let error as MediaDevicesError {
-                logger.debug("skipping \(directory)/\(node): \(error)")
+                logger?.debug("skipping a video node", metadata: ["node": "\(directory)/\(node)", "error": "\(error)"])
                 problems.append(error)
             } catch {
-                logger.debug("skipping \(directory)/\(node): \(error)")
+                logger?.debug("skipping a video node", metadata: ["node": "\(directory)/\(node)", "error": "\(error)"])
             }
         }
         // Two capture nodes on one bus (rare) get their node order appended to stay unique.
@@ -103,7 +101,8 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
         let device = try V4L2Device(path: path)
         guard device.canCapture else {
             throw MediaDevicesError(.notFound, device: path, operation: "VIDIOC_QUERYCAP",
-                                    detail: "This node does not capture video (it may be a metadata, output or radio node); run `mediadevices list` for capture devices")
+                                    detail: "This node does not capture video (it may be a metadata, output or radio node)",
+                                    remedy: "CaptureDevice.discover() lists the capture devices")
         }
         self.init(device)
     }

@@ -90,7 +90,8 @@ final class X11ScreenGrabber: ScreenGrabbing {
     private static func place(_ screen: Screen, region: Rect?, on x: X11Connection) throws -> (Screen, Placement) {
         guard let current = try X11Monitors.screens(of: x).first(where: { $0.name == screen.name }), let frame = current.frame else {
             throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "RRGetMonitors",
-                                    detail: "The X server on \(screen.card) no longer has a monitor \(screen.name); run `mediadevices screens --backend x11`")
+                                    detail: "The X server on \(screen.card) no longer has a monitor \(screen.name)",
+                                    remedy: "ScreenSource.discover(backend: .x11) lists the monitors it has now")
         }
         let wanted = region.map { Rect(x: frame.x + $0.x, y: frame.y + $0.y, width: $0.width, height: $0.height) } ?? frame
         guard let area = wanted.intersection(frame)?.intersection(Rect(x.rootSize)) else {
