@@ -1,8 +1,43 @@
 // swift-tools-version:6.1
 // MediaDevices: cameras (V4L2), screens (DRM/KMS, X11, Wayland portal) and audio (ALSA, PulseAudio) for Swift on Linux.
-// Supported: Swift 6.1 or later (this tools version: package traits need it; tested with 6.3), on Debian 12 (bookworm).
+// Supported: Swift 6.1 or later (this tools version: package traits need it; tested with 6.3), on Debian 12 (bookworm)
+// and Debian 13 (trixie).
 // Licensed under the Apache License, Version 2.0 (LICENSE).
 import PackageDescription
+#if canImport(Foundation)
+import Foundation
+#endif
+
+/// Which webrtc-audio-processing the voice processing builds on: 1.x (Debian 13: pkg-config
+/// module webrtc-audio-processing-1, library webrtc-audio-processing-1, AudioProcessingBuilder
+/// and ApplyConfig) where pkg-config finds it, else 0.3 (Debian 12: webrtc-audio-processing,
+/// library webrtc_audio_processing, webrtc::Config). Asked here because the two differ in the
+/// library's name (so in the module map: CShims/CWebRTCAPMLibrary or CShims/CWebRTCAPMLibrary1),
+/// in where their headers are and in the C++ API (CWEBRTCAPM_API_1 compiles cwebrtcapm1.cpp
+/// instead of cwebrtcapm.cpp). The manifest runs unsandboxed on Linux; without pkg-config, 0.3
+/// (its build then says what is missing, as before). SwiftPM caches the manifest's result:
+/// after installing the other version on the same machine, `swift package purge-cache` (or a
+/// new scratch path) makes it ask again.
+///
+/// 1.x's headers are found through CShims/CWebRTCAPMLibrary1/include, a symbolic link to
+/// /usr/include/webrtc-audio-processing-1 (where Debian, and every distribution that installs it
+/// under /usr, puts them), not through pkgConfig: its .pc requires absl_base, and SwiftPM
+/// expands abseil's .pc graph as a tree, printing 1.7 MB of "prohibited flag(s): -DNOMINMAX"
+/// warnings per build (measured on Debian 13); of all that it would pass on only the -I.
+let webRTCAPM1: Bool = {
+    #if canImport(Foundation) && os(Linux)
+    let pkgConfig = Process()
+    pkgConfig.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    pkgConfig.arguments = ["pkg-config", "--exists", "webrtc-audio-processing-1"]
+    pkgConfig.standardOutput = FileHandle.nullDevice
+    pkgConfig.standardError = FileHandle.nullDevice
+    guard (try? pkgConfig.run()) != nil else { return false }
+    pkgConfig.waitUntilExit()
+    return pkgConfig.terminationStatus == 0
+    #else
+    return false
+    #endif
+}()
 
 let package = Package(
     name: "MediaDevices",
@@ -64,11 +99,21 @@ let package = Package(
                        providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CPipeWire", dependencies: ["CPipeWireHeaders"], path: "CShims/CPipeWire"),
         // WebRTC's audio processing module (C++) for voice processing, behind a C shim (CWebRTCAPM).
-        .systemLibrary(name: "CWebRTCAPMLibrary", path: "CShims/CWebRTCAPMLibrary", pkgConfig: "webrtc-audio-processing",
-                       providers: [.apt(["libwebrtc-audio-processing-dev"])]),
-        // The defines are those of `pkg-config --cflags webrtc-audio-processing` (SwiftPM passes on only its -I).
+        // 0.3 or 1.x, whichever pkg-config finds (`webRTCAPM1` above).
+        webRTCAPM1
+            ? .systemLibrary(name: "CWebRTCAPMLibrary", path: "CShims/CWebRTCAPMLibrary1",
+                             providers: [.apt(["libwebrtc-audio-processing-dev"])])
+            : .systemLibrary(name: "CWebRTCAPMLibrary", path: "CShims/CWebRTCAPMLibrary", pkgConfig: "webrtc-audio-processing",
+                             providers: [.apt(["libwebrtc-audio-processing-dev"])]),
+        // The defines are those of `pkg-config --cflags` of the version found (SwiftPM passes on
+        // only its -I); CWEBRTCAPM_API_1 compiles cwebrtcapm1.cpp (1.x) instead of cwebrtcapm.cpp (0.3).
         .target(name: "CWebRTCAPM", dependencies: ["CWebRTCAPMLibrary"], path: "CShims/CWebRTCAPM",
-                cxxSettings: [.define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD")]),
+                cxxSettings: webRTCAPM1
+                    ? [.define("WEBRTC_POSIX"), .define("WEBRTC_LIBRARY_IMPL"), .define("CWEBRTCAPM_API_1"),
+                       .headerSearchPath("../CWebRTCAPMLibrary1/include")]
+                    : [.define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD")],
+                // 0.3's library comes with its pkg-config module's flags; 1.x has none (above).
+                linkerSettings: webRTCAPM1 ? [.linkedLibrary("webrtc-audio-processing-1")] : []),
         // Layers 2-4, split by capability. What every capability shares: errors, time, discovery
         // results, threads and waits (no library beyond the kernel's uapi headers).
         .target(

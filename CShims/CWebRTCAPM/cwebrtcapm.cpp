@@ -1,4 +1,7 @@
-// CWebRTCAPM: the C face on WebRTC's AudioProcessing (see include/cwebrtcapm.h).
+// CWebRTCAPM: the C face on WebRTC's AudioProcessing (see include/cwebrtcapm.h), on
+// webrtc-audio-processing 0.3 (Debian 12; pkg-config webrtc-audio-processing). On 1.x
+// (Debian 13), cwebrtcapm1.cpp is the face instead: Package.swift defines CWEBRTCAPM_API_1 there.
+#ifndef CWEBRTCAPM_API_1
 #include "cwebrtcapm.h"
 
 #include <new>
@@ -20,6 +23,10 @@ static void capm_prepare(webrtc::AudioFrame &frame, const capm_processor *p) {
     frame.sample_rate_hz_ = p->sample_rate;
     frame.num_channels_ = p->channels;
     frame.samples_per_channel_ = p->block_frames;
+}
+
+extern "C" int capm_api_major(void) {
+    return 0;
 }
 
 extern "C" capm_processor *capm_create(int sample_rate, int channels, int extended_filter, int delay_agnostic, int *error) {
@@ -139,3 +146,4 @@ extern "C" int capm_get_echo_metrics(capm_processor *p, capm_echo_metrics *metri
 extern "C" int capm_stream_has_echo(const capm_processor *p) {
     return p->apm->echo_cancellation()->stream_has_echo() ? 1 : 0;
 }
+#endif

@@ -95,6 +95,8 @@ final class WebRTCVoiceEngine: VoiceEngine {
     /// How much echo APM's AEC models at most (its extended filter).
     private static let apmFilterLength = Duration.milliseconds(128)
     private static let leadBlocks = leadMilliseconds / 10
+    /// Built on webrtc-audio-processing 1.x (Debian 13), whose canceller is AEC3, not 0.3's AEC.
+    private static let isAEC3 = capm_api_major() >= 1
 
     func processCapture(_ block: UnsafeMutablePointer<Int16>, reference: UnsafePointer<Int16>) {
         // The block handed `leadBlocks` ago is the one heard now: the linear stage's reference.
@@ -118,8 +120,8 @@ final class WebRTCVoiceEngine: VoiceEngine {
 
     /// Measured (`VoiceProcessorLatencyTests`, by cross-correlating out with in): the band
     /// split above 16 kHz (3 frames at 32 kHz, 46 at 48 kHz), the AEC's 64-frame block buffer
-    /// (7 ms; 14 ms at 8 kHz) and the noise suppressor's overlap (6 ms); speexdsp's gain
-    /// control one block (APM's own, stereo, none).
+    /// (7 ms; 14 ms at 8 kHz; webrtc-audio-processing 1.x's AEC3: 8 ms, 11 ms at 8 kHz) and the
+    /// noise suppressor's overlap (6 ms); speexdsp's gain control one block (APM's own, stereo, none).
     /// Whether `count` samples at `block` are louder than -60 dBFS RMS (the far end is talking).
     private static func isAudible(_ block: UnsafePointer<Int16>, count: Int) -> Bool {
         var sum = 0.0
@@ -130,7 +132,10 @@ final class WebRTCVoiceEngine: VoiceEngine {
     func delayFrames(for processing: VoiceProcessing) -> Int {
         guard !processing.isEmpty else { return 0 }
         var frames = sampleRate == 32000 ? 3 : sampleRate == 48000 ? 46 : 0
-        if processing.contains(.echoCancellation) { frames += sampleRate == 8000 ? 112 : sampleRate * 7 / 1000 }
+        if processing.contains(.echoCancellation) {
+            if Self.isAEC3 { frames += sampleRate == 8000 ? 88 : sampleRate * 8 / 1000 }
+            else { frames += sampleRate == 8000 ? 112 : sampleRate * 7 / 1000 }
+        }
         if processing.contains(.noiseSuppression) { frames += sampleRate * 6 / 1000 }
         if processing.contains(.gainControl), gain != nil { frames += sampleRate / 100 }
         return frames
