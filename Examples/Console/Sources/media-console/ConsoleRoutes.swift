@@ -10,6 +10,8 @@ struct ConsoleRoutes: Sendable {
     let catalog: DeviceCatalog
     /// The shared captures behind the MJPEG streams.
     let hub: StreamHub
+    /// The connections open, against their budget.
+    let budget: ConnectionBudget
 
     /// Adds every route to `router`.
     func register(on router: Router<BasicRequestContext>) {
@@ -35,7 +37,14 @@ struct ConsoleRoutes: Sendable {
             try library { try ControlsAPI.apply(settings, to: camera) }
             return try json(try library { try ControlsAPI.controls(of: camera) })
         }
-        router.get("/api/events") { _, _ in try LiveEvents.devices() }
+        router.get("/api/status") { _, _ in
+            let running = await hub.running()
+            return try json(ConsoleStatus(captures: running.map { .init(stream: $0.key.description, viewers: $0.viewers) },
+                                          maxCaptures: hub.maxCaptures, connections: budget.current,
+                                          maxConnections: budget.limit, refusedConnections: budget.refused,
+                                          devicePages: await LiveEvents.deviceEvents.pages))
+        }
+        router.get("/api/events") { _, _ in try await LiveEvents.deviceEvents.subscribe() }
         router.get("/api/cameras/:id/events") { _, context in
             let id = try context.parameters.require("id")
             return try LiveEvents.camera(id, try await catalog.camera(id), hub: hub)
@@ -62,6 +71,18 @@ struct ConsoleRoutes: Sendable {
         return Response(status: .ok, headers: [.contentType: "application/json"],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
+}
+
+/// `GET /api/status`: what the console is serving now.
+struct ConsoleStatus: Encodable, Sendable {
+    struct Capture: Encodable, Sendable { let stream: String, viewers: Int }
+    /// The captures running, one per camera and format.
+    let captures: [Capture]
+    let maxCaptures: Int
+    /// Connections open now (this one included), the most served at once, and those refused.
+    let connections: Int, maxConnections: Int, refusedConnections: Int
+    /// Pages following the device events (one `DeviceMonitor` for all of them).
+    let devicePages: Int
 }
 
 /// Runs a library call, turning its `MediaDevicesError` into the HTTP status that fits, with

@@ -31,19 +31,48 @@ enum LiveEvents {
         let peak: [Double], rms: [Double]
     }
 
-    /// `GET /api/events`.
-    static func devices() throws -> Response {
-        let events = EventStream()
-        let monitor = try library { try DeviceMonitor() }
-        let reader = Task {
-            for await event in monitor {
-                events.send("devices", DeviceChange(action: event.action.rawValue, kind: event.kind.rawValue,
-                                                    uniqueID: event.uniqueID, devnode: event.device.devnode))
+    /// `GET /api/events`: every page shares one `DeviceMonitor` (its thread and descriptors),
+    /// started by the first page and stopped when the last one goes.
+    static let deviceEvents = DeviceEvents()
+
+    actor DeviceEvents {
+        private var streams: [UInt64: EventStream] = [:]
+        private var next: UInt64 = 0
+        private var monitor: DeviceMonitor?
+        private var reader: Task<Void, Never>?
+
+        /// The pages following the events now.
+        var pages: Int { streams.count }
+
+        func subscribe() throws -> Response {
+            if monitor == nil {
+                let started = try library { try DeviceMonitor() }
+                monitor = started
+                reader = Task { [weak self] in
+                    for await event in started {
+                        await self?.send(DeviceChange(action: event.action.rawValue, kind: event.kind.rawValue,
+                                                      uniqueID: event.uniqueID, devnode: event.device.devnode))
+                    }
+                }
             }
+            next += 1
+            let id = next
+            let events = EventStream()
+            streams[id] = events
+            return events.response { Task { await self.leave(id) } }
         }
-        return events.response {
+
+        private func send(_ change: DeviceChange) {
+            for events in streams.values { events.send("devices", change) }
+        }
+
+        private func leave(_ id: UInt64) {
+            streams[id] = nil
+            guard streams.isEmpty, let monitor else { return }
             monitor.stop()
-            reader.cancel()
+            reader?.cancel()
+            self.monitor = nil
+            reader = nil
             say("stopped device events (a page left)")
         }
     }

@@ -18,25 +18,27 @@ enum MJPEGStream {
             return value
         }
         let format = query.get("format").flatMap { $0.isEmpty ? nil : $0 }
-        if let format, PixelFormat(named: format) == nil {
+        let pixelFormat = format.flatMap(PixelFormat.init(named:))
+        if let format, pixelFormat == nil {
             throw HTTPError(.badRequest, message: "format=\(format): not a pixel format MediaDevices knows (GET /api/cameras/\(camera)/formats lists the camera's)")
         }
         let fps = query.get("fps").flatMap { $0.isEmpty ? nil : $0 }
-        if let fps, FrameRate(parsing: fps) == nil {
+        let frameRate = fps.flatMap(FrameRate.init(parsing:))
+        if let fps, frameRate == nil {
             throw HTTPError(.badRequest, message: "fps=\(fps): give a rate such as 30 or 30000/1001")
         }
         let (width, height) = (try integer("width"), try integer("height"))
         if (width == nil) != (height == nil) {
             throw HTTPError(.badRequest, message: "give both width and height, or neither")
         }
-        return StreamKey(camera: camera, pixelFormat: format, width: width, height: height, fps: fps)
+        return StreamKey(camera: camera, pixelFormat: pixelFormat, width: width, height: height, frameRate: frameRate)
     }
 
     /// The source a key asks for.
     static func makeSource(for camera: DeviceCatalog.Camera, key: StreamKey) -> (source: any VideoCapturer, name: String) {
-        let request = FormatRequest(pixelFormat: key.pixelFormat.flatMap(PixelFormat.init(named:)),
+        let request = FormatRequest(pixelFormat: key.pixelFormat,
                                     size: key.width.map { Size(width: $0, height: key.height ?? $0) },
-                                    frameRate: key.fps.flatMap(FrameRate.init(parsing:)))
+                                    frameRate: key.frameRate)
         switch camera {
         case .testPattern: return (TestPatternSource(pattern: .colorBars, request: request), DeviceCatalog.testPatternID)
         case .device(let device): return (CameraSource(device: device, request: request), device.path)

@@ -1,17 +1,21 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Hummingbird
 import MediaDevices
 import Synchronization
 
-/// What a viewer asks to see: one camera in one format. Viewers asking the same share a capture.
+/// What a viewer asks to see: one camera in one format, parsed (so `fps=120`, `120/1`, `240/2`
+/// and `120.0` are one key). Viewers asking the same share a capture.
 struct StreamKey: Hashable, Sendable, CustomStringConvertible {
     let camera: String
-    let pixelFormat: String?
+    let pixelFormat: PixelFormat?
     let width: Int?
     let height: Int?
-    let fps: String?
+    let frameRate: FrameRate?
 
     var description: String {
-        "\(camera) \(pixelFormat ?? "any") \(width.map(String.init) ?? "?")x\(height.map(String.init) ?? "?") @ \(fps ?? "any") fps"
+        "\(camera) \(pixelFormat.map { "\($0)" } ?? "any") \(width.map(String.init) ?? "?")x\(height.map(String.init) ?? "?") @ \(frameRate.map { "\($0.framesPerSecond)" } ?? "any") fps"
     }
 }
 
@@ -20,6 +24,15 @@ struct StreamKey: Hashable, Sendable, CustomStringConvertible {
 actor StreamHub {
     private var captures: [StreamKey: SharedCapture] = [:]
     private var nextViewer: UInt64 = 0
+    /// The most captures running at once; a viewer asking for one more gets 503.
+    let maxCaptures: Int
+
+    init(maxCaptures: Int) { self.maxCaptures = maxCaptures }
+
+    /// The captures running now and their viewers (`GET /api/status`).
+    func running() -> [(key: StreamKey, viewers: Int)] {
+        captures.filter { $0.value.isRunning }.map { ($0.key, $0.value.viewerCount) }.sorted { $0.key.description < $1.key.description }
+    }
 
     /// Joins the capture for `key`, starting it through `makeSource` if none runs; returns the
     /// viewer's JPEG parts (bounded: the oldest is dropped when the viewer falls behind).
@@ -29,6 +42,10 @@ actor StreamHub {
             capture = running
         } else {
             captures[key]?.stop()   // one that ended by itself (a camera unplugged): release it
+            captures[key] = nil
+            guard captures.values.filter(\.isRunning).count < maxCaptures else {
+                throw HTTPError(.serviceUnavailable, message: "media-console: \(maxCaptures) captures run already (--max-captures); watch one of them or try again later")
+            }
             let (source, name) = try makeSource()
             capture = try SharedCapture(source: source, name: name)
             captures[key] = capture
@@ -60,6 +77,17 @@ actor StreamHub {
         captures[key] = nil
         capture.stop()
         say("stopped \(key) (no viewers)")
+        // Give the capture's buffers back to the system once its reader has ended (glibc keeps
+        // freed memory in its arenas otherwise: a large capture's RSS would stay).
+        Task {
+            try? await Task.sleep(for: .seconds(1))
+            #if canImport(Glibc)
+            // glibc's malloc_trim, which its Swift module does not export.
+            if let symbol = dlsym(nil, "malloc_trim") {
+                _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
+            }
+            #endif
+        }
     }
 }
 
