@@ -27,20 +27,19 @@ package struct ErrorJSON: Encodable {
     }
 }
 
-/// The command that shows what an error points at, for someone at the command line: the
-/// library's remedies name library calls (`CaptureDevice.discover()`), which a CLI user does not
-/// have; `nil` when no command helps.
+/// The command that does, for someone at the command line, what an error's remedy advises: the
+/// library's remedies name library calls (`CaptureDevice.discover() lists the cameras there
+/// are`), which a CLI user does not have. `nil` when the remedy names none (or there is none).
 package func commandHint(for error: MediaDevicesError) -> String? {
+    guard let remedy = error.remedy else { return nil }
     let device = error.device ?? "DEVICE"
-    switch error.code {
-    case .notFound where error.operation == "set control": return "`mediadevices controls \(device)` lists them"
-    case .notFound: return "`mediadevices list` shows the devices there are"
-    case .unsupportedFormat where error.operation == "SelectSources": return "`mediadevices screens --backend portal` lists what it offers"
-    case .unsupportedFormat: return "`mediadevices formats \(device)` shows what it offers"
-    case .disconnected where error.operation == "RRGetMonitors" || error.operation == "find connector":
-        return "`mediadevices screens` lists the screens there are now"
-    default: return nil
+    if remedy.contains("ScreenSource.discover(") { return "`mediadevices screens` lists them" }
+    if remedy.contains("CaptureDevice.discover(") || remedy.contains("AudioDevice.discover(") {
+        return "`mediadevices list` shows the devices there are"
     }
+    if remedy.contains("supportedFormats()") { return "`mediadevices formats \(device)` shows what it offers" }
+    if remedy.contains("controls()") { return "`mediadevices controls \(device)` lists them" }
+    return nil
 }
 
 /// An error as the CLI prints it: the library's sentence, then the command that helps.
