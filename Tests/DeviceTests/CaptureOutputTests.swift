@@ -182,11 +182,14 @@ final class CaptureOutputTests: XCTestCase {
     }
 
     func testANameTheToolCannotHonourFailsBeforeTheDeviceIsOpened() throws {
-        // No such device: the file name is checked first, so the error is about the name.
+        // No such device: the file name is checked first, so the error is about the name: a
+        // usage error (exit 64, EX_USAGE, said on standard error as every usage error is, even
+        // with --json), not the device's.
         let result = Rig.shell("\(Rig.tool) capture /dev/video99 --frames 1 --output \(Rig.scratch)/clip.mp4 --json")
-        XCTAssertNotEqual(result.status, 0)
-        XCTAssertTrue(result.output.contains("\"code\" : \"unsupportedFormat\""), result.output)
-        XCTAssertTrue(result.output.contains(".y4m") && result.output.contains(".mjpeg"), "says what names mean: \(result.output)")
+        XCTAssertEqual(result.status, 64, result.output + result.errors)
+        XCTAssertTrue(result.errors.contains("--output \(Rig.scratch)/clip.mp4"), result.errors)
+        XCTAssertTrue(result.errors.contains(".y4m") && result.errors.contains(".mjpeg"), "says what names mean: \(result.errors)")
+        XCTAssertFalse(result.errors.contains("video99"), "the device was not looked at: \(result.errors)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(Rig.scratch)/clip.mp4"), "nothing written")
     }
 }
