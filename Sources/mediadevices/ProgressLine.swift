@@ -7,6 +7,7 @@ import MediaDevices
 /// (`\r` and the line again, as ffmpeg's `frame=  123 fps= 30 …`), only when standard error is
 /// a terminal: tests, pipes and log files see nothing. The line is made on a timer of its own
 /// twice a second, never per frame or period, so capture pays nothing for it.
+// @unchecked Sendable: `drawn` is read and written only under `lock`; the timer and `line` are Sendable.
 final class ProgressLine: @unchecked Sendable {
     /// Whether the line is shown: standard error is a terminal.
     static var isShown: Bool { isatty(STDERR_FILENO) != 0 }
