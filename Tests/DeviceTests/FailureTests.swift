@@ -24,9 +24,10 @@ final class FailureTests: XCTestCase {
         try Rig.setControl(node, "percentage_of_dropped_buffers=100")
         defer { try? Rig.setControl(node, "percentage_of_dropped_buffers=0") }
         let stalled = Date()
-        for _ in 0..<300 { guard source.isCapturing else { break }; usleep(50_000) }
+        let ended = recorder.waitForStop(seconds: 15)
         let seconds = Date().timeIntervalSince(stalled)
-        XCTAssertFalse(source.isCapturing, "capture ended within 15 s of the stall")
+        XCTAssertTrue(ended, "capture ended within 15 s of the stall")
+        XCTAssertFalse(source.isCapturing)
         XCTAssertEqual(recorder.stopError?.code, .timeout, "\(String(describing: recorder.stopError))")
         XCTAssertTrue("\(recorder.stopError.map { "\($0)" } ?? "")".contains("frameTimeout"), "\(String(describing: recorder.stopError))")
         print(String(format: "figure: stall (percentage_of_dropped_buffers=100), frameTimeout 1 s: .timeout %.1f s after the stall began", seconds))
@@ -75,6 +76,8 @@ final class FailureTests: XCTestCase {
         XCTAssertEqual(error.code, .disconnected)
         XCTAssertEqual(error.device, node)
         XCTAssertTrue(error.description.contains("gone"), error.description)
+        let heardStop = await recorder.waitForStop(seconds: 5)
+        XCTAssertTrue(heardStop, "the consumer hears of it too")
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "the consumer hears of it too")
         for _ in 0..<50 { guard source.isCapturing else { break }; usleep(20_000) }
         XCTAssertFalse(source.isCapturing)

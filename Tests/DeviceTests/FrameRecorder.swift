@@ -61,6 +61,31 @@ final class FrameRecorder: VideoFrameConsumer, @unchecked Sendable {
     /// cooperative pool's only one (one CPU), needed by the tasks the test waits for.
     func wait(seconds: Double) async -> Bool { await Soak.wait(reached, seconds: seconds) }
 
+    /// Waits up to `seconds` until the consumer has heard `captureDidStop` (the source reports
+    /// `isCapturing == false` just before it tells the consumer, so a test that read
+    /// `stopError` as soon as `isCapturing` turned false raced the capture thread); false on
+    /// timeout. It does not consume the stop: asking again returns true at once.
+    func waitForStop(seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if hasStopped { return true }
+            usleep(10_000)
+        }
+        return hasStopped
+    }
+
+    /// The same for async tests, sleeping instead of blocking its thread.
+    func waitForStop(seconds: Double) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if hasStopped { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return hasStopped
+    }
+
+    private var hasStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopCount > 0 }
+
     /// The number of frames seen so far.
     var count: Int { lock.lock(); defer { lock.unlock() }; return records.count }
 

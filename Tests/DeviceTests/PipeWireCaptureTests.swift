@@ -215,8 +215,9 @@ final class PipeWireCaptureTests: XCTestCase {
         XCTAssertTrue(framesArrived, "frames before the node goes")
         XCTAssertEqual(kept.withFrame { Array($0.plane(0).bytes) }, keptBytes, "a lease held while the stream runs is out of it: the producer does not write it")
         try session.kill("wireplumber")
-        for _ in 0..<200 { guard source.isCapturing else { break }; try await Task.sleep(for: .milliseconds(50)) }
-        XCTAssertFalse(source.isCapturing, "capture ended within 10 s")
+        let ended = await recorder.waitForStop(seconds: 10)
+        XCTAssertTrue(ended, "capture ended within 10 s")
+        XCTAssertFalse(source.isCapturing)
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "\(String(describing: recorder.stopError))")
         XCTAssertTrue("\(recorder.stopError.map { "\($0)" } ?? "")".contains("node went away"), "\(String(describing: recorder.stopError))")
         var ending: Error?

@@ -29,8 +29,9 @@ final class PipeWireHotplugTests: XCTestCase {
             return events
         }
         try session.kill("wireplumber")
-        for _ in 0..<200 { guard source.isCapturing else { break }; usleep(50_000) }
-        XCTAssertFalse(source.isCapturing, "capture ended within 10 s")
+        let ended = await recorder.waitForStop(seconds: 10)
+        XCTAssertTrue(ended, "capture ended within 10 s")
+        XCTAssertFalse(source.isCapturing)
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "\(String(describing: recorder.stopError))")
         let framesBefore = recorder.records.count
 

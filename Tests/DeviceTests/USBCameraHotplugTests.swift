@@ -73,7 +73,8 @@ final class USBCameraHotplugTests: XCTestCase {
         let firstFrames = await first.wait(seconds: 60)
         XCTAssertTrue(firstFrames)
         camera.unplug()
-        for _ in 0..<100 { guard source.isCapturing else { break }; usleep(20_000) }
+        let heardStop = await first.waitForStop(seconds: 10)
+        XCTAssertTrue(heardStop, "the consumer hears the unplug within 10 s")
         XCTAssertEqual(first.stopError?.code, .disconnected)
         let removedEvent = await events.wait(seconds: 30, "camera removed") { $0.action == .removed }
         let removed = try XCTUnwrap(removedEvent)
