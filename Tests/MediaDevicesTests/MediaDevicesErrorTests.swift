@@ -33,6 +33,40 @@ final class MediaDevicesErrorTests: XCTestCase {
         XCTAssertEqual(map(ENOENT, "VIDIOC_DQBUF").code, .disconnected)
     }
 
+    /// No descriptor left is its own code, whose remedy says how to raise the limit.
+    func testTooManyOpenFiles() {
+        let process = map(EMFILE, "open")
+        XCTAssertEqual(process.code, .tooManyOpenFiles)
+        XCTAssertTrue(process.description.contains("(EMFILE)"), process.description)
+        XCTAssertTrue(process.remedy?.contains("RLIMIT_NOFILE") ?? false, process.description)
+        let system = map(ENFILE, "eventfd")
+        XCTAssertEqual(system.code, .tooManyOpenFiles)
+        XCTAssertTrue(system.remedy?.contains("fs.file-max") ?? false, system.description)
+        XCTAssertEqual(MediaDevicesError.fromFileErrno(EMFILE, path: "/tmp/clip.y4m", operation: "open").code, .tooManyOpenFiles)
+        // libasound says ENOENT when it could not read its configuration: with descriptors to
+        // spare that is a missing PCM, and stays one.
+        XCTAssertEqual(MediaDevicesError.fromAudio(-ENOENT, device: "hw:9", operation: "snd_pcm_open").code, .notFound)
+    }
+
+    /// The spare descriptors are the soft limit less what is open; under a few, a library's
+    /// failed open is put down to exhaustion.
+    func testDescriptorHeadroomCountsWhatTheLimitLeaves() throws {
+        let first = try XCTUnwrap(DescriptorHeadroom.spare())
+        XCTAssertGreaterThan(first, DescriptorHeadroom.libraryOpenNeeds, "the test process has room")
+        XCTAssertNil(DescriptorHeadroom.likelyExhausted())
+        let opened = (0..<3).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        defer { opened.forEach { close($0) } }
+        XCTAssertEqual(DescriptorHeadroom.spare(), first - 3)
+        var saved = rlimit()
+        XCTAssertEqual(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved), 0)
+        defer { _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) }
+        var lowered = saved
+        lowered.rlim_cur = saved.rlim_cur - rlim_t(first - 3) + 2  // two spare
+        XCTAssertEqual(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered), 0)
+        XCTAssertEqual(DescriptorHeadroom.spare(), 2)
+        XCTAssertEqual(DescriptorHeadroom.likelyExhausted(), EMFILE)
+    }
+
     func testBusy() {
         let error = map(EBUSY)
         XCTAssertEqual(error.code, .busy)

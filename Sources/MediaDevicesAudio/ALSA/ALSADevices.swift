@@ -69,8 +69,7 @@ package enum ALSADevices {
     /// process holds it (`EBUSY`).
     static func opens(_ name: String, direction: AudioDevice.Direction) -> Bool {
         var pcm: OpaquePointer?
-        let stream = direction == .input ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
-        let opened = snd_pcm_open(&pcm, name, stream, SND_PCM_NONBLOCK)
+        let opened = ALSAOpen.open(&pcm, name, direction)
         if opened >= 0, let pcm { snd_pcm_close(pcm) }
         return opened >= 0 || opened == -EBUSY
     }
@@ -99,11 +98,7 @@ package enum ALSADevices {
 /// `test_rate`.
 enum ALSAFormats {
     static func capabilities(of device: AudioDevice) throws -> AudioFormatCapabilities {
-        _ = ALSALogging.silenced
-        var pcm: OpaquePointer?
-        let stream = device.direction == .input ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
-        let opened = snd_pcm_open(&pcm, device.name, stream, SND_PCM_NONBLOCK)
-        guard opened >= 0, let pcm else { throw MediaDevicesError.fromAudio(opened, device: device.name, operation: "snd_pcm_open") }
+        let pcm = try ALSAOpen.pcm(device.name, direction: device.direction)
         defer { snd_pcm_close(pcm) }
         var params: OpaquePointer?
         snd_pcm_hw_params_malloc(&params)

@@ -7,6 +7,11 @@ extension MediaDevicesError {
     /// on the audio device `device` to an error with a sound-specific remedy.
     static func fromAudio(_ result: Int32, device: String, operation: String) -> MediaDevicesError {
         let code = result < 0 ? -result : result
+        // libasound reads configuration files and opens a control device before the PCM: out of
+        // descriptors, it says ENOENT ("no PCM of that name") or ENODEV instead of EMFILE.
+        if [ENOENT, ENODEV, ENXIO].contains(code), let exhausted = DescriptorHeadroom.likelyExhausted() {
+            return .tooManyOpenFiles(exhausted, device: device, operation: operation)
+        }
         switch code {
         case EBUSY:
             return MediaDevicesError(.busy, device: device, operation: operation, errno: code,

@@ -25,10 +25,7 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
         name = device.name
         direction = device.direction
         fillsSilence = options.fillsSilenceOnUnderrun
-        var handle: OpaquePointer?
-        let stream = device.direction == .input ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
-        let opened = snd_pcm_open(&handle, device.name, stream, SND_PCM_NONBLOCK)
-        guard opened >= 0, let handle else { throw MediaDevicesError.fromAudio(opened, device: device.name, operation: "snd_pcm_open") }
+        let handle = try ALSAOpen.pcm(device.name, direction: device.direction)
         var ok = false
         defer { if !ok { snd_pcm_close(handle) } }
         let name = device.name

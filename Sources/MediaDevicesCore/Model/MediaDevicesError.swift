@@ -66,10 +66,15 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         public static let invalidValue = Code("invalidValue")
         /// The task waiting (for a person's answer, a server or a first picture) was cancelled.
         public static let cancelled = Code("cancelled")
+        /// No file descriptor was left to open the device, or a file or event it needs
+        /// (`EMFILE`: this process's limit; `ENFILE`: the system's). Nothing was left half-open
+        /// and running captures go on; release what you no longer use or raise the limit.
+        public static let tooManyOpenFiles = Code("tooManyOpenFiles")
 
         /// Every code this version knows.
         public static let all: [Code] = [.disconnected, .busy, .permissionDenied, .unsupportedFormat, .invalidState,
-                                         .timeout, .io, .notFound, .corruptFrame, .invalidValue, .cancelled]
+                                         .timeout, .io, .notFound, .corruptFrame, .invalidValue, .cancelled,
+                                         .tooManyOpenFiles]
     }
 
     /// The stable code.
@@ -162,8 +167,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
             return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
                                      detail: "The driver could not allocate buffers; use fewer or smaller buffers (a smaller format), or free memory")
         case EMFILE, ENFILE:
-            return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
-                                     detail: "Too many open files; release unused sources or raise the limit (`ulimit -n`)")
+            return .tooManyOpenFiles(errno, device: device, operation: operation)
         case ETIMEDOUT:
             return MediaDevicesError(.timeout, device: device, operation: operation, errno: errno,
                                      detail: "The device did not answer in time; check its cable and power, then try again")
@@ -171,6 +175,16 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
             return MediaDevicesError(.io, device: device, operation: operation, errno: errno,
                                      detail: "The driver reported an error; `dmesg` may say more")
         }
+    }
+
+    /// `EMFILE` or `ENFILE` from `operation`: no descriptor left, for this process or the system.
+    package static func tooManyOpenFiles(_ errno: Int32, device: String?, operation: String) -> MediaDevicesError {
+        let whose = errno == ENFILE ? "the system's open-file table is full" : "this process has every file descriptor its limit allows open"
+        return MediaDevicesError(.tooManyOpenFiles, device: device, operation: operation, errno: errno,
+                                 detail: "No file descriptor left: \(whose); nothing was left half-open",
+                                 remedy: errno == ENFILE
+                                     ? "Release the sources and devices you no longer use (release()), or raise the system's limit (fs.file-max)"
+                                     : "Release the sources and devices you no longer use (release()), or raise the process's limit: setrlimit(RLIMIT_NOFILE), `ulimit -n` in its shell, or LimitNOFILE= in its systemd unit")
     }
 
     /// Maps an errno from `operation` on the file `path` (not a device) to an error with a remedy.
@@ -196,6 +210,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         case EISDIR: (code, remedy) = (.invalidValue, "\(path) is a folder, not a file; name a file in it")
         case EACCES, EPERM, EROFS: (code, remedy) = (.permissionDenied, "This user may not write \(path); choose a writable path")
         case ENOSPC, EDQUOT: (code, remedy) = (.io, "The disk holding \(path) is full; free space or write elsewhere")
+        case EMFILE, ENFILE: return .tooManyOpenFiles(errno, device: path, operation: operation)
         default: (code, remedy) = (.io, "Writing \(path) failed; check the disk and the path")
         }
         return MediaDevicesError(code, device: nil, operation: operation, errno: errno, detail: remedy)
@@ -215,7 +230,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
             EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", ENXIO: "ENXIO",
             EBADF: "EBADF", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EBUSY: "EBUSY",
             ENODEV: "ENODEV", EINVAL: "EINVAL", ENOTTY: "ENOTTY", ENOSPC: "ENOSPC", EPIPE: "EPIPE",
-            ETIMEDOUT: "ETIMEDOUT", ENOSYS: "ENOSYS", EOPNOTSUPP: "EOPNOTSUPP",
+            ETIMEDOUT: "ETIMEDOUT", ENOSYS: "ENOSYS", EOPNOTSUPP: "EOPNOTSUPP", EMFILE: "EMFILE", ENFILE: "ENFILE",
         ]
         return names[value] ?? "errno \(value)"
     }
