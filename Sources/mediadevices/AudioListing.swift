@@ -22,7 +22,7 @@ func printAudioFormats(_ text: String, json: Bool) throws {
     for direction in directions {
         do {
             let device = try AudioDeviceArgument.resolve(text, direction: direction)
-            do { entries.append((device, .success(try device.supportedFormats()))) } catch let error as MediaDevicesError {
+            do { entries.append((device, .success(try device.supportedFormats()))) } catch {
                 entries.append((device, .failure(error)))
             }
         } catch let error as MediaDevicesError {

@@ -63,7 +63,7 @@ struct CaptureCommand: ParsableCommand {
         // found before the device is opened.
         try UsageChecks.outputFile(output, example: "capture.y4m")
         let container: FrameFileWriter.Container
-        do { container = try FrameFileWriter.container(for: output) } catch let error as MediaDevicesError { throw ValidationError("--output \(output): \(error.detail)") }
+        do { container = try FrameFileWriter.container(for: output) } catch { throw ValidationError("--output \(output): \(error.detail)") }
         if container == .mjpeg, outputOptions.isRequested {
             throw ValidationError("A .mjpeg file stores the camera's JPEG frames as they come; drop the output options (--output-format, --output-size, --rotate, --mirror, --crop), or write .y4m")
         }
@@ -249,8 +249,7 @@ final class FileSink: VideoFrameConsumer, @unchecked Sendable {
             try writer.write(frame)
             if writer.framesWritten == limit { done.signal() }
         } catch {
-            failure = error as? MediaDevicesError
-                ?? MediaDevicesError(.io, device: nil, operation: "capture", detail: "\(error)")
+            failure = error  // FrameFileWriter.write throws MediaDevicesError
             done.signal()
         }
     }

@@ -30,7 +30,7 @@ struct ScreenshotCommand: ParsableCommand {
     func validate() throws {
         if let region, Rect(parsing: region) == nil { throw ValidationError("--region takes WxH+X+Y, e.g. 640x480+0+0") }
         try UsageChecks.outputFile(output, example: "screenshot.png")
-        do { _ = try ImageFileFormat(path: output) } catch let error as MediaDevicesError { throw ValidationError(error.detail) }
+        do { _ = try ImageFileFormat(path: output) } catch { throw ValidationError(error.detail) }
     }
 
     func run() throws {

@@ -38,7 +38,7 @@ struct SnapshotCommand: ParsableCommand {
     func validate() throws {
         if skip < 0 { throw ValidationError("--skip must be 0 or more") }
         try UsageChecks.outputFile(output, example: "snapshot.png")
-        do { _ = try ImageFileFormat(path: output) } catch let error as MediaDevicesError { throw ValidationError(error.detail) }
+        do { _ = try ImageFileFormat(path: output) } catch { throw ValidationError(error.detail) }
     }
 
     func run() throws {
@@ -105,9 +105,7 @@ final class SnapshotTaker: VideoFrameConsumer {
             try format.write(frame, to: path)
             state.withLock { $0.written = frame.format.size }
         } catch {
-            let failure = error as? MediaDevicesError
-                ?? MediaDevicesError(.io, device: nil, operation: "write \(format.displayName)", detail: "\(error)")
-            state.withLock { $0.failure = failure }
+            state.withLock { $0.failure = error }  // ImageFileFormat.write throws MediaDevicesError
         }
         done.signal()
     }

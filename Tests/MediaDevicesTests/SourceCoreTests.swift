@@ -19,7 +19,7 @@ final class SourceCoreTests: XCTestCase {
         func open() {}
         func close() {}
 
-        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+        func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
             let limit = loopLimit
             let run = try CaptureRun(name: "md-test-late", delivery: delivery, loop: { wake, _ in
                 let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 16)

@@ -7,7 +7,7 @@ extension DeviceMonitor {
     /// plugged in again, or its PipeWire node is made again) and returns it as enumeration
     /// describes it (`CaptureDevice.discover(backends:)`); `nil`
     /// after `timeout`. Throws what `DeviceMonitor.init` throws.
-    public static func waitForCamera(uniqueID: String, backends: Set<CaptureBackend> = [.v4l2], timeout: Duration) async throws -> CaptureDevice? {
+    public static func waitForCamera(uniqueID: String, backends: Set<CaptureBackend> = [.v4l2], timeout: Duration) async throws(MediaDevicesError) -> CaptureDevice? {
         // Listen first, then look: a camera that comes back in between is not missed.
         let monitor = try DeviceMonitor(kinds: [.camera], cameraBackends: backends)
         defer { monitor.stop() }
@@ -32,7 +32,7 @@ extension CameraSource {
     /// if the camera did not come back in time. Does nothing (returns `true`) while capturing.
     /// GStreamer, libcamera, FFmpeg and SDL leave this to the application.
     @discardableResult
-    public func resumeWhenReconnected(timeout: Duration = .seconds(30)) async throws -> Bool {
+    public func resumeWhenReconnected(timeout: Duration = .seconds(30)) async throws(MediaDevicesError) -> Bool {
         if isCapturing { return true }
         guard let camera = try await DeviceMonitor.waitForCamera(uniqueID: device.uniqueID, timeout: timeout) else { return false }
         try selectCaptureDevice(camera)
@@ -49,7 +49,7 @@ extension PipeWireCameraSource {
     /// current request, as `CameraSource.resumeWhenReconnected` does for V4L2. Returns `false`
     /// if none came in time. Does nothing (returns `true`) while capturing.
     @discardableResult
-    public func resumeWhenReconnected(timeout: Duration = .seconds(30)) async throws -> Bool {
+    public func resumeWhenReconnected(timeout: Duration = .seconds(30)) async throws(MediaDevicesError) -> Bool {
         if isCapturing { return true }
         guard let camera = try await DeviceMonitor.waitForCamera(uniqueID: uniqueID, backends: [.pipewire], timeout: timeout),
               let node = camera.pipeWireNodes.first else { return false }

@@ -129,7 +129,7 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     /// in a sandbox that forbids netlink), `.notFound` when PipeWire is asked for and no
     /// session answers.
     public init(kinds: Set<DeviceEvent.Kind> = Set(DeviceEvent.Kind.allCases), source: Source = .automatic,
-                cameraBackends: Set<CaptureBackend> = [.v4l2], logger: Logger? = nil) throws {
+                cameraBackends: Set<CaptureBackend> = [.v4l2], logger: Logger? = nil) throws(MediaDevicesError) {
         self.logger = logger
         let resolved = source == .automatic ? Source.detected : source
         self.source = resolved

@@ -17,7 +17,7 @@ final class PipeWireCameraWatch: @unchecked Sendable {
     /// Watches the default remote (`PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`); the
     /// cameras present now are known, not announced. Throws `.notFound` without a PipeWire
     /// session.
-    init() throws {
+    init() throws(MediaDevicesError) {
         var message = [CChar](repeating: 0, count: 256)
         guard let watch = cpw_watch_open(&message, message.count) else {
             let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -91,7 +91,7 @@ import MediaDevicesVideo
 /// Without the package trait `PipeWire` there is no PipeWire session to watch: asking a
 /// `DeviceMonitor` for PipeWire cameras is `.notFound`, naming the trait.
 final class PipeWireCameraWatch: Sendable {
-    init() throws { throw BuildTraits.missingPipeWire(device: "pipewire", operation: "watch cameras") }
+    init() throws(MediaDevicesError) { throw BuildTraits.missingPipeWire(device: "pipewire", operation: "watch cameras") }
     /// No descriptor to poll.
     var descriptor: Int32 { -1 }
     /// No events.

@@ -97,7 +97,7 @@ package enum ALSADevices {
 /// interleaved access, read with `get_rate_min/max`, `get_channels_min/max`, `test_format` and
 /// `test_rate`.
 enum ALSAFormats {
-    static func capabilities(of device: AudioDevice) throws -> AudioFormatCapabilities {
+    static func capabilities(of device: AudioDevice) throws(MediaDevicesError) -> AudioFormatCapabilities {
         let pcm = try ALSAOpen.pcm(device.name, direction: device.direction)
         defer { snd_pcm_close(pcm) }
         var params: OpaquePointer?

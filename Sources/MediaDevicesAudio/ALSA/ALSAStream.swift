@@ -20,7 +20,7 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
     /// ALSA maps (`positionTime`); set up at open, false where a plugin does not.
     private let keepsTimestamps: Bool
 
-    init(device: AudioDevice, format requested: AudioFormat, options: AudioStreamOptions) throws {
+    init(device: AudioDevice, format requested: AudioFormat, options: AudioStreamOptions) throws(MediaDevicesError) {
         _ = ALSALogging.silenced
         name = device.name
         direction = device.direction
@@ -29,7 +29,7 @@ final class ALSAStream: AudioBackendStream, @unchecked Sendable {
         var ok = false
         defer { if !ok { snd_pcm_close(handle) } }
         let name = device.name
-        func check(_ result: Int32, _ operation: String, _ detail: String? = nil) throws {
+        func check(_ result: Int32, _ operation: String, _ detail: String? = nil) throws(MediaDevicesError) {
             guard result < 0 else { return }
             var error = MediaDevicesError.fromAudio(result, device: name, operation: operation)
             if let detail { error = MediaDevicesError(error.code, device: name, operation: operation, errno: error.errno, detail: detail) }

@@ -21,7 +21,7 @@ final class AudioBusPort: @unchecked Sendable {
     private var clock = ConvertedClock()
 
     init(bus: AudioBus, direction: AudioDevice.Direction, deviceFormat: AudioFormat, busFormat: AudioFormat,
-         library: AudioResamplerLibrary, periodFrames: Int, counters: AudioCounters) throws {
+         library: AudioResamplerLibrary, periodFrames: Int, counters: AudioCounters) throws(MediaDevicesError) {
         self.bus = bus
         self.counters = counters
         self.deviceFormat = deviceFormat
@@ -111,5 +111,5 @@ final class AudioBusPort: @unchecked Sendable {
     }
 
     /// Forgets what an earlier run left in the converter. Not on the audio thread.
-    func reset() throws { try converter?.reset() }
+    func reset() throws(MediaDevicesError) { try converter?.reset() }
 }

@@ -35,12 +35,16 @@ public struct AudioChunk: Sendable {
 public struct AudioChunks: AsyncSequence, Sendable {
     /// A chunk of captured samples.
     public typealias Element = AudioChunk
+    /// What the sequence throws: the capture side's failure.
+    public typealias Failure = MediaDevicesError
     let side: AudioDriverSide
     let bus: AudioBus
     let framesPerChunk: Int
 
     /// The iterator; iterate from one task.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// What the iterator throws: the capture side's failure.
+        public typealias Failure = MediaDevicesError
         let side: AudioDriverSide
         let bus: AudioBus
         let framesPerChunk: Int
@@ -54,8 +58,9 @@ public struct AudioChunks: AsyncSequence, Sendable {
         }
 
         /// The next chunk; `nil` once the side stopped and the bus is drained (a last chunk may
-        /// be short); throws the side's failure.
-        public mutating func next() async throws -> AudioChunk? {
+        /// be short); throws the side's failure. This is what `for try await` calls, so a
+        /// `catch` after the loop gets a `MediaDevicesError`.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaDevicesError) -> AudioChunk? {
             guard let format = bus.captureFormat else { return nil }
             let wanted = framesPerChunk * format.channels
             let pause = Duration.nanoseconds(Int64(Double(framesPerChunk) / Double(Swift.max(format.sampleRate, 1)) * 0.5e9))
@@ -74,6 +79,9 @@ public struct AudioChunks: AsyncSequence, Sendable {
                 try? await Task.sleep(for: pause)
             }
         }
+
+        /// The next chunk, as `next(isolation:)`.
+        public mutating func next() async throws(MediaDevicesError) -> AudioChunk? { try await next(isolation: nil) }
 
         private mutating func take(_ count: Int, format: AudioFormat) -> AudioChunk {
             let whole = count / format.channels * format.channels

@@ -27,7 +27,7 @@ public final class AudioConverter: @unchecked Sendable {
     private var pendingFrames = 0
 
     /// Creates a converter from `input` to `output`, rates converted with `library`.
-    public init(from input: AudioFormat, to output: AudioFormat, library: AudioResamplerLibrary = .speexDSP, chunkFrames: Int = 1024) throws {
+    public init(from input: AudioFormat, to output: AudioFormat, library: AudioResamplerLibrary = .speexDSP, chunkFrames: Int = 1024) throws(MediaDevicesError) {
         self.input = input
         self.output = output
         self.chunkFrames = max(16, chunkFrames)
@@ -59,7 +59,7 @@ public final class AudioConverter: @unchecked Sendable {
     public var delayFrames: Double { resampler?.delayFrames ?? 0 }
 
     /// Forgets the signal and any frames `pull` held (a new run starts). Not on an audio thread.
-    public func reset() throws {
+    public func reset() throws(MediaDevicesError) {
         try resampler?.reset()
         pendingFrames = 0
     }

@@ -86,7 +86,7 @@ public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
 
     /// The rates, channel counts and sample formats the device accepts. ALSA opens the PCM (without
     /// blocking) and refines `snd_pcm_hw_params`; Pulse asks the server for the device's spec.
-    public func supportedFormats() throws -> AudioFormatCapabilities {
+    public func supportedFormats() throws(MediaDevicesError) -> AudioFormatCapabilities {
         switch backend {
         case .alsa: return try ALSAFormats.capabilities(of: self)
         case .pulse: return try PulseDevices.capabilities(of: self)

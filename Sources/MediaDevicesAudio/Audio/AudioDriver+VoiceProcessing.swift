@@ -17,7 +17,7 @@ extension AudioDriver {
     /// formats voice processing takes (`VoiceProcessor.sampleRates`, mono or stereo, S16_LE or
     /// FLOAT_LE; the driver converts the device's format to the one asked for).
     public func initializeCapture(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions(),
-                                  voiceProcessing: VoiceProcessingOptions?) throws {
+                                  voiceProcessing: VoiceProcessingOptions?) throws(MediaDevicesError) {
         if let voiceProcessing { try VoiceProcessor.check(format, options: voiceProcessing) }
         try capture.initialize(device: device, format: format, options: options)
         try setVoiceProcessing(voiceProcessing)
@@ -27,7 +27,7 @@ extension AudioDriver {
     /// ran (a new processor starts unconverged), or off (nil). The capture side must be
     /// initialized; either side may be running. To switch processors while running without
     /// starting over, set `voiceProcessor?.processing`.
-    public func setVoiceProcessing(_ options: VoiceProcessingOptions?) throws {
+    public func setVoiceProcessing(_ options: VoiceProcessingOptions?) throws(MediaDevicesError) {
         guard let options else {
             bus.voice.install(nil)
             return
@@ -49,7 +49,7 @@ extension AudioDriver {
 
     /// After the render side initialized at another format: the running processor takes its
     /// reference at the new format.
-    func renderFormatDidChange() throws {
+    func renderFormatDidChange() throws(MediaDevicesError) {
         guard let session = bus.voice.session, session.renderFormat != render.format else { return }
         bus.voice.install(try VoiceSession(processor: session.processor, renderFormat: render.format))
     }

@@ -33,7 +33,7 @@ public final class AudioDriverSide: Sendable {
     private let lastFailure = Mutex<MediaDevicesError?>(nil)
 
     /// Opens a device's backend stream: `AudioDriverSide.open`, or a stand-in in tests.
-    typealias Opener = @Sendable (AudioDevice, AudioFormat, AudioStreamOptions) throws -> any AudioBackendStream
+    typealias Opener = @Sendable (AudioDevice, AudioFormat, AudioStreamOptions) throws(MediaDevicesError) -> any AudioBackendStream
     private let opener: Opener
 
     init(direction: AudioDevice.Direction, bus: AudioBus, opener: @escaping Opener = AudioDriverSide.open) {
@@ -55,7 +55,7 @@ public final class AudioDriverSide: Sendable {
     /// see `AudioConverter`), unless `options.convertsFormat` is false: then the bus carries
     /// the device's format, the rate adjusted to the nearest. PulseAudio takes any format (the
     /// server converts). Replaces an earlier initialization.
-    public func initialize(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws {
+    public func initialize(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
         guard device.direction == direction else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: "initialize \(sideName)",
                                     detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue)",
@@ -72,7 +72,7 @@ public final class AudioDriverSide: Sendable {
         terminate()
         let stream = try opener(device, format, options)
         let port: AudioBusPort
-        do {
+        do throws(MediaDevicesError) {
             port = try makePort(for: stream, busFormat: options.convertsFormat ? format : stream.format, options: options)
         } catch {
             stream.close()
@@ -89,13 +89,13 @@ public final class AudioDriverSide: Sendable {
 
     /// The bus end for `stream`: a converter from or to `busFormat` when the device runs at
     /// another format.
-    private func makePort(for stream: any AudioBackendStream, busFormat: AudioFormat, options: AudioStreamOptions) throws -> AudioBusPort {
+    private func makePort(for stream: any AudioBackendStream, busFormat: AudioFormat, options: AudioStreamOptions) throws(MediaDevicesError) -> AudioBusPort {
         try AudioBusPort(bus: bus, direction: direction, deviceFormat: stream.format, busFormat: busFormat,
                          library: options.resampler, periodFrames: stream.periodFrames, counters: counters)
     }
 
     /// Opens the backend stream for `device`.
-    @Sendable static func open(_ device: AudioDevice, format: AudioFormat, options: AudioStreamOptions) throws -> any AudioBackendStream {
+    @Sendable static func open(_ device: AudioDevice, format: AudioFormat, options: AudioStreamOptions) throws(MediaDevicesError) -> any AudioBackendStream {
         switch device.backend {
         case .alsa: try ALSAStream(device: device, format: format, options: options)
         case .pulse: try PulseStream(device: device, format: format, options: options)
@@ -189,7 +189,7 @@ public final class AudioDriverSide: Sendable {
     /// Starts the audio thread. The bus direction is emptied first (do not read or write it
     /// during the call). Throws `.invalidState` when called from this side's own audio thread
     /// (its `onStop` or period observer): start it again from another thread or task.
-    public func start() throws {
+    public func start() throws(MediaDevicesError) {
         try refuseOnAudioThread("start \(sideName)")
         // A run that ended on its own may still be telling `onStop`, which may read this side:
         // wait for its thread with no lock held, then start under the lock.
@@ -198,7 +198,7 @@ public final class AudioDriverSide: Sendable {
                 running.load(ordering: .acquiring) ? nil : state.thread
             }
             ended?.join()
-            let started = try state.withLock { state -> Bool in
+            let started = try state.withLock { (state) throws(MediaDevicesError) -> Bool in
                 guard !running.load(ordering: .acquiring) else { return true }
                 guard state.thread === ended else { return false }  // another start came first: look again
                 try launch(&state, continuingBus: false)
@@ -216,7 +216,7 @@ public final class AudioDriverSide: Sendable {
 
     /// Throws `.invalidState` on this side's own audio thread, where waiting for the thread
     /// (to stop it or to start another) would wait for itself.
-    private func refuseOnAudioThread(_ operation: String) throws {
+    private func refuseOnAudioThread(_ operation: String) throws(MediaDevicesError) {
         guard isOwnThread(state.withLock { $0.thread }) else { return }
         throw MediaDevicesError(.invalidState, device: device?.uniqueID, operation: operation,
                                 detail: "Called from the \(sideName) side's own audio thread (its onStop, onFallback or period observer); call it from another thread or task")
@@ -225,7 +225,7 @@ public final class AudioDriverSide: Sendable {
     /// Starts a run of `state.stream` on a new audio thread. `continuingBus` (a device switch)
     /// keeps what the bus holds and its shortfall count, so the application reads on as before.
     /// The previous run's thread has ended (`start` and `switchDevice` wait for it, unlocked).
-    private func launch(_ state: inout State, continuingBus: Bool) throws {
+    private func launch(_ state: inout State, continuingBus: Bool) throws(MediaDevicesError) {
         guard let stream = state.stream, let port = state.port else {
             throw MediaDevicesError(.invalidState, device: state.device?.uniqueID, operation: "start \(sideName)",
                                     detail: "Initialize the \(sideName) side before starting it")
@@ -244,7 +244,7 @@ public final class AudioDriverSide: Sendable {
         let handler = state.onStop
         let observer = state.observer
         counters.workObserver = state.workObserver  // the previous run's thread has ended
-        do {
+        do throws(MediaDevicesError) {
             let onFallback = state.onFallback
             state.thread = try CaptureThread(name: direction == .input ? "audio-capture" : "audio-render") { [self] in
                 var stream = stream, port = port
@@ -288,7 +288,7 @@ public final class AudioDriverSide: Sendable {
     /// and stopped, `onStop` hears the error, and this throws it. Frames
     /// the render side had queued in the old device and not yet played are dropped with it.
     @discardableResult
-    public func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws -> AudioDeviceSwitch {
+    public func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
         let operation = "switch \(sideName) device"
         guard device.direction == direction else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
@@ -305,7 +305,7 @@ public final class AudioDriverSide: Sendable {
         let newOptions = options ?? oldOptions
         let stream = try opener(device, current, newOptions)
         let port: AudioBusPort
-        do {
+        do throws(MediaDevicesError) {
             guard newOptions.convertsFormat || stream.format == current else {
                 throw MediaDevicesError(.unsupportedFormat, device: device.uniqueID, operation: operation,
                                         detail: "\(device.name) runs at \(stream.format), the bus at \(current), and convertsFormat is off; the \(sideName) side stays on \(oldDevice?.name ?? "its device")")
@@ -444,13 +444,13 @@ public final class AudioDriver: Sendable {
     public var renderFormat: AudioFormat? { render.format }
 
     /// Opens and configures the input. See `AudioDriverSide.initialize`.
-    public func initializeCapture(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws {
+    public func initializeCapture(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
         try capture.initialize(device: device, format: format, options: options)
     }
     /// Whether the capture side is initialized.
     public var isCaptureInitialized: Bool { capture.isInitialized }
     /// Starts capturing.
-    public func startCapture() throws { try capture.start() }
+    public func startCapture() throws(MediaDevicesError) { try capture.start() }
     /// Stops capturing.
     public func stopCapture() { capture.stop() }
     /// Whether capture runs.
@@ -460,14 +460,14 @@ public final class AudioDriver: Sendable {
 
     /// Opens and configures the output. See `AudioDriverSide.initialize`. Voice processing, if
     /// on, takes its echo reference at the new format.
-    public func initializeRendering(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws {
+    public func initializeRendering(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
         try render.initialize(device: device, format: format, options: options)
         try renderFormatDidChange()
     }
     /// Whether the render side is initialized.
     public var isRenderingInitialized: Bool { render.isInitialized }
     /// Starts rendering.
-    public func startRendering() throws { try render.start() }
+    public func startRendering() throws(MediaDevicesError) { try render.start() }
     /// Stops rendering.
     public func stopRendering() { render.stop() }
     /// Whether rendering runs.
@@ -477,12 +477,12 @@ public final class AudioDriver: Sendable {
 
     /// Moves capture to another input while it runs. See `AudioDriverSide.switchDevice`.
     @discardableResult
-    public func switchCaptureDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws -> AudioDeviceSwitch {
+    public func switchCaptureDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
         try capture.switchDevice(to: device, options: options)
     }
     /// Moves rendering to another output while it runs. See `AudioDriverSide.switchDevice`.
     @discardableResult
-    public func switchRenderDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws -> AudioDeviceSwitch {
+    public func switchRenderDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
         try render.switchDevice(to: device, options: options)
     }
 }

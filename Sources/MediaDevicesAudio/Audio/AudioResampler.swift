@@ -40,7 +40,7 @@ public final class AudioResampler: @unchecked Sendable {
 
     /// Creates a resampler from `inputRate` to `outputRate` for `channels` channels.
     /// Throws `.unsupportedFormat` when the library refuses the rates or channel count.
-    public init(library: AudioResamplerLibrary, inputRate: Int, outputRate: Int, channels: Int, maximumInputFrames: Int = 4096) throws {
+    public init(library: AudioResamplerLibrary, inputRate: Int, outputRate: Int, channels: Int, maximumInputFrames: Int = 4096) throws(MediaDevicesError) {
         self.library = library
         self.inputRate = inputRate
         self.outputRate = outputRate
@@ -58,7 +58,7 @@ public final class AudioResampler: @unchecked Sendable {
         speex = nil
     }
 
-    private func create() throws {
+    private func create() throws(MediaDevicesError) {
         let failure = { (detail: String) in
             MediaDevicesError(.unsupportedFormat, device: nil, operation: "create \(self.library) resampler",
                               detail: "\(self.library) cannot convert \(self.inputRate) Hz to \(self.outputRate) Hz with \(self.channels) channel(s): \(detail); ask for a format the device takes")
@@ -133,7 +133,7 @@ public final class AudioResampler: @unchecked Sendable {
     }
 
     /// Forgets the signal (a new run starts). Reallocates libsoxr's state: not on an audio thread.
-    public func reset() throws {
+    public func reset() throws(MediaDevicesError) {
         destroy()
         try create()
     }

@@ -17,7 +17,7 @@ public final class WAVWriter {
     /// whole, when `close()` returns (`AtomicFile`: written beside it and renamed, mode 0644 less
     /// the umask); a failed write removes what was written. A missing or read-only folder is a
     /// clear `MediaDevicesError` here.
-    public init(path: String, format: AudioFormat) throws {
+    public init(path: String, format: AudioFormat) throws(MediaDevicesError) {
         self.path = path
         self.format = format
         file = try AtomicFile(path: path, operation: "write WAV")
@@ -26,8 +26,8 @@ public final class WAVWriter {
 
     deinit { try? close() }
 
-    private func writeHeader(dataBytes: Int) throws {
-        var header = Data()
+    private func writeHeader(dataBytes: Int) throws(MediaDevicesError) {
+        var header: [UInt8] = []
         func u32(_ value: Int) { withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian) { header.append(contentsOf: $0) } }
         func u16(_ value: Int) { withUnsafeBytes(of: UInt16(truncatingIfNeeded: value).littleEndian) { header.append(contentsOf: $0) } }
         header.append(contentsOf: Array("RIFF".utf8)); u32(36 + dataBytes)
@@ -35,38 +35,38 @@ public final class WAVWriter {
         u16(format.sampleFormat == .floatLE ? 3 : 1); u16(format.channels); u32(format.sampleRate)
         u32(format.sampleRate * format.bytesPerFrame); u16(format.bytesPerFrame); u16(format.sampleFormat.bytesPerSample * 8)
         header.append(contentsOf: Array("data".utf8)); u32(dataBytes)
-        try header.withUnsafeBytes { try write($0) }
+        try header.withUnsafeBufferPointer { (buffer) throws(MediaDevicesError) in try write(UnsafeRawBufferPointer(buffer)) }
     }
 
-    private func write(_ bytes: UnsafeRawBufferPointer) throws {
+    private func write(_ bytes: UnsafeRawBufferPointer) throws(MediaDevicesError) {
         guard let file else { throw MediaDevicesError(.invalidState, device: nil, operation: "write \(path)", detail: "The WAV file is closed") }
         try file.write(bytes)
     }
 
     /// Appends interleaved samples already in `format` (whole frames).
-    public func write(raw bytes: UnsafeRawBufferPointer) throws {
+    public func write(raw bytes: UnsafeRawBufferPointer) throws(MediaDevicesError) {
         try write(bytes)
         framesWritten += bytes.count / format.bytesPerFrame
     }
 
     /// Appends interleaved float samples, converting to the file's sample format.
-    public func write(_ samples: [Float]) throws {
+    public func write(_ samples: [Float]) throws(MediaDevicesError) {
         guard !samples.isEmpty else { return }
         var converted = [UInt8](repeating: 0, count: samples.count * format.sampleFormat.bytesPerSample)
         samples.withUnsafeBytes { source in
             converted.withUnsafeMutableBytes { SampleConversion.convert(source.baseAddress!, .floatLE, to: $0.baseAddress!, format.sampleFormat, count: samples.count) }
         }
-        try converted.withUnsafeBytes { try write(raw: $0) }
+        try converted.withUnsafeBufferPointer { (buffer) throws(MediaDevicesError) in try write(raw: UnsafeRawBufferPointer(buffer)) }
     }
 
     /// Patches the header's sizes, closes the file and moves it to `path`. After a failed
     /// write nothing is left at `path` (or what was there before stays).
-    public func close() throws {
+    public func close() throws(MediaDevicesError) {
         guard let file else { return }
         defer { file.discard(); self.file = nil }
         guard let stream = file.stream else { return }  // a write failed: the file is gone
         let dataBytes = framesWritten * format.bytesPerFrame
-        if dataBytes % 2 == 1 { try withUnsafeBytes(of: UInt8(0)) { try write($0) } }
+        if dataBytes % 2 == 1 { try [UInt8(0)].withUnsafeBufferPointer { (pad) throws(MediaDevicesError) in try write(UnsafeRawBufferPointer(pad)) } }
         guard fseek(stream, 0, SEEK_SET) == 0 else { throw MediaDevicesError.fromFileErrno(errno, path: path, operation: "fseek") }
         try writeHeader(dataBytes: dataBytes)
         try file.commit()
@@ -85,7 +85,7 @@ public struct WAVFile: Sendable {
     public var frames: Int { data.count / format.bytesPerFrame }
 
     /// Reads `path`; throws `.unsupportedFormat` for other encodings, `.io` for broken files.
-    public init(path: String) throws {
+    public init(path: String) throws(MediaDevicesError) {
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw MediaDevicesError(.notFound, device: nil, operation: "read \(path)", detail: "Cannot read \(path); check the path and its permissions")
         }
@@ -93,7 +93,7 @@ public struct WAVFile: Sendable {
     }
 
     /// Parses WAV bytes (`name` appears in errors).
-    public init(bytes: [UInt8], name: String = "WAV data") throws {
+    public init(bytes: [UInt8], name: String = "WAV data") throws(MediaDevicesError) {
         func broken(_ why: String) -> MediaDevicesError {
             MediaDevicesError(.io, device: nil, operation: "read \(name)", detail: "Not a valid WAV file: \(why)")
         }

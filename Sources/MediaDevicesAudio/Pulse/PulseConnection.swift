@@ -30,7 +30,7 @@ final class PulseConnection: @unchecked Sendable {
 
     /// Starts the main loop and connects (no autospawn), waiting at most `timeout` for
     /// the server to accept the client.
-    init(device: String, timeout: Duration) throws {
+    init(device: String, timeout: Duration) throws(MediaDevicesError) {
         self.device = device
         events = try WakeUpEvent()
         guard let loop = pa_threaded_mainloop_new() else {
@@ -47,12 +47,12 @@ final class PulseConnection: @unchecked Sendable {
         guard pa_threaded_mainloop_start(loop) >= 0 else {
             throw MediaDevicesError(.io, device: device, operation: "pa_threaded_mainloop_start", detail: "Could not start the PulseAudio main loop thread")
         }
-        try withLock {
+        try withLock { () throws(MediaDevicesError) in
             guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
                 throw PulseError.make(pa_context_errno(context), device: device, operation: "pa_context_connect")
             }
         }
-        try wait(timeout: timeout, operation: "pa_context_connect") { try contextIsReady(operation: "pa_context_connect") }
+        try wait(timeout: timeout, operation: "pa_context_connect") { () throws(MediaDevicesError) in try contextIsReady(operation: "pa_context_connect") }
     }
 
     deinit {
@@ -72,14 +72,14 @@ final class PulseConnection: @unchecked Sendable {
     func unlock() { pa_threaded_mainloop_unlock(loop) }
 
     /// Runs `body` with the main loop's lock held (libpulse objects are only touched so).
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    func withLock<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
         pa_threaded_mainloop_lock(loop)
         defer { pa_threaded_mainloop_unlock(loop) }
         return try body()
     }
 
     /// Whether the context is ready; throws why when it failed or ended. Call with the lock held.
-    func contextIsReady(operation: String) throws -> Bool {
+    func contextIsReady(operation: String) throws(MediaDevicesError) -> Bool {
         switch pa_context_get_state(context) {
         case PA_CONTEXT_READY: return true
         case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED: throw failure(operation: operation)
@@ -100,7 +100,7 @@ final class PulseConnection: @unchecked Sendable {
     /// Waits until `isDone` (run with the lock held) says so, polling `events` outside the lock;
     /// throws what `isDone` throws, `.timeout` after `timeout`, `.cancelled` when the thread's
     /// `WaitCancellation` is set (looked at every `WaitCancellation.slice`).
-    func wait(timeout: Duration, operation: String, until isDone: () throws -> Bool) throws {
+    func wait(timeout: Duration, operation: String, until isDone: () throws(MediaDevicesError) -> Bool) throws(MediaDevicesError) {
         let deadline = MonotonicClock.now() + UInt64(max(timeout.nanosecondCount, 0))
         while try !withLock(isDone) {
             try WaitCancellation.check(device: device, operation: operation, waitingFor: "the PulseAudio server")

@@ -26,7 +26,7 @@ enum PulseDevices {
         }
     }
 
-    static func capabilities(of device: AudioDevice) throws -> AudioFormatCapabilities {
+    static func capabilities(of device: AudioDevice) throws(MediaDevicesError) -> AudioFormatCapabilities {
         let collector = try query(timeout: .seconds(2)).get()
         let list = device.direction == .output ? collector.sinks : collector.sources
         let wanted = device.name == "@DEFAULT_SINK@" ? collector.defaultSink

@@ -46,7 +46,7 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
         case failed(MediaDevicesError)
     }
 
-    init(device: AudioDevice, format requested: AudioFormat, options: AudioStreamOptions) throws {
+    init(device: AudioDevice, format requested: AudioFormat, options: AudioStreamOptions) throws(MediaDevicesError) {
         name = "pulse:\(device.name)"
         direction = device.direction
         fillsSilence = options.fillsSilenceOnUnderrun
@@ -82,9 +82,9 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
     /// Creates the stream on `connection`, connects it corked and waits (up to `timeout`)
     /// until it is ready; releases it on every failure.
     private static func open(device: AudioDevice, spec: pa_sample_spec, plan: PulseBufferPlan,
-                             on connection: PulseConnection, timeout: Duration, operation: String) throws -> OpaquePointer {
+                             on connection: PulseConnection, timeout: Duration, operation: String) throws(MediaDevicesError) -> OpaquePointer {
         var spec = spec, attributes = plan.attributes
-        let stream: OpaquePointer = try connection.withLock {
+        let stream: OpaquePointer = try connection.withLock { () throws(MediaDevicesError) in
             guard let stream = pa_stream_new(connection.context, device.direction == .input ? "capture" : "render", &spec, nil) else {
                 throw connection.failure(operation: "pa_stream_new")
             }
@@ -105,8 +105,8 @@ final class PulseStream: AudioBackendStream, @unchecked Sendable {
             }
             return stream
         }
-        do {
-            try connection.wait(timeout: timeout, operation: operation) {
+        do throws(MediaDevicesError) {
+            try connection.wait(timeout: timeout, operation: operation) { () throws(MediaDevicesError) in
                 switch pa_stream_get_state(stream) {
                 case PA_STREAM_READY: return true
                 case PA_STREAM_FAILED, PA_STREAM_TERMINATED: throw connection.failure(operation: operation)

@@ -13,7 +13,7 @@ final class SpeexEchoCanceller {
     private let blockSamples: Int
 
     /// A canceller for `format` modelling `tail` of echo (at least one block).
-    init(format: AudioFormat, tail: Duration) throws {
+    init(format: AudioFormat, tail: Duration) throws(MediaDevicesError) {
         let blockFrames = format.sampleRate / 100
         let (seconds, attoseconds) = tail.components
         let tailFrames = max(blockFrames, Int((Double(seconds) + Double(attoseconds) / 1e18) * Double(format.sampleRate)))

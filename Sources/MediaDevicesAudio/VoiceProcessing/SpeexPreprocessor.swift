@@ -11,7 +11,7 @@ final class SpeexPreprocessor {
     /// Frames in one block.
     let blockFrames: Int
 
-    init(format: AudioFormat) throws {
+    init(format: AudioFormat) throws(MediaDevicesError) {
         guard format.channels == 1 else {
             throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "create voice processor",
                                     detail: "speexdsp's preprocessor (gain control) takes 1 channel; asked for \(format) (initialize the capture side mono)")

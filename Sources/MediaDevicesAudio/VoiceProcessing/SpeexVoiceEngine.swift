@@ -12,7 +12,7 @@ final class SpeexVoiceEngine: VoiceEngine {
     private let options: VoiceProcessingOptions
     private var processing = VoiceProcessing.none
 
-    init(format: AudioFormat, options: VoiceProcessingOptions) throws {
+    init(format: AudioFormat, options: VoiceProcessingOptions) throws(MediaDevicesError) {
         guard format.channels == 1 else {
             throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "create voice processor",
                                     detail: "speexdsp's voice processing takes 1 channel; asked for \(format) (use the webrtc library for stereo)")
@@ -23,7 +23,7 @@ final class SpeexVoiceEngine: VoiceEngine {
         self.options = options
     }
 
-    func apply(_ processing: VoiceProcessing) throws {
+    func apply(_ processing: VoiceProcessing) throws(MediaDevicesError) {
         if processing.contains(.echoCancellation) != self.processing.contains(.echoCancellation) { echo.reset() }
         preprocess.configure(denoise: processing.contains(.noiseSuppression), gain: processing.contains(.gainControl),
                              targetLevelDBFS: options.targetLevelDBFS, maximumGainDB: options.maximumGainDB,

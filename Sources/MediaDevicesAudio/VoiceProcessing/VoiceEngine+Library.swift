@@ -3,7 +3,7 @@ import MediaDevicesCore
 extension VoiceProcessor {
     /// The engine of `options.library` for `format`. Without the package trait `VoiceProcessing`
     /// the build has neither library: that is a `.notFound` naming the trait and its packages.
-    static func makeEngine(format: AudioFormat, options: VoiceProcessingOptions) throws -> any VoiceEngine {
+    static func makeEngine(format: AudioFormat, options: VoiceProcessingOptions) throws(MediaDevicesError) -> any VoiceEngine {
         #if VoiceProcessing
         switch options.library {
         case .webRTC: return try WebRTCVoiceEngine(format: format, options: options)

@@ -5,7 +5,7 @@ import MediaDevicesCore
 /// block was recorded: its echo is in the block processed that much later). Allocation-free per block once made.
 protocol VoiceEngine: AnyObject {
     /// Switches the processors to `processing`; throws when the library refuses.
-    func apply(_ processing: VoiceProcessing) throws
+    func apply(_ processing: VoiceProcessing) throws(MediaDevicesError)
     /// How long after a captured block was recorded the reference handed with it was heard: the
     /// delay the library is told (WebRTC, which keeps its own far-end buffer) or 0 (speexdsp,
     /// which takes the two blocks together).

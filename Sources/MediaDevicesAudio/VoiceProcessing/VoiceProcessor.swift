@@ -49,14 +49,14 @@ public final class VoiceProcessor: @unchecked Sendable {
 
     /// Makes a processor for `format` with `options.processing` on. Throws `.unsupportedFormat`
     /// naming what it takes for any other rate, channel count or sample format.
-    public convenience init(format: AudioFormat, options: VoiceProcessingOptions = VoiceProcessingOptions()) throws {
+    public convenience init(format: AudioFormat, options: VoiceProcessingOptions = VoiceProcessingOptions()) throws(MediaDevicesError) {
         try self.init(format: format, options: options, referenceSeconds: 2)
     }
 
     /// Makes a processor whose reference line holds `referenceSeconds` of played frames: the
     /// lead, both devices' delays and what the capture device may hold while the capture
     /// thread is behind (the driver passes its capture buffer + 2 s).
-    init(format: AudioFormat, options: VoiceProcessingOptions, referenceSeconds: Double) throws {
+    init(format: AudioFormat, options: VoiceProcessingOptions, referenceSeconds: Double) throws(MediaDevicesError) {
         try Self.check(format, options: options)
         self.format = format
         self.options = options
@@ -83,7 +83,7 @@ public final class VoiceProcessor: @unchecked Sendable {
 
     /// Throws `.unsupportedFormat`, naming what it takes, when `format` is not one of them.
     @discardableResult
-    public static func check(_ format: AudioFormat, options: VoiceProcessingOptions) throws -> AudioFormat {
+    public static func check(_ format: AudioFormat, options: VoiceProcessingOptions) throws(MediaDevicesError) -> AudioFormat {
         let maximumChannels = options.library == .speexDSP ? 1 : 2
         guard sampleRates.contains(format.sampleRate), (1...maximumChannels).contains(format.channels), format.sampleFormat != .s32LE else {
             throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "create voice processor",

@@ -17,10 +17,14 @@ final class VoiceSession: @unchecked Sendable {
     /// The times of what `renderConverter` gives out (the render thread's).
     private var renderClock = ConvertedClock()
 
-    init(processor: VoiceProcessor, renderFormat: AudioFormat?) throws {
+    init(processor: VoiceProcessor, renderFormat: AudioFormat?) throws(MediaDevicesError) {
         self.processor = processor
         self.renderFormat = renderFormat
-        renderConverter = try renderFormat.flatMap { $0 == processor.format ? nil : try AudioConverter(from: $0, to: processor.format, chunkFrames: 1024) }
+        if let renderFormat, renderFormat != processor.format {
+            renderConverter = try AudioConverter(from: renderFormat, to: processor.format, chunkFrames: 1024)
+        } else {
+            renderConverter = nil
+        }
         scratch = .allocate(byteCount: scratchFrames * processor.format.bytesPerFrame, alignment: 16)
         let silenceBytes = silenceFrames * max(processor.format.bytesPerFrame, renderFormat?.bytesPerFrame ?? 0)
         silence = .allocate(byteCount: silenceBytes, alignment: 16)

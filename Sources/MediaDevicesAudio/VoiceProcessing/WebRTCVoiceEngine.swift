@@ -41,7 +41,7 @@ final class WebRTCVoiceEngine: VoiceEngine {
     private var gainHeld = false
     private let tailBlocks: Int
 
-    init(format: AudioFormat, options: VoiceProcessingOptions) throws {
+    init(format: AudioFormat, options: VoiceProcessingOptions) throws(MediaDevicesError) {
         var error: Int32 = 0
         // The extended filter (128 ms) with the linear stage: it follows an echo path change by
         // up to 100 ms within 1 s, where the normal one (48 ms) took 6.7 s. Without the linear
@@ -69,7 +69,7 @@ final class WebRTCVoiceEngine: VoiceEngine {
         pastReferences.deallocate()
     }
 
-    func apply(_ processing: VoiceProcessing) throws {
+    func apply(_ processing: VoiceProcessing) throws(MediaDevicesError) {
         let target = Int32(min(31, max(0, options.targetLevelDBFS))), gain = Int32(min(90, max(0, options.maximumGainDB)))
         let results: [(String, Int32)] = [
             ("echo cancellation", capm_set_echo_cancellation(apm, processing.contains(.echoCancellation) ? 1 : 0, Int32(min(2, max(0, options.echoSuppressionLevel))))),

@@ -224,6 +224,17 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
                                                           underlying: error)
     }
 
+    /// What `body` returns; what it throws (its errors are untyped: a caller's closure, a
+    /// Foundation or standard-library call) comes out as a `MediaDevicesError`, itself when it
+    /// is one, else `converting(_:device:operation:)` keeps it as `underlying`.
+    package static func catching<R>(device: String?, operation: String, _ body: () throws -> R) throws(MediaDevicesError) -> R {
+        do {
+            return try body()
+        } catch {
+            throw converting(error, device: device, operation: operation)
+        }
+    }
+
     /// The symbolic name of common errno values (`EBUSY`), else `errno N`.
     package static func errnoName(_ value: Int32) -> String {
         let names: [Int32: String] = [

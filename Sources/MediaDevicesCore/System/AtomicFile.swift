@@ -24,7 +24,7 @@ package final class AtomicFile {
     /// symbolic link, the file it points to is replaced; when it is not a regular file (a
     /// character device such as /dev/null, a FIFO), it is opened and written directly: such a
     /// file cannot be replaced.
-    package init(path: String, mode: mode_t = 0o644, operation: String) throws {
+    package init(path: String, mode: mode_t = 0o644, operation: String) throws(MediaDevicesError) {
         self.operation = operation
         var status = stat()
         if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
@@ -80,7 +80,7 @@ package final class AtomicFile {
     deinit { discard() }
 
     /// Writes `bytes` to the temporary file.
-    package func write(_ bytes: UnsafeRawBufferPointer) throws {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(MediaDevicesError) {
         guard let stream else {
             throw MediaDevicesError(.invalidState, device: nil, operation: operation, detail: "\(path) is already closed")
         }
@@ -90,7 +90,7 @@ package final class AtomicFile {
 
     /// Flushes and syncs the temporary file, moves it over `path` and syncs the folder. On a
     /// failure the temporary file is removed and `path` is as it was. Does nothing once done.
-    package func commit() throws {
+    package func commit() throws(MediaDevicesError) {
         guard let stream else { return }
         self.stream = nil
         guard let temporaryPath else {  // not a regular file: written in place
@@ -129,14 +129,16 @@ package final class AtomicFile {
     }
 
     /// Writes `bytes` to `path` whole (or not at all), with `mode` less the umask.
-    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t = 0o644, operation: String) throws {
+    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t = 0o644, operation: String) throws(MediaDevicesError) {
         let file = try AtomicFile(path: path, mode: mode, operation: operation)
         try file.write(bytes)
         try file.commit()
     }
 
     /// Writes `bytes` to `path` whole (or not at all), with `mode` less the umask.
-    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, operation: String) throws {
-        try bytes.withUnsafeBytes { try write($0, to: path, mode: mode, operation: operation) }
+    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, operation: String) throws(MediaDevicesError) {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(MediaDevicesError) in
+            try write(UnsafeRawBufferPointer(buffer), to: path, mode: mode, operation: operation)
+        }
     }
 }

@@ -22,7 +22,7 @@ package final class CaptureThread: @unchecked Sendable {
 
     /// Starts `body` on a new thread named `name` (at most 15 characters, Linux's limit),
     /// marked as a thread of `owner` (`isOwned(by:)`) when one is given; `owner` must outlive it.
-    package init(name: String, owner: AnyObject? = nil, body: @escaping @Sendable () -> Void) throws {
+    package init(name: String, owner: AnyObject? = nil, body: @escaping @Sendable () -> Void) throws(MediaDevicesError) {
         let key = CaptureThread.marker
         let mark = owner.map { UInt(bitPattern: ObjectIdentifier($0)) } ?? 1
         let context = Unmanaged.passRetained(Body {

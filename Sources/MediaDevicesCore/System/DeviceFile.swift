@@ -14,7 +14,7 @@ package final class DeviceFile: Sendable {
     private let descriptor: Atomic<Int32>
 
     /// Opens `path` read-write, non-blocking and close-on-exec.
-    package init(path: String) throws {
+    package init(path: String) throws(MediaDevicesError) {
         self.path = path
         do {
             let opened = try FileDescriptor.open(FilePath(path), .readWrite,
@@ -22,6 +22,8 @@ package final class DeviceFile: Sendable {
             descriptor = Atomic(opened.rawValue)
         } catch let error as Errno {
             throw MediaDevicesError.fromErrno(error.rawValue, device: path, operation: "open")
+        } catch {
+            throw MediaDevicesError.converting(error, device: path, operation: "open")
         }
     }
 
@@ -42,7 +44,7 @@ package final class DeviceFile: Sendable {
     /// Issues `request` with `argument`. Returns `false` if the driver said `EAGAIN` (for
     /// `VIDIOC_DQBUF`: no frame ready yet); throws for any other failure.
     @discardableResult
-    package func ioctl<T>(_ request: UInt, _ argument: inout T, _ name: StaticString) throws -> Bool {
+    package func ioctl<T>(_ request: UInt, _ argument: inout T, _ name: StaticString) throws(MediaDevicesError) -> Bool {
         let error = ioctlErrno(request, &argument)
         switch error {
         case 0: return true

@@ -9,14 +9,14 @@ package final class MappedMemory: @unchecked Sendable {
     package let length: Int
 
     /// Maps `length` bytes of `file` at `offset` (the offset V4L2's `VIDIOC_QUERYBUF` gives).
-    package convenience init(file: DeviceFile, length: Int, offset: Int, operation: StaticString = "mmap") throws {
+    package convenience init(file: DeviceFile, length: Int, offset: Int, operation: StaticString = "mmap") throws(MediaDevicesError) {
         try self.init(descriptor: file.rawValue, device: file.path, length: length, offset: offset,
                       protection: PROT_READ | PROT_WRITE, operation: operation)
     }
 
     /// Maps `length` bytes of the open descriptor `descriptor` (a device node, or a dma-buf a
     /// driver exported) at `offset` with `protection`; errors name `device`.
-    package init(descriptor: Int32, device: String, length: Int, offset: Int, protection: Int32, operation: StaticString = "mmap") throws {
+    package init(descriptor: Int32, device: String, length: Int, offset: Int, protection: Int32, operation: StaticString = "mmap") throws(MediaDevicesError) {
         let pointer = mmap(nil, length, protection, MAP_SHARED, descriptor, off_t(offset))
         guard let pointer, pointer != MAP_FAILED else {
             throw MediaDevicesError.fromErrno(errno, device: device, operation: "\(operation)")

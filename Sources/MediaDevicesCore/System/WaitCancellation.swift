@@ -38,7 +38,7 @@ package final class WaitCancellation: Sendable {
     }
 
     /// Runs `body` with this flag installed on the calling thread.
-    func installed<Result>(_ body: () throws -> Result) rethrows -> Result {
+    func installed<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_setspecific(Self.key, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(Self.key, nil) }
         return try body()

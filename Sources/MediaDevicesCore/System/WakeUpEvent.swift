@@ -8,7 +8,7 @@ package final class WakeUpEvent: Sendable {
     package let descriptor: Int32
 
     /// Creates the eventfd (non-blocking, close-on-exec).
-    package init() throws {
+    package init() throws(MediaDevicesError) {
         descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         if descriptor < 0 { throw MediaDevicesError.fromErrno(errno, device: nil, operation: "eventfd") }
     }

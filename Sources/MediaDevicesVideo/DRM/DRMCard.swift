@@ -20,7 +20,7 @@ final class DRMCard: Sendable {
     /// `CAP_SYS_ADMIN` does not need that to read framebuffers, so it gives mastership up
     /// straight away and never stands in the way of a display server or another tool that
     /// sets modes; one without keeps it, because it is then its only way to map framebuffers.
-    init(path: String) throws {
+    init(path: String) throws(MediaDevicesError) {
         file = try DeviceFile(path: path)
         let fd = file.rawValue
         if drmSetClientCap(fd, UInt64(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1) != 0 {
@@ -87,7 +87,7 @@ final class DRMCard: Sendable {
     private struct Plane { let id: UInt32; let type: UInt64; let possibleCRTCs: UInt32; let crtcID: UInt32 }
 
     /// Every connected connector of the card, as a `Screen`.
-    func screens() throws -> [Screen] {
+    func screens() throws(MediaDevicesError) -> [Screen] {
         let fd = file.rawValue
         guard let resources = drmModeGetResources(fd) else {
             throw MediaDevicesError(.unsupportedFormat, device: path, operation: "DRM_IOCTL_MODE_GETRESOURCES", errno: errno,

@@ -79,7 +79,7 @@ final class Framebuffer: Sendable {
 
     /// Starts a CPU read of the pixels: `DMA_BUF_IOCTL_SYNC` (START | READ) when they are mapped
     /// through PRIME, nothing for the dumb-buffer map. Pair with `endRead()`.
-    func beginRead() throws {
+    func beginRead() throws(MediaDevicesError) {
         if mappedThroughPRIME { try DMABufSync.beginRead(primeDescriptor) }
     }
 
@@ -120,7 +120,7 @@ final class Framebuffer: Sendable {
     /// compressed modifiers, multi-plane and unknown formats; `.unsupportedFormat` too when
     /// `exportingDMABuf` and the driver has no PRIME export (bochs: `ENOSYS`).
     static func map(card: DRMCard, id: UInt32, method: FramebufferMapping, what: String,
-                    exportingDMABuf: Bool = false) throws -> Framebuffer? {
+                    exportingDMABuf: Bool = false) throws(MediaDevicesError) -> Framebuffer? {
         var info = drm_mode_fb_cmd2()
         info.fb_id = id
         var operation = "DRM_IOCTL_MODE_GETFB2"
@@ -197,7 +197,7 @@ final class Framebuffer: Sendable {
                 do {
                     memory = try MappedMemory(descriptor: card.file.rawValue, device: card.path, length: length,
                                               offset: Int(request.offset), protection: PROT_READ, operation: "mmap (dumb buffer)")
-                } catch let failure as MediaDevicesError { errors.append("mmap of the dumb buffer: \(MediaDevicesError.errnoName(failure.errno?.rawValue ?? 0))") }
+                } catch { errors.append("mmap of the dumb buffer: \(MediaDevicesError.errnoName(error.errno?.rawValue ?? 0))") }
             } else {
                 errors.append("DRM_IOCTL_MODE_MAP_DUMB: \(MediaDevicesError.errnoName(error))")
             }
@@ -209,7 +209,7 @@ final class Framebuffer: Sendable {
                 do {
                     memory = try MappedMemory(descriptor: prime.fd, device: card.path, length: length, offset: 0,
                                               protection: PROT_READ, operation: "mmap (PRIME dma-buf)")
-                } catch let failure as MediaDevicesError { errors.append("mmap of the dma-buf: \(MediaDevicesError.errnoName(failure.errno?.rawValue ?? 0))") }
+                } catch { errors.append("mmap of the dma-buf: \(MediaDevicesError.errnoName(error.errno?.rawValue ?? 0))") }
             }
         }
         guard let memory else {

@@ -48,7 +48,7 @@ final class ScreenGrabber: ScreenGrabbing {
     /// The rectangle of the framebuffer a frame shows.
     struct View: Equatable { var fb: UInt32; var x: Int; var y: Int; var width: Int; var height: Int }
 
-    init(card: DRMCard, screen: Screen, region: Rect?, showsCursor: Bool, method: FramebufferMapping, exportsDMABuf: Bool = false) throws {
+    init(card: DRMCard, screen: Screen, region: Rect?, showsCursor: Bool, method: FramebufferMapping, exportsDMABuf: Bool = false) throws(MediaDevicesError) {
         guard let crtcID = screen.crtcID else {
             throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture screen",
                                     detail: "The output is connected but off (no CRTC drives it)",
@@ -83,7 +83,7 @@ final class ScreenGrabber: ScreenGrabbing {
     /// Grabs the screen as it is now and lends it to `body` as a frame stamped `timestamp`.
     /// Returns `.nothingToShow` when there is nothing to grab (the CRTC is off or between
     /// framebuffers). KMS tracks no damage: `onlyIfChanged` is ignored and every grab is lent.
-    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
+    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws(MediaDevicesError) -> ScreenGrabOutcome {
         crtc = drm_mode_crtc()
         crtc.crtc_id = crtcID
         let error = card.file.ioctlErrno(cdrm_IOCTL_MODE_GETCRTC, &crtc)
@@ -145,7 +145,7 @@ final class ScreenGrabber: ScreenGrabbing {
     /// Copies the view into `composite` and blends the cursor plane's image over it (libyuv
     /// `ARGBBlend`: the cursor is premultiplied ARGB8888, as KMS cursor planes are). Returns
     /// `false` when the cursor is hidden, off the view, or the formats are not 8-bit BGRA-order.
-    private func overlayCursor(source: UnsafeRawPointer, fb: FramebufferDescription) throws -> Bool {
+    private func overlayCursor(source: UnsafeRawPointer, fb: FramebufferDescription) throws(MediaDevicesError) -> Bool {
         guard let plane = screen.cursorPlaneID, fb.pixelFormat == .xbgr32 || fb.pixelFormat == .abgr32 else { return false }
         var query = drm_mode_get_plane()
         query.plane_id = plane

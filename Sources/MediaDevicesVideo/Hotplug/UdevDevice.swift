@@ -79,7 +79,7 @@ public struct UdevDevice: Sendable, Hashable, Codable {
 package final class UdevContext: @unchecked Sendable {
     package let pointer: OpaquePointer
 
-    package init() throws {
+    package init() throws(MediaDevicesError) {
         guard let udev = udev_new() else {
             throw MediaDevicesError(.io, device: nil, operation: "udev_new", detail: "libudev could not start (out of memory?)")
         }

@@ -17,8 +17,8 @@ struct ControlResolver {
     }
 
     /// Resolves and checks every setting; throws for the first that cannot be applied.
-    func resolve(_ settings: [ControlSetting]) throws -> [Resolved] {
-        try settings.map { setting in
+    func resolve(_ settings: [ControlSetting]) throws(MediaDevicesError) -> [Resolved] {
+        try settings.map { (setting) throws(MediaDevicesError) in
             let control = try find(setting.target)
             let value = try self.value(setting.value, for: control)
             try check(value, for: control)
@@ -26,7 +26,7 @@ struct ControlResolver {
         }
     }
 
-    private func find(_ target: ControlSetting.Target) throws -> CameraControl {
+    private func find(_ target: ControlSetting.Target) throws(MediaDevicesError) -> CameraControl {
         let found: CameraControl? = switch target {
         case .id(let id): controls.first { $0.id == id }
         case .name(let name): controls[named: name]
@@ -44,7 +44,7 @@ struct ControlResolver {
     }
 
     /// The typed value of `value` for `control`.
-    private func value(_ value: ControlSetting.Value, for control: CameraControl) throws -> ControlValue {
+    private func value(_ value: ControlSetting.Value, for control: CameraControl) throws(MediaDevicesError) -> ControlValue {
         guard case .text(let text) = value else {
             // A whole number for a floating-point control (a profile file writes 1.0 as 1).
             if case .value(.integer(let number)) = value, control.type == .float { return .float(Double(number)) }
@@ -75,7 +75,7 @@ struct ControlResolver {
     }
 
     /// Throws unless `control` can be set to `value` now.
-    private func check(_ value: ControlValue, for control: CameraControl) throws {
+    private func check(_ value: ControlValue, for control: CameraControl) throws(MediaDevicesError) {
         let state: String? = control.flags.contains(.readOnly) ? "is read-only"
             : control.flags.contains(.inactive) ? "is inactive now (an automatic mode governs it: turn that off first)"
             : control.flags.contains(.disabled) ? "is disabled by the driver"

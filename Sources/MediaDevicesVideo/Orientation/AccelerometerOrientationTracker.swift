@@ -45,7 +45,7 @@ public struct Accelerometer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The accelerometer at `sysfsPath`; `mountMatrix` overrides what udev and the kernel say.
-    public init(sysfsPath: String, mountMatrix: MountMatrix? = nil) throws {
+    public init(sysfsPath: String, mountMatrix: MountMatrix? = nil) throws(MediaDevicesError) {
         let path = URL(fileURLWithPath: sysfsPath).resolvingSymlinksInPath().path
         for axis in ["x", "y", "z"] where !FileManager.default.fileExists(atPath: "\(path)/in_accel_\(axis)_raw") {
             throw MediaDevicesError(.notFound, device: sysfsPath, operation: "read in_accel_\(axis)_raw",
@@ -71,7 +71,7 @@ public struct Accelerometer: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads the three raw values and returns them in m/s², in the device's frame. Each read
     /// of a HID sensor wakes the sensor and asks it for a report, so this can take a while.
-    public func read() throws -> AccelerationReading {
+    public func read() throws(MediaDevicesError) -> AccelerationReading {
         var values: [Double] = []
         for axis in ["x", "y", "z"] {
             let file = "\(resolvedPath)/in_accel_\(axis)_raw"
@@ -126,7 +126,7 @@ public final class AccelerometerOrientationTracker: OrientationTracker, Sendable
         let wake: WakeUpEvent
         let reading = Atomic<Bool>(true)
         let thread = Mutex<CaptureThread?>(nil)
-        init() throws { wake = try WakeUpEvent() }
+        init() throws(MediaDevicesError) { wake = try WakeUpEvent() }
     }
 
 
@@ -147,8 +147,8 @@ public final class AccelerometerOrientationTracker: OrientationTracker, Sendable
         /// are never interleaved, so an older reading (a sensor read can take hundreds of
         /// milliseconds while the driver powers the sensor up) is never recorded or published
         /// after a newer one, and the three axes of one reading are read together.
-        func measure(_ accelerometer: Accelerometer, publishingTo cell: OrientationCell) throws -> DeviceOrientation? {
-            try measuring.withLock { _ in
+        func measure(_ accelerometer: Accelerometer, publishingTo cell: OrientationCell) throws(MediaDevicesError) -> DeviceOrientation? {
+            try measuring.withLock { (_) throws(MediaDevicesError) in
                 let reading = try accelerometer.read()
                 let up = state.withLock { state in
                     state.lastReading = reading
@@ -164,7 +164,7 @@ public final class AccelerometerOrientationTracker: OrientationTracker, Sendable
     /// Tracks `accelerometer` (the first one found if `nil`) and starts reading it.
     /// Throws `.notFound` if there is none.
     public init(accelerometer: Accelerometer? = nil, interval: Duration = .milliseconds(700),
-                initial: VideoOrientation = .up) throws {
+                initial: VideoOrientation = .up) throws(MediaDevicesError) {
         guard let chosen = accelerometer ?? Accelerometer.all().first else {
             throw MediaDevicesError(.notFound, device: "/sys/bus/iio/devices", operation: "find an accelerometer",
                                     detail: "No IIO accelerometer (in_accel_x_raw) is present; use FixedOrientationTracker, or load the sensor's driver (for example hid-sensor-accel-3d)")
@@ -198,8 +198,8 @@ public final class AccelerometerOrientationTracker: OrientationTracker, Sendable
 
     /// Starts the reading thread (after `stop()`, or after it ended on a lost sensor); does
     /// nothing if it runs.
-    public func start() throws {
-        let ended = try run.withLock { current -> Run? in
+    public func start() throws(MediaDevicesError) {
+        let ended = try run.withLock { (current) throws(MediaDevicesError) -> Run? in
             if let current, current.reading.load(ordering: .acquiring) { return nil }
             let ended = current
             let next = try Run()
@@ -237,7 +237,7 @@ public final class AccelerometerOrientationTracker: OrientationTracker, Sendable
     /// runs: a reading of the thread's in progress finishes first); returns the orientation
     /// after it.
     @discardableResult
-    public func update() throws -> DeviceOrientation? {
+    public func update() throws(MediaDevicesError) -> DeviceOrientation? {
         try shared.measure(accelerometer, publishingTo: cell)
     }
 }

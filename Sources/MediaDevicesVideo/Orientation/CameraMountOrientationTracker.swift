@@ -14,7 +14,7 @@ public final class CameraMountOrientationTracker: OrientationTracker {
     public let hasSensorRotation: Bool
 
     /// Reads `device`'s mounting controls.
-    public init(device: CaptureDevice) throws {
+    public init(device: CaptureDevice) throws(MediaDevicesError) {
         let v4l2 = try V4L2Device(path: device.path)
         let rotation = v4l2.sensorOrientation
         hasSensorRotation = rotation != nil

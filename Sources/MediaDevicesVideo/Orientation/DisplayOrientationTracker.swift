@@ -32,7 +32,7 @@ public final class DisplayOrientationTracker: OrientationTracker, Sendable {
     private let current: Mutex<Properties>
 
     /// Reads the orientation of `connector` (first connected one if `nil`) on `card`.
-    public init(card: String = "/dev/dri/card0", connector: String? = nil) throws {
+    public init(card: String = "/dev/dri/card0", connector: String? = nil) throws(MediaDevicesError) {
         self.card = card
         connectorName = connector
         let properties = try DisplayOrientationTracker.read(card: card, connector: connector)
@@ -51,7 +51,7 @@ public final class DisplayOrientationTracker: OrientationTracker, Sendable {
 
     /// Reads the properties again (after a mode set or hotplug).
     @discardableResult
-    public func refresh() throws -> VideoOrientation {
+    public func refresh() throws(MediaDevicesError) -> VideoOrientation {
         let properties = try DisplayOrientationTracker.read(card: card, connector: connectorName)
         current.withLock { $0 = properties }
         let orientation = DisplayOrientationTracker.orientation(properties)
@@ -80,7 +80,7 @@ public final class DisplayOrientationTracker: OrientationTracker, Sendable {
         return plane.adding(panel)
     }
 
-    static func read(card: String, connector wanted: String?) throws -> Properties {
+    static func read(card: String, connector wanted: String?) throws(MediaDevicesError) -> Properties {
         let fd = open(card, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw MediaDevicesError.fromErrno(errno, device: card, operation: "open") }
         defer { close(fd) }

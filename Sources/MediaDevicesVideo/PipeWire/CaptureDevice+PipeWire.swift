@@ -75,7 +75,7 @@ extension CaptureDevice {
     /// The cameras the Camera portal's remote sees. The session manager grants the portal's
     /// connection its camera nodes a moment after it connects (WirePlumber's access-portal), so
     /// an empty listing is read again, for up to a second.
-    private static func portalDevices(timeout: Duration) throws -> [CaptureDevice] {
+    private static func portalDevices(timeout: Duration) throws(MediaDevicesError) -> [CaptureDevice] {
         #if !PipeWire
         throw BuildTraits.missingPipeWire(device: "portal", operation: "list portal cameras")
         #else

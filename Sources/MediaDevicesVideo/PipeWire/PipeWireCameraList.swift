@@ -9,7 +9,7 @@ import Glibc
 package enum PipeWireCameraList {
     /// The camera nodes `remote` reaches (each with `remote` as its own), over a connection
     /// of their own.
-    static func read(remote: PipeWireRemote, timeout: Duration = .seconds(5)) throws -> [PipeWireCameraNode] {
+    static func read(remote: PipeWireRemote, timeout: Duration = .seconds(5)) throws(MediaDevicesError) -> [PipeWireCameraNode] {
         let fd = try remote.open()
         return try read(fd: fd < 0 ? nil : fd, timeout: timeout).map { node in
             var node = node
@@ -21,7 +21,7 @@ package enum PipeWireCameraList {
     /// The camera nodes of the session at `fd` (taken), or of the default remote when `fd` is nil
     /// (`PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`). Throws `.notFound` when no
     /// PipeWire answers, `.timeout` when it does not answer within `timeout`.
-    package static func read(fd: Int32? = nil, timeout: Duration = .seconds(5)) throws -> [PipeWireCameraNode] {
+    package static func read(fd: Int32? = nil, timeout: Duration = .seconds(5)) throws(MediaDevicesError) -> [PipeWireCameraNode] {
         var message = [CChar](repeating: 0, count: 256)
         let milliseconds = timeout.millisecondCount
         guard let list = cpw_cameras_read(fd ?? -1, milliseconds, &message, message.count) else {
@@ -102,7 +102,7 @@ package enum PipeWireCameraList {
 
     /// Sets control `control` of node `nodeID` to `value` over `remote` (Props), and waits
     /// until PipeWire handled it. Throws `.io` when PipeWire refuses or is not there.
-    static func setControl(_ control: CameraControl, to value: ControlValue, nodeID: UInt32, remote: PipeWireRemote, device: String) throws {
+    static func setControl(_ control: CameraControl, to value: ControlValue, nodeID: UInt32, remote: PipeWireRemote, device: String) throws(MediaDevicesError) {
         var message = [CChar](repeating: 0, count: 256)
         let type = control.type == .boolean ? CPW_CONTROL_BOOL : control.type == .menu ? CPW_CONTROL_ENUM
             : control.type == .float ? CPW_CONTROL_FLOAT : CPW_CONTROL_INT

@@ -7,7 +7,7 @@ extension PipeWireCameraNode {
 
     /// This node as the session lists it now (its controls' current values); `.notFound` when
     /// the node is gone (same global id and serial).
-    func current() throws -> PipeWireCameraNode {
+    func current() throws(MediaDevicesError) -> PipeWireCameraNode {
         #if !PipeWire
         throw BuildTraits.missingPipeWire(device: label, operation: "PropInfo")
         #else
@@ -23,7 +23,7 @@ extension PipeWireCameraNode {
     /// lists them now (nothing is set when one is unknown or out of range), then each goes to
     /// the node as a Props param, in order. Throws `.io` when PipeWire refuses one (those before
     /// it stay set: Props has no all-or-nothing request).
-    func apply(_ settings: [ControlSetting]) throws {
+    func apply(_ settings: [ControlSetting]) throws(MediaDevicesError) {
         let resolved = try ControlResolver(device: label, controls: try current().controls).resolve(settings)
         #if PipeWire
         for setting in resolved {
@@ -39,7 +39,7 @@ extension PipeWireCameraNode {
     /// a control changes, so where the node wraps a V4L2 device this process may open
     /// (`api.v4l2.path`), the values are read from that device, the one the node drives; a
     /// value neither gives stays `.none`.
-    func controlsWithValues() throws -> [CameraControl] {
+    func controlsWithValues() throws(MediaDevicesError) -> [CameraControl] {
         let controls = try current().controls
         guard controls.contains(where: { $0.value == .none }), let path = v4l2Path,
               let device = try? V4L2Device(path: path), let driver = try? device.queryControls() else { return controls }
@@ -59,7 +59,7 @@ extension PipeWireCameraNode {
     /// watched on the V4L2 device the node wraps (`V4L2_EVENT_CTRL`), matched to the node's
     /// controls by name. Throws `.notFound` for a node without a V4L2 device this process may
     /// open (libcamera nodes, a sandboxed application's), naming why.
-    func controlChanges() throws -> ControlChanges {
+    func controlChanges() throws(MediaDevicesError) -> ControlChanges {
         let controls = try current().controls
         guard let path = v4l2Path, (try? V4L2Device(path: path)) != nil else {
             throw MediaDevicesError(.notFound, device: label, operation: "control changes",
@@ -75,7 +75,7 @@ extension PipeWireCameraNode {
 
     /// Restores `entries` (a saved profile's): the ones this node has a control for are set as
     /// `apply` sets them; returns the keys of the others.
-    func restore(_ entries: [ControlEntry]) throws -> [String] {
+    func restore(_ entries: [ControlEntry]) throws(MediaDevicesError) -> [String] {
         let controls = try current().controls
         let known = entries.filter { controls[named: $0.key] != nil }
         try apply(known.map(\.setting))

@@ -22,7 +22,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         let label: String
         let state: PublishedState<State>
 
-        func open() throws {
+        func open() throws(MediaDevicesError) {
             if state.withLock({ $0.negotiation }) != nil { return }
             let (node, asked) = state.withLock { ($0.node, $0.request) }
             let choice = try FormatSelection.choose(asked, from: node.formats, device: label)
@@ -37,7 +37,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             }
         }
 
-        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+        func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
             let (node, negotiation) = state.withLock { ($0.node, $0.negotiation) }
             guard let negotiation else {
                 throw MediaDevicesError(.invalidState, device: label, operation: "start", detail: "Initialize the source before starting it")
@@ -74,7 +74,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// asks for (chosen from the node's formats as `CameraSource` chooses from the driver's).
     /// Throws `.notFound` when the device has no PipeWire route (list it with
     /// ``CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` including `.pipewire`).
-    public convenience init(device: CaptureDevice, request: FormatRequest = FormatRequest()) throws {
+    public convenience init(device: CaptureDevice, request: FormatRequest = FormatRequest()) throws(MediaDevicesError) {
         guard let node = device.pipeWireNodes.first else {
             throw MediaDevicesError(.notFound, device: device.uniqueID, operation: "PipeWire camera",
                                     detail: "\(device.name) has no PipeWire route; list cameras with CaptureDevice.discover(backends: [.pipewire]) while a PipeWire session (pipewire and wireplumber) runs")
@@ -158,24 +158,24 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// and Props params; see `PipeWireCameraNode.controls`). PipeWire 0.3.65's nodes give no
     /// values: where the node wraps a V4L2 device this process may open, the values are read
     /// from that device; otherwise they are `.none`. Throws `.notFound` when the node is gone.
-    public func controls() throws -> [CameraControl] { try node.controlsWithValues() }
+    public func controls() throws(MediaDevicesError) -> [CameraControl] { try node.controlsWithValues() }
 
     /// Changes to the node's controls as they happen, made by any program (this source's
     /// `setControls`, `pw-cli set-param`, `v4l2-ctl`), with the ids and keys `controls()` gives:
     /// the same sequence as `CaptureDevice.controlChanges()`. PipeWire 0.3.65's nodes announce
     /// no control change, so they are watched on the V4L2 device the node wraps; `.notFound`
     /// (naming why) for a node without one this process may open, such as a libcamera node.
-    public func controlChanges() throws -> ControlChanges { try node.controlChanges() }
+    public func controlChanges() throws(MediaDevicesError) -> ControlChanges { try node.controlChanges() }
 
     /// Sets the controls `settings` name (by id, a `CameraControl.id` of `controls()`, or by
     /// name) through the node's Props, without stopping the stream. Every setting is checked
     /// first, and nothing is set when one fails: `.notFound` for a control the node does not
     /// list, `.invalidValue` for a value outside its range or menu. Then each is set in turn;
     /// `.io` when PipeWire does not take one.
-    public func setControls(_ settings: [ControlSetting]) throws { try node.apply(settings) }
+    public func setControls(_ settings: [ControlSetting]) throws(MediaDevicesError) { try node.apply(settings) }
 
     /// Sets control `id` (a `CameraControl.id` of `controls()`) to `value` as `setControls` does.
-    public func setControl(_ id: UInt32, to value: Int64) throws {
+    public func setControl(_ id: UInt32, to value: Int64) throws(MediaDevicesError) {
         try node.apply([ControlSetting(id: id, value: .integer(value))])
     }
 
@@ -209,7 +209,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
             do {
                 if ready.contains(.loop) { try capture.iterate(timeoutMilliseconds: 0) }
                 try capture.throwIfEnded()
-            } catch { return error as? MediaDevicesError }
+            } catch { return error }
             guard isNew, let data = picture.data else {
                 if let stalled = delivery.stall(device: label) { return stalled }
                 continue

@@ -17,7 +17,7 @@ final class PipeWireCapture: @unchecked Sendable {
     private let isCamera: Bool
 
     /// Connects over `fd` (taken) to the screen-cast node `nodeID`. Throws `.io` when PipeWire refuses.
-    init(fd: Int32, nodeID: UInt32, device: String) throws {
+    init(fd: Int32, nodeID: UInt32, device: String) throws(MediaDevicesError) {
         self.device = device
         isCamera = false
         var message = [CChar](repeating: 0, count: 256)
@@ -27,7 +27,7 @@ final class PipeWireCapture: @unchecked Sendable {
 
     /// Connects to the default PipeWire remote (or over `fd`, taken) and asks camera node
     /// `nodeID` for `request`'s format. Throws `.io` when PipeWire refuses.
-    init(cameraNode nodeID: UInt32, request: cpw_stream_request, fd: Int32 = -1, device: String) throws {
+    init(cameraNode nodeID: UInt32, request: cpw_stream_request, fd: Int32 = -1, device: String) throws(MediaDevicesError) {
         self.device = device
         isCamera = true
         var message = [CChar](repeating: 0, count: 256)
@@ -36,7 +36,7 @@ final class PipeWireCapture: @unchecked Sendable {
         self.capture = try Self.opened(capture, message, device: device)
     }
 
-    private static func opened(_ capture: OpaquePointer?, _ message: [CChar], device: String) throws -> OpaquePointer {
+    private static func opened(_ capture: OpaquePointer?, _ message: [CChar], device: String) throws(MediaDevicesError) -> OpaquePointer {
         guard let capture else {
             throw MediaDevicesError(.io, device: device, operation: "pw_stream_connect",
                                     detail: "\(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)); is PipeWire running in the session?")
@@ -81,14 +81,14 @@ final class PipeWireCapture: @unchecked Sendable {
 
     /// Dispatches what PipeWire sent, waiting at most `timeoutMilliseconds` for it, and throws
     /// `.disconnected` when the stream has ended (the node went away, the connection broke).
-    func iterate(timeoutMilliseconds: Int32) throws {
+    func iterate(timeoutMilliseconds: Int32) throws(MediaDevicesError) {
         guard let capture else { throw ended("closed") }
         _ = cpw_capture_iterate(capture, timeoutMilliseconds)
         try throwIfEnded()
     }
 
     /// Throws `.disconnected` when the stream has ended (the node went away, the connection broke).
-    func throwIfEnded() throws {
+    func throwIfEnded() throws(MediaDevicesError) {
         guard let capture else { throw ended("closed") }
         if cpw_capture_state(capture) == CPW_STATE_ENDED { throw ended(String(cString: cpw_capture_error(capture))) }
     }
@@ -124,7 +124,7 @@ final class PipeWireCapture: @unchecked Sendable {
 
     /// Waits until a picture has arrived, for at most `timeout`. Throws `.timeout` without one,
     /// `.disconnected` when the stream ends first.
-    func waitForPicture(timeout: Duration) throws {
+    func waitForPicture(timeout: Duration) throws(MediaDevicesError) {
         let deadline = MonotonicClock.now() &+ UInt64(max(timeout.nanosecondCount, 0))
         while true {
             if newest().frame.data != nil { return }

@@ -10,7 +10,7 @@ enum PipeWireRemote: Sendable, Hashable {
 
     /// A descriptor for a new connection (taken by whoever connects over it), or -1 for the
     /// default remote (the shim connects itself). Throws what `OpenPipeWireRemote` throws.
-    func open() throws -> Int32 {
+    func open() throws(MediaDevicesError) -> Int32 {
         switch self {
         case .session: -1
         case .cameraPortal(let address):

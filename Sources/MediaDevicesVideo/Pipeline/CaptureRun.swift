@@ -58,7 +58,7 @@ final class CaptureRun: Sendable {
     /// attaches it.
     init(name: String, delivery: FrameDelivery,
          loop: @escaping @Sendable (WakeUpEvent, _ shouldStop: @escaping @Sendable () -> Bool) -> MediaDevicesError?,
-         cleanup: @escaping @Sendable (MediaDevicesError?) -> Void) throws {
+         cleanup: @escaping @Sendable (MediaDevicesError?) -> Void) throws(MediaDevicesError) {
         let wake = try WakeUpEvent()
         let flags = self.flags
         let ending = Ending(flags: flags, wake: wake)

@@ -28,7 +28,7 @@ public enum FormatSelection {
     public static let defaultSize = Size.vga
 
     /// Chooses for `request` among `formats`; `device` names the source in errors.
-    public static func choose(_ request: FormatRequest, from formats: [CaptureFormat], device: String) throws -> FormatChoice {
+    public static func choose(_ request: FormatRequest, from formats: [CaptureFormat], device: String) throws(MediaDevicesError) -> FormatChoice {
         guard !formats.isEmpty else {
             throw MediaDevicesError(.unsupportedFormat, device: device, operation: "choose format",
                                     detail: "The device lists no formats; it may be busy or not a capture device")

@@ -28,7 +28,7 @@ public final class FrameFileWriter {
     /// (standard output) are Y4M, `.mjpeg`/`.mjpg` motion JPEG, a raw extension (`.yuv`,
     /// `.nv12`, …) raw frames, and so does a character device such as `/dev/null`. Any other name
     /// is an error that says what the names mean.
-    public static func container(for path: String) throws -> Container {
+    public static func container(for path: String) throws(MediaDevicesError) -> Container {
         if path == "-" { return .y4m }
         // A device such as /dev/null takes the frames as they come (benchmarks, pipes to a driver).
         var status = stat()
@@ -79,7 +79,7 @@ public final class FrameFileWriter {
     /// place); `-` writes to `standardOutput` (a descriptor the caller may have set aside, so
     /// that nothing else reaches the stream). `container` defaults to Y4M when the format allows it.
     public init(path: String, format: VideoFormat, frameRate: FrameRate?, container: Container? = nil,
-                standardOutput: Int32 = STDOUT_FILENO) throws {
+                standardOutput: Int32 = STDOUT_FILENO) throws(MediaDevicesError) {
         self.path = path
         self.format = format
         let chosen = container ?? (FrameFileWriter.canWriteY4M(format.pixelFormat) ? .y4m : .raw)
@@ -106,7 +106,7 @@ public final class FrameFileWriter {
     deinit { try? close() }
 
     /// Appends one frame.
-    public func write(_ frame: VideoFrame) throws {
+    public func write(_ frame: VideoFrame) throws(MediaDevicesError) {
         if container == .y4m {
             try FrameConverter.checkLength(frame, device: nil)
             guard let planes = y4mPlanes.planes(of: frame), planes.status == 0 else {
@@ -140,7 +140,7 @@ public final class FrameFileWriter {
     }
 
     /// Flushes and closes the file and moves it to `path` (`AtomicFile`). Safe to call more than once.
-    public func close() throws {
+    public func close() throws(MediaDevicesError) {
         guard let file else { return }
         self.file = nil
         try file.commit()
@@ -159,7 +159,7 @@ public final class FrameFileWriter {
 
     /// Writes the planes of `view` (Y, then Cb and Cr at `chroma`'s resolution), row by row
     /// without padding, one write a plane when its rows are tight.
-    private func writeY4M(_ view: ImageView, _ chroma: Y4MPlanes.Chroma) throws {
+    private func writeY4M(_ view: ImageView, _ chroma: Y4MPlanes.Chroma) throws(MediaDevicesError) {
         let (w, h) = (Int(view.width), Int(view.height))
         let (cw, ch) = chroma == .c420 ? ((w + 1) / 2, (h + 1) / 2) : chroma == .c422 ? ((w + 1) / 2, h) : (w, h)
         try writePlane(view.plane0, width: w, rows: h)
@@ -168,7 +168,7 @@ public final class FrameFileWriter {
         try writePlane(view.plane2, width: cw, rows: ch)
     }
 
-    private func writePlane(_ plane: PlaneView, width: Int, rows: Int) throws {
+    private func writePlane(_ plane: PlaneView, width: Int, rows: Int) throws(MediaDevicesError) {
         guard let base = plane.base else { return }
         let stride = Int(plane.stride)
         if stride == width {
@@ -180,11 +180,11 @@ public final class FrameFileWriter {
         }
     }
 
-    private func write(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try write($0) }
+    private func write(_ bytes: [UInt8]) throws(MediaDevicesError) {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(MediaDevicesError) in try write(UnsafeRawBufferPointer(buffer)) }
     }
 
-    private func write(_ bytes: UnsafeRawBufferPointer) throws {
+    private func write(_ bytes: UnsafeRawBufferPointer) throws(MediaDevicesError) {
         guard let file else {
             throw MediaDevicesError(.invalidState, device: nil, operation: "write \(path)", detail: "The file is already closed")
         }

@@ -21,7 +21,7 @@ protocol ScreenGrabbing: AnyObject {
     /// Grabs the screen as it is now and lends it to `body` as a frame stamped `timestamp`.
     /// With `onlyIfChanged`, a backend that tracks damage returns `.unchanged` instead of
     /// lending the same picture again; without it, it lends the picture it holds.
-    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome
+    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws(MediaDevicesError) -> ScreenGrabOutcome
 
     /// A descriptor that becomes readable when the screen may have changed, for a backend that
     /// is told of changes (the portal's PipeWire stream, X11 DAMAGE events): after a frame or
@@ -31,7 +31,7 @@ protocol ScreenGrabbing: AnyObject {
 
     /// Whether a change was already received that `changeDescriptor` will not announce (X11:
     /// events libxcb read along with a reply). Checked before sleeping on it.
-    func hasQueuedChange() throws -> Bool
+    func hasQueuedChange() throws(MediaDevicesError) -> Bool
 }
 
 extension ScreenGrabbing {
@@ -39,5 +39,5 @@ extension ScreenGrabbing {
     var changeDescriptor: Int32? { nil }
 
     /// Default: nothing is held back.
-    func hasQueuedChange() throws -> Bool { false }
+    func hasQueuedChange() throws(MediaDevicesError) -> Bool { false }
 }

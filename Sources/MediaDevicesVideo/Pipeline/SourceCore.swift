@@ -6,9 +6,9 @@ import Synchronization
 /// it only with its control lock held, so one call at a time and never from the capture thread.
 protocol SourceDevice: Sendable {
     /// Opens the device and negotiates the format; returns at once when it is open and usable.
-    mutating func open() throws
+    mutating func open() throws(MediaDevicesError)
     /// Starts a capture run of the open device that delivers into `delivery`.
-    func startRun(delivery: FrameDelivery) throws -> CaptureRun
+    func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun
     /// Closes what `open` acquired (no run is using it any more).
     mutating func close()
 }
@@ -86,7 +86,7 @@ final class SourceCore<Device: SourceDevice>: Sendable {
 
         /// Starts a new run of `device` within the open delivery run (after `pauseRun`). If it
         /// cannot start, the sequences end with the error, which is thrown.
-        func resumeRun(_ device: Device) throws {
+        func resumeRun(_ device: Device) throws(MediaDevicesError) {
             core.delivery.streamRestarted()
             do {
                 core.run.current = try device.startRun(delivery: core.delivery)

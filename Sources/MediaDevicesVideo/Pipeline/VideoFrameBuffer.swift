@@ -108,8 +108,8 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     /// apart — a lease of a multi-planar `M` format (NV12M, YUV420M), one driver buffer per
     /// plane — they are gathered into a temporary copy for each call; read them in place with
     /// `withFrame` instead.
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try withFrame { frame in
+    public func withUnsafeBytes<R, Failure: Error>(_ body: (UnsafeRawBufferPointer) throws(Failure) -> R) throws(Failure) -> R {
+        try withFrame { (frame) throws(Failure) in
             let first = frame.plane(0).bytes
             var count = first.count
             var index = 1
@@ -119,7 +119,10 @@ public final class VideoFrameBuffer: @unchecked Sendable {
             }
             guard first.baseAddress != nil else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
             if frame.planesAreContiguous { return try body(UnsafeRawBufferPointer(start: first.baseAddress, count: count)) }
-            return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 64) { gathered in
+            // The standard library's temporary allocation rethrows untyped: `body`'s error comes
+            // out through a typed Result.
+            var outcome: Result<R, Failure>?
+            withUnsafeTemporaryAllocation(byteCount: count, alignment: 64) { gathered in
                 var offset = 0
                 var index = 0
                 while index < frame.planeCount {
@@ -128,14 +131,15 @@ public final class VideoFrameBuffer: @unchecked Sendable {
                     offset += plane.count
                     index += 1
                 }
-                return try body(UnsafeRawBufferPointer(gathered))
+                outcome = Result { () throws(Failure) in try body(UnsafeRawBufferPointer(gathered)) }
             }
+            return try outcome!.get()
         }
     }
 
     /// Lends the frame (valid only inside `body`; an empty frame, `planeCount` 0, after
-    /// `release()`).
-    public func withFrame<R>(_ body: (VideoFrame) throws -> R) rethrows -> R {
+    /// `release()`). Throws what `body` throws, with its type.
+    public func withFrame<R, Failure: Error>(_ body: (VideoFrame) throws(Failure) -> R) throws(Failure) -> R {
         let readable = access.withLock { access -> Bool in
             if access.released { return false }
             access.readers += 1

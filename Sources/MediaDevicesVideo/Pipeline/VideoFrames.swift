@@ -321,7 +321,7 @@ final class FrameQueue: Sendable {
     /// were dropped; throws the converter's error (the frame is then not queued).
     /// With `decoded`, the frame's MJPEG picture decoded once for several sequences, the
     /// converter starts from it.
-    func push(_ frame: VideoFrame, converter: FrameConverter, decoded: DecodedJPEG? = nil) throws -> Int {
+    func push(_ frame: VideoFrame, converter: FrameConverter, decoded: DecodedJPEG? = nil) throws(MediaDevicesError) -> Int {
         var dropped = 0
         let claimed = state.withLock { state -> (VideoFrameBuffer, Int)? in
             state.freeSlot(for: frame, dropped: &dropped).map { (state.pool[$0], $0) }

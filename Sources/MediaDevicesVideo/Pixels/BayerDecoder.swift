@@ -10,7 +10,7 @@ final class BayerDecoder {
 
     /// A decoder; `device` names the source in errors. Throws `.io` when libv4lconvert cannot
     /// make a converter (out of memory).
-    init(device: String?) throws {
+    init(device: String?) throws(MediaDevicesError) {
         guard let converter = cv4lconvert_create_detached() else {
             throw MediaDevicesError(.io, device: device, operation: "Bayer decode",
                                     detail: "libv4lconvert could not create a converter")
@@ -32,7 +32,7 @@ final class BayerDecoder {
     /// `Convert16To8Plane`: libv4lconvert would reduce them in place, writing into the capture
     /// buffer other consumers read, and ignoring its row padding. Throws `.corruptFrame` when
     /// libv4lconvert refuses the frame.
-    func decode(_ frame: VideoFrame, into rgb: ImageBuffer, samples: ImageBuffer, device: String?) throws {
+    func decode(_ frame: VideoFrame, into rgb: ImageBuffer, samples: ImageBuffer, device: String?) throws(MediaDevicesError) {
         let plane = frame.plane(0)
         var base = plane.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
         var (stride, count) = (Int32(plane.bytesPerRow), Int32(plane.bytes.count))

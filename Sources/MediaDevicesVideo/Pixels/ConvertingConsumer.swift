@@ -14,7 +14,7 @@ public final class ConvertingConsumer: VideoFrameConsumer {
 
     /// Converts to `output` and hands the result to `consumer`. Throws `.unsupportedFormat` for
     /// an output the pipeline cannot produce.
-    public init(output: OutputFormat, consumer: any VideoFrameConsumer) throws {
+    public init(output: OutputFormat, consumer: any VideoFrameConsumer) throws(MediaDevicesError) {
         converter = try FrameConverter(output: output)
         downstream = consumer
     }

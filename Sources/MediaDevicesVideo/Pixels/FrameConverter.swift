@@ -41,7 +41,7 @@ public final class FrameConverter: @unchecked Sendable {
 
     /// A converter to `output`; `device` names the source in errors. Throws `.unsupportedFormat`
     /// when `output.pixelFormat` is not one of `OutputFormat.producibleFormats`.
-    public init(output: OutputFormat, device: String? = nil) throws {
+    public init(output: OutputFormat, device: String? = nil) throws(MediaDevicesError) {
         guard OutputFormat.producibleFormats.contains(output.pixelFormat) else {
             throw MediaDevicesError(.unsupportedFormat, device: device, operation: "convert",
                                     detail: "the pipeline produces NV12, I420 (YU12) or ARGB, not \(output.pixelFormat.fourCC)")
@@ -62,8 +62,16 @@ public final class FrameConverter: @unchecked Sendable {
     /// same converter for the next frame: after the first frame of a shape, nothing is
     /// allocated (see the type's notes for MJPEG). Throws `.unsupportedFormat` for a format the
     /// pipeline cannot read and `.corruptFrame` for a frame it cannot use (a corrupt JPEG, a
-    /// short buffer): drop that frame and go on.
-    public func convert<R>(_ frame: VideoFrame, _ body: (VideoFrame) throws -> R) throws -> R {
+    /// short buffer): drop that frame and go on. An error `body` throws comes out as a
+    /// `MediaDevicesError` whose `underlying` is that error.
+    public func convert<R>(_ frame: VideoFrame, _ body: (VideoFrame) throws -> R) throws(MediaDevicesError) -> R {
+        try convertTyped(frame) { (converted) throws(MediaDevicesError) in
+            try MediaDevicesError.catching(device: device, operation: "FrameConverter.convert's body") { try body(converted) }
+        }
+    }
+
+    /// `convert(_:_:)` for the library's own bodies, whose errors are already typed.
+    func convertTyped<R>(_ frame: VideoFrame, _ body: (VideoFrame) throws(MediaDevicesError) -> R) throws(MediaDevicesError) -> R {
         guard let frameKind = kind(of: frame.format.pixelFormat) else {
             throw MediaDevicesError(.unsupportedFormat, device: device, operation: "convert",
                                     detail: "the pipeline cannot read \(frame.format.pixelFormat.fourCC) frames; ask the source for a raw format")
@@ -106,7 +114,7 @@ public final class FrameConverter: @unchecked Sendable {
     /// Converts `frame` from `picture`, its MJPEG image already decoded (by this converter, or
     /// once for several converters at the largest scale any of them needs), and calls `body`
     /// with the result, valid only during the call.
-    func convert<R>(_ frame: VideoFrame, decoded picture: DecodedJPEG, _ body: (VideoFrame) throws -> R) throws -> R {
+    func convert<R>(_ frame: VideoFrame, decoded picture: DecodedJPEG, _ body: (VideoFrame) throws(MediaDevicesError) -> R) throws(MediaDevicesError) -> R {
         let kind: PixelKind = picture.view.pixelFormat == .grey ? .grey : .i420(swapped: false)
         let plan = plan(for: picture.source, format: picture.view.pixelFormat, orientation: frame.orientation)
             .onDecoded(at: picture.scale, decoded: Size(width: Int(picture.view.width), height: Int(picture.view.height)))
@@ -116,7 +124,7 @@ public final class FrameConverter: @unchecked Sendable {
 
     /// Like `convert(_:decoded:_:)`, into `destination` (a pooled buffer of the caller's).
     func convert<R>(_ frame: VideoFrame, decoded picture: DecodedJPEG, into destination: ImageBuffer,
-                    _ body: (VideoFrame) throws -> R) throws -> R {
+                    _ body: (VideoFrame) throws(MediaDevicesError) -> R) throws(MediaDevicesError) -> R {
         let own = out
         out = destination
         defer { out = own }
@@ -135,7 +143,7 @@ public final class FrameConverter: @unchecked Sendable {
     /// The last steps of a conversion: from `source` (already cropped to `plan.crop`) in one
     /// call, or through the working format, into `out`; then `body`.
     private func finish<R>(_ frame: VideoFrame, _ source: ImageView, _ kind: PixelKind, plan: ConversionPlan,
-                           _ body: (VideoFrame) throws -> R) throws -> R {
+                           _ body: (VideoFrame) throws(MediaDevicesError) -> R) throws(MediaDevicesError) -> R {
         let target = output.pixelFormat
         let outputColorimetry = ConversionPlan.colorimetry(of: target, from: frame.format)
         if plan.isDirect {
@@ -149,11 +157,11 @@ public final class FrameConverter: @unchecked Sendable {
 
     /// Converts `frame` into `destination` (a pooled buffer of the caller's) instead of the
     /// converter's own buffer, and calls `body` with the result, which lives in `destination`.
-    func convert<R>(_ frame: VideoFrame, into destination: ImageBuffer, _ body: (VideoFrame) throws -> R) throws -> R {
+    func convert<R>(_ frame: VideoFrame, into destination: ImageBuffer, _ body: (VideoFrame) throws(MediaDevicesError) -> R) throws(MediaDevicesError) -> R {
         let own = out
         out = destination
         defer { out = own }
-        return try convert(frame, body)
+        return try convertTyped(frame, body)
     }
 
     /// The libyuv family for `format`, worked out once per format change (by fourcc: it is the
@@ -183,7 +191,7 @@ public final class FrameConverter: @unchecked Sendable {
     }
 
     /// One step from the source into `destination` (prepared at the source view's size) in `format`.
-    private func write(_ source: ImageView, _ kind: PixelKind, into destination: ImageBuffer, as format: PixelFormat) throws {
+    private func write(_ source: ImageView, _ kind: PixelKind, into destination: ImageBuffer, as format: PixelFormat) throws(MediaDevicesError) {
         let status: Int32
         switch format {
         case .argb: status = PixelWriters.toARGB(source, kind, destination, scratch: scratch, unpacked: unpacked)
@@ -201,7 +209,7 @@ public final class FrameConverter: @unchecked Sendable {
     }
 
     /// Crop, scale, rotate and mirror through the working format, ending in `out`.
-    private func transform(_ source: ImageView, _ kind: PixelKind, plan: ConversionPlan, colorimetry: Colorimetry) throws {
+    private func transform(_ source: ImageView, _ kind: PixelKind, plan: ConversionPlan, colorimetry: Colorimetry) throws(MediaDevicesError) {
         let target = output.pixelFormat
         let working: PixelFormat = target == .argb ? .argb : .yu12
         var current = source
@@ -246,7 +254,7 @@ public final class FrameConverter: @unchecked Sendable {
 
     /// A raw frame whose planes are shorter than its format needs (a driver error) is corrupt;
     /// `device` names the source in the error.
-    static func checkLength(_ frame: VideoFrame, device: String?) throws {
+    static func checkLength(_ frame: VideoFrame, device: String?) throws(MediaDevicesError) {
         guard let layout = frame.format.pixelFormat.layout else { return }
         var index = 0
         while index < min(frame.planeCount, layout.planes.count) {
@@ -261,12 +269,12 @@ public final class FrameConverter: @unchecked Sendable {
         }
     }
 
-    private func check(_ status: Int32, _ step: @autoclosure () -> String) throws {
+    private func check(_ status: Int32, _ step: @autoclosure () -> String) throws(MediaDevicesError) {
         try Self.check(status, step(), device: device)
     }
 
     /// Throws the error for a libyuv step (named `step`) that returned a failure `status`.
-    static func check(_ status: Int32, _ step: @autoclosure () -> String, device: String?) throws {
+    static func check(_ status: Int32, _ step: @autoclosure () -> String, device: String?) throws(MediaDevicesError) {
         guard status != 0 else { return }
         throw MediaDevicesError(.io, device: device, operation: "convert",
                                 detail: "libyuv refused the step \(step()) (status \(status)); this is a MediaDevices bug: please report the formats involved")

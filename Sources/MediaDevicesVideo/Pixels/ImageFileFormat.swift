@@ -9,7 +9,7 @@ public enum ImageFileFormat: String, Sendable, CaseIterable {
 
     /// The format `path`'s extension names (case-insensitive); throws `.unsupportedFormat`
     /// for any other name, so a tool can refuse it before opening a device.
-    public init(path: String) throws {
+    public init(path: String) throws(MediaDevicesError) {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let suffix = name.split(separator: ".", omittingEmptySubsequences: false).dropFirst().last?.lowercased()
         switch suffix {
@@ -22,7 +22,7 @@ public enum ImageFileFormat: String, Sendable, CaseIterable {
     }
 
     /// Writes `frame` to `path` in this format.
-    public func write(_ frame: VideoFrame, to path: String) throws {
+    public func write(_ frame: VideoFrame, to path: String) throws(MediaDevicesError) {
         switch self {
         case .png: try PNGWriter.write(frame, to: path)
         case .jpeg: try JPEGWriter.write(frame, to: path)

@@ -137,7 +137,7 @@ final class ImageBuffer {
     }
 
     /// The image as a frame carrying `source`'s timing, lent for the duration of `body`.
-    func withFrame<R>(timing source: VideoFrame, orientation: VideoOrientation, _ body: (VideoFrame) throws -> R) rethrows -> R {
+    func withFrame<R, Failure: Error>(timing source: VideoFrame, orientation: VideoOrientation, _ body: (VideoFrame) throws(Failure) -> R) throws(Failure) -> R {
         let count = format.pixelFormat.layout?.planes.count ?? 1
         func framePlane(_ index: Int) -> FramePlane {
             guard index < count else { return .empty }

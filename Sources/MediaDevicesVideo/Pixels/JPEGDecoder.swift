@@ -21,7 +21,7 @@ final class JPEGDecoder {
         var layout: PixelFormat
     }
 
-    init() throws {
+    init() throws(MediaDevicesError) {
         guard let handle = tjInitDecompress() else {
             throw MediaDevicesError(.io, device: nil, operation: "tjInitDecompress",
                                     detail: "libjpeg-turbo could not create a decompressor (out of memory?)")
@@ -36,7 +36,7 @@ final class JPEGDecoder {
     }
 
     /// Reads the header of the JPEG in `data`.
-    func header(_ data: UnsafeRawBufferPointer, device: String?) throws -> Header {
+    func header(_ data: UnsafeRawBufferPointer, device: String?) throws(MediaDevicesError) -> Header {
         guard data.count >= 4, data[0] == 0xFF, data[1] == 0xD8 else {
             throw corrupt(device, "not a JPEG image: no start-of-image marker (\(data.count) bytes)")
         }
@@ -64,7 +64,7 @@ final class JPEGDecoder {
     /// Decodes `data` into `destination`, prepared by the caller for `header` at `scale` (see
     /// `JPEGScale.scaled`), with the IDCT `decoding` names. A reduced scale is done in the DCT.
     func decode(_ data: UnsafeRawBufferPointer, header: Header, scale: JPEGScale = .full, into destination: ImageBuffer,
-                decoding: JPEGDecoding, device: String?) throws {
+                decoding: JPEGDecoding, device: String?) throws(MediaDevicesError) {
         let size = scale.scaled(Size(width: header.width, height: header.height))
         let count = header.layout == .grey ? 1 : 3
         for index in 0..<3 {

@@ -23,7 +23,7 @@ final class JPEGFrameDecoder: @unchecked Sendable {
     /// The frame's JPEG bytes and header. Throws `.corruptFrame` for a frame that is no JPEG, or
     /// whose header claims more than the stream's size (plus one 16-pixel MCU of slack), and
     /// `.unsupportedFormat` for a subsampling the pipeline cannot decode.
-    func header(of frame: VideoFrame, device: String?) throws -> (data: UnsafeRawBufferPointer, header: JPEGDecoder.Header) {
+    func header(of frame: VideoFrame, device: String?) throws(MediaDevicesError) -> (data: UnsafeRawBufferPointer, header: JPEGDecoder.Header) {
         if jpeg == nil { jpeg = try JPEGDecoder() }
         let whole = frame.plane(0).bytes
         let data = UnsafeRawBufferPointer(rebasing: whole[0..<min(max(frame.bytesUsed, 0), whole.count)])
@@ -42,7 +42,7 @@ final class JPEGFrameDecoder: @unchecked Sendable {
     /// Decodes `data` (read by `header(of:device:)`) at `scale` into `destination` (the
     /// decoder's own `decoded` when nil): I420, or grey for a greyscale JPEG.
     func decode(_ data: UnsafeRawBufferPointer, header: JPEGDecoder.Header, scale: JPEGScale, decoding: JPEGDecoding,
-                into destination: ImageBuffer? = nil, device: String?) throws -> DecodedJPEG {
+                into destination: ImageBuffer? = nil, device: String?) throws(MediaDevicesError) -> DecodedJPEG {
         let decoder = jpeg!
         let target = destination ?? decoded
         let source = Size(width: header.width, height: header.height)

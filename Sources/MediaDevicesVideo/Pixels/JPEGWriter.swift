@@ -7,7 +7,7 @@ import CTurboJPEG
 public enum JPEGWriter {
     /// Writes `frame` to `path` as a JPEG of `quality` (1–100), whole or not at all (`AtomicFile`:
     /// mode 0644 less the umask; a missing or read-only folder is a clear `MediaDevicesError`).
-    public static func write(_ frame: VideoFrame, to path: String, quality: Int = 90) throws {
+    public static func write(_ frame: VideoFrame, to path: String, quality: Int = 90) throws(MediaDevicesError) {
         let converter = try FrameConverter(output: OutputFormat(.argb))
         guard let handle = tjInitCompress() else {
             throw MediaDevicesError(.io, device: nil, operation: "tjInitCompress",

@@ -10,7 +10,7 @@ import Glibc
 public enum PNGWriter {
     /// Writes `frame` to `path` as an 8-bit RGB PNG, whole or not at all (`AtomicFile`: mode
     /// 0644 less the umask; a missing or read-only folder is a clear `MediaDevicesError`).
-    public static func write(_ frame: VideoFrame, to path: String) throws {
+    public static func write(_ frame: VideoFrame, to path: String) throws(MediaDevicesError) {
         let converter = try FrameConverter(output: OutputFormat(.argb))
         try converter.convert(frame) { argb in
             let width = argb.width, height = argb.height

@@ -29,7 +29,7 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
     /// Converts to `output` on `threads` threads (at least 1) and hands the results to
     /// `consumer` in capture order. Throws `.unsupportedFormat` for an output the pipeline
     /// cannot produce, `.invalidValue` for fewer than one thread, `.io` when a thread cannot start.
-    public init(output: OutputFormat, threads: Int, consumer: any VideoFrameConsumer) throws {
+    public init(output: OutputFormat, threads: Int, consumer: any VideoFrameConsumer) throws(MediaDevicesError) {
         guard threads >= 1 else {
             throw MediaDevicesError(.invalidValue, device: nil, operation: "convert on threads",
                                     detail: "threads must be at least 1 (got \(threads))")
@@ -83,7 +83,7 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
         let work = DispatchSemaphore(value: 0)
         var thread: CaptureThread?
 
-        init(output: OutputFormat) throws { converter = try FrameConverter(output: output) }
+        init(output: OutputFormat) throws(MediaDevicesError) { converter = try FrameConverter(output: output) }
 
         deinit { storage.deallocate() }
 
@@ -151,10 +151,10 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
         private let turn = NSCondition()
         private let consumer: any VideoFrameConsumer
 
-        init(output: OutputFormat, threads: Int, consumer: any VideoFrameConsumer) throws {
+        init(output: OutputFormat, threads: Int, consumer: any VideoFrameConsumer) throws(MediaDevicesError) {
             self.output = output
             self.consumer = consumer
-            workers = try (0..<threads).map { _ in try Worker(output: output) }
+            workers = try (0..<threads).map { (_) throws(MediaDevicesError) in try Worker(output: output) }
             state = Mutex(State(holding: Array(repeating: false, count: threads)))
             for (index, worker) in workers.enumerated() {
                 do {
@@ -204,7 +204,7 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
                     }
                     state.withLock { $0.delivered += 1 }
                 } catch {
-                    let reason = (error as? MediaDevicesError)?.description ?? "\(error)"
+                    let reason = error.description
                     state.withLock { $0.corrupt += 1; $0.reason = reason }
                     awaitTurn(worker.ticket)
                 }

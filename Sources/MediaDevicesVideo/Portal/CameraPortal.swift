@@ -23,12 +23,14 @@ public struct CameraPortal: Sendable {
 
     /// `IsCameraPresent`: whether the portal sees a camera (it counts PipeWire's camera nodes,
     /// not `/dev/video*`). Throws `.notFound`, naming what to install, without a Camera portal.
-    public func isCameraPresent() throws -> Bool {
+    public func isCameraPresent() throws(MediaDevicesError) -> Bool {
         let bus = try connect()
         do {
             return try bus.property(Self.destination, Self.objectPath, Self.interface, "IsCameraPresent").bool ?? false
         } catch let failure as DBusFailure {
             throw error(failure, operation: "IsCameraPresent")
+        } catch {
+            throw MediaDevicesError.converting(error, device: busAddress, operation: "IsCameraPresent")
         }
     }
 
@@ -37,7 +39,7 @@ public struct CameraPortal: Sendable {
     /// cancelling the calling task ends the wait (`.cancelled`, the request is closed). Throws
     /// `.permissionDenied` when the user (or the stored answer) refuses, `.notFound` without a
     /// Camera portal, `.timeout` without an answer in time.
-    public func requestAccess(timeout: Duration = .seconds(120)) async throws {
+    public func requestAccess(timeout: Duration = .seconds(120)) async throws(MediaDevicesError) {
         let address = busAddress
         try await runBlocking(name: "md-camera-portal", device: address, operation: "AccessCamera") {
             try CameraPortal(busAddress: address).accessCamera(timeout: timeout)

@@ -32,12 +32,14 @@ public final class PortalScreenCast: @unchecked Sendable {
     /// without a portal (naming what to install), `.permissionDenied` when the user cancels,
     /// `.unsupportedFormat` when the portal does not offer that source type or `screen` is not
     /// a portal screen, `.timeout` when the user does not answer in time.
-    public init(screen: Screen, showsCursor: Bool = false, options: PortalOptions = PortalOptions()) throws {
+    public init(screen: Screen, showsCursor: Bool = false, options: PortalOptions = PortalOptions()) throws(MediaDevicesError) {
         guard screen.backend == .portal else {
             throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "PortalScreenCast",
                                     detail: "\(screen.uniqueID) is a \(screen.backend) screen, not a portal one; take one from `ScreenSource.discover(backend: .portal)`")
         }
-        grant = try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
+        grant = try MediaDevicesError.catching(device: screen.uniqueID, operation: "PortalScreenCast") {
+            try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
+        }
         self.screen = screen
         nodeID = grant.stream.nodeID
         size = grant.stream.size

@@ -47,8 +47,10 @@ final class PortalScreenGrabber: ScreenGrabbing {
     /// Throws `.notFound` without a portal, `.permissionDenied` when the user cancels,
     /// `.unsupportedFormat` when the portal does not offer that source type, `.timeout` when no
     /// answer or picture comes in time, `.invalidState` when `region` misses the picture.
-    init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions) throws {
-        let grant = try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
+    init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions) throws(MediaDevicesError) {
+        let grant = try MediaDevicesError.catching(device: screen.uniqueID, operation: "ScreenCast portal") {
+            try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
+        }
         let capture: PipeWireCapture
         do {
             capture = try PipeWireCapture(fd: grant.remote, nodeID: grant.stream.nodeID, device: screen.uniqueID)
@@ -86,7 +88,7 @@ final class PortalScreenGrabber: ScreenGrabbing {
     /// Readable when the compositor sent a picture (an eventfd the stream's process callback signals).
     var changeDescriptor: Int32? { capture.descriptor }
 
-    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
+    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws(MediaDevicesError) -> ScreenGrabOutcome {
         try capture.iterate(timeoutMilliseconds: 0)
         let (picture, isNew) = capture.newest()
         guard let data = picture.data else { return .nothingToShow }

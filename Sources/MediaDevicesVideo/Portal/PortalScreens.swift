@@ -12,8 +12,10 @@ enum PortalScreens {
 
     /// The portal's screens on the session bus at `address` (the environment's when `nil`).
     /// Throws `.notFound`, naming what to install, when no portal answers.
-    static func screens(address: String? = nil) throws -> [Screen] {
-        let portal = try ScreenCastPortal(address: address)
+    static func screens(address: String? = nil) throws(MediaDevicesError) -> [Screen] {
+        let portal = try MediaDevicesError.catching(device: address, operation: "connect to the ScreenCast portal") {
+            try ScreenCastPortal(address: address)
+        }
         let card = address ?? ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
         return sourceTypes.filter { portal.sourceTypes & $0.type != 0 }.map { screen(card: card, type: $0.type, name: $0.name) }
     }
@@ -37,7 +39,7 @@ enum PortalScreens {
 
     /// Keeps `token` for the next session of `screen`, in `options.restoreTokens` and in
     /// `options.restoreTokenFile` (mode 0600, replaced whole: `AtomicFile`). Throws the write's error.
-    static func keep(_ token: String, for screen: Screen, options: PortalOptions) throws {
+    static func keep(_ token: String, for screen: Screen, options: PortalOptions) throws(MediaDevicesError) {
         options.restoreTokens.keep(token, for: key(screen))
         if let file = options.restoreTokenFile {
             try AtomicFile.write(Array((token + "\n").utf8), to: file, mode: tokenFileMode, operation: "write the portal restore token")
@@ -47,7 +49,7 @@ enum PortalScreens {
     /// Checks, before the portal asks the user, that `options.restoreTokenFile` can be written
     /// (its folder exists and this user may create files in it): a token the user's choice gives
     /// would otherwise be lost. Throws the write's error.
-    static func checkTokenFile(_ options: PortalOptions) throws {
+    static func checkTokenFile(_ options: PortalOptions) throws(MediaDevicesError) {
         guard let file = options.restoreTokenFile else { return }
         try AtomicFile(path: file, mode: tokenFileMode, operation: "write the portal restore token").discard()
     }

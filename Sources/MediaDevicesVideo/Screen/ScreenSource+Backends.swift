@@ -2,7 +2,7 @@ import MediaDevicesCore
 
 extension ScreenSource {
     /// The X11 grabber of `screen`, or `.notFound` naming the package trait X11 in a build without it.
-    static func makeX11Grabber(screen: Screen, region: Rect?, showsCursor: Bool) throws -> any ScreenGrabbing {
+    static func makeX11Grabber(screen: Screen, region: Rect?, showsCursor: Bool) throws(MediaDevicesError) -> any ScreenGrabbing {
         #if X11
         try X11ScreenGrabber(screen: screen, region: region, showsCursor: showsCursor)
         #else
@@ -12,7 +12,7 @@ extension ScreenSource {
 
     /// The portal grabber of `screen`, or `.notFound` naming the package trait PipeWire in a build without it.
     static func makePortalGrabber(screen: Screen, region: Rect?, showsCursor: Bool,
-                                  options: PortalOptions) throws -> any ScreenGrabbing {
+                                  options: PortalOptions) throws(MediaDevicesError) -> any ScreenGrabbing {
         #if PipeWire
         try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: options)
         #else

@@ -42,7 +42,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// The screens of the screen-cast portal on the session bus at `busAddress` (a D-Bus
     /// address, `unix:path=…`; the environment's session bus when `nil`): one per source type
     /// it offers. Throws `.notFound`, naming what to install, when no portal answers there.
-    public static func portalScreens(busAddress: String? = nil) throws -> [Screen] {
+    public static func portalScreens(busAddress: String? = nil) throws(MediaDevicesError) -> [Screen] {
         #if PipeWire
         try PortalScreens.screens(address: busAddress)
         #else
@@ -52,7 +52,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
 
     /// The RandR monitors of the X server on `display` (`DISPLAY` when `nil`), as screens of
     /// the X11 backend. Throws `.notFound` when no X server answers there.
-    public static func x11Screens(display: String? = nil) throws -> [Screen] {
+    public static func x11Screens(display: String? = nil) throws(MediaDevicesError) -> [Screen] {
         #if X11
         try X11Monitors.screens(display: display)
         #else
@@ -118,7 +118,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
         let portal: PortalOptions
         let state: PublishedState<State>
 
-        func open() throws {
+        func open() throws(MediaDevicesError) {
             if state.withLock({ $0.grabbing }) != nil { return }
             install(try prepare())
         }
@@ -135,7 +135,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
         /// Makes the backend's grabber and grabs once, to learn the format and check the
         /// privilege; publishes nothing. For the portal this waits for the user and the first
         /// picture (cancellable: `WaitCancellation`).
-        func prepare() throws -> (Grabbing, CaptureSettings) {
+        func prepare() throws(MediaDevicesError) -> (Grabbing, CaptureSettings) {
             if let region, region.width <= 0 || region.height <= 0 {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
                                         detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
@@ -168,7 +168,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
         }
 
         /// Opens the card and finds the screen's connector as it is now.
-        private func makeKMSGrabber() throws -> ScreenGrabber {
+        private func makeKMSGrabber() throws(MediaDevicesError) -> ScreenGrabber {
             let card = try DRMCard(path: screen.card)
             // The screen as it is now (its CRTC and planes may have changed since enumeration).
             guard let current = try card.screens().first(where: { $0.connectorID == screen.connectorID }) else {
@@ -180,7 +180,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
                                     exportsDMABuf: exportsDMABuf)
         }
 
-        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+        func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
             let (open, busy) = state.withLock { ($0.grabbing, $0.grabbingOnce) }
             if busy {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "start",
@@ -283,10 +283,8 @@ public final class ScreenSource: VideoCapturer, Sendable {
                     unchanged += 1
                     delivery.recordUnchangedFrame()
                 }
-            } catch let error as MediaDevicesError {
-                return error
             } catch {
-                return MediaDevicesError(.io, device: grabber.screen.uniqueID, operation: "grab", detail: "\(error)")
+                return error
             }
             // A backend that says when the screen may have changed (the portal, X11): after a frame
             // or an unchanged grab, sleep until it says so (or a second passed, a safety net for
@@ -296,7 +294,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
             // (a format change under way) grabs stay paced.
             if skipsUnchanged, hasDelivered, lastOutcome != .nothingToShow, let changes = grabber.changeDescriptor {
                 let queued: Bool
-                do { queued = try grabber.hasQueuedChange() } catch let error as MediaDevicesError { return error } catch { queued = true }
+                do { queued = try grabber.hasQueuedChange() } catch { return error }
                 if !queued {
                     guard pacer.waitForChange(on: changes, timeoutMilliseconds: 1000) else { return nil }
                 }
@@ -325,8 +323,9 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// Not while capturing (use the consumer or `frames` then): throws `.invalidState`. `body`
     /// runs without the source's lock: it may read the source and call `release()` (the screen
     /// is let go when the grab returns); `start()` and another `grabFrame` from it throw
-    /// `.invalidState`, as they do from other threads until this grab returns.
-    public func grabFrame<R>(_ body: (VideoFrame) throws -> R) throws -> R {
+    /// `.invalidState`, as they do from other threads until this grab returns. An error `body`
+    /// throws comes out as a `MediaDevicesError` whose `underlying` is that error.
+    public func grabFrame<R>(_ body: (VideoFrame) throws -> R) throws(MediaDevicesError) -> R {
         // The grabber is taken under the control lock and marked in use; the grab and `body` run
         // outside it, so that `body` may call this source (a `release()` lets the grabber go
         // only when this grab has returned: the local reference keeps it open meanwhile).
@@ -357,7 +356,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
             throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "grabFrame",
                                     detail: "\(screen.name) shows no framebuffer now (off or blanked)")
         }
-        return try result.get()
+        return try MediaDevicesError.catching(device: screen.uniqueID, operation: "grabFrame's body") { try result.get() }
     }
 
     /// The token that brings back the user's portal choice in a later session without asking
@@ -423,7 +422,7 @@ extension ScreenSource {
     /// format at the current mode's size, at 1 to 60 fps (grabs are paced, not driven by the
     /// display's refresh). Needs the same privilege as capturing; on the portal, it asks the
     /// user (or restores the choice) as capturing does.
-    public static func currentFormats(_ screen: Screen) throws -> [CaptureFormat] {
+    public static func currentFormats(_ screen: Screen) throws(MediaDevicesError) -> [CaptureFormat] {
         let source = ScreenSource(screen: screen)
         defer { source.release() }
         try source.initialize()

@@ -8,14 +8,16 @@ extension DMABufPlane {
     /// device wrote (caches are synchronised on architectures that need it). Maps on every call:
     /// meant for checks and occasional CPU reads, not for a per-frame path (read the frame's
     /// planes for that: they are the same memory, already mapped).
-    public func withCPUAccess<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+    public func withCPUAccess<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws(MediaDevicesError) -> R {
         let mapping = try MappedMemory(descriptor: descriptor, device: "dma-buf fd \(descriptor)", length: length,
                                        offset: 0, protection: PROT_READ, operation: "mmap(dma-buf)")
         defer { mapping.unmap() }
         try DMABufSync.beginRead(descriptor)
         defer { DMABufSync.endRead(descriptor) }
         let whole = mapping.bytes(count: length)
-        return try body(UnsafeRawBufferPointer(rebasing: whole[min(offset, whole.count)...]))
+        return try MediaDevicesError.catching(device: "dma-buf fd \(descriptor)", operation: "withCPUAccess's body") {
+            try body(UnsafeRawBufferPointer(rebasing: whole[min(offset, whole.count)...]))
+        }
     }
 }
 
@@ -23,7 +25,7 @@ extension DMABufPlane {
 /// wrote (caches synchronised where the architecture needs it). Allocates nothing.
 enum DMABufSync {
     /// `DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ` before reading `descriptor`'s mapping.
-    static func beginRead(_ descriptor: Int32) throws {
+    static func beginRead(_ descriptor: Int32) throws(MediaDevicesError) {
         let error = sync(descriptor, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ)
         if error != 0 { throw MediaDevicesError.fromErrno(error, device: "dma-buf fd \(descriptor)", operation: "DMA_BUF_IOCTL_SYNC") }
     }

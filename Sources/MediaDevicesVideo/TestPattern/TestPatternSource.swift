@@ -40,7 +40,7 @@ public final class TestPatternSource: VideoCapturer, Sendable {
         let pattern: Pattern
         let state: PublishedState<State>
 
-        func open() throws {
+        func open() throws(MediaDevicesError) {
             if state.withLock({ $0.negotiation }) != nil { return }
             let asked = state.withLock { $0.request }
             var request = asked
@@ -53,7 +53,7 @@ public final class TestPatternSource: VideoCapturer, Sendable {
             state.withLock { $0.negotiation = negotiation }
         }
 
-        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+        func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
             guard let negotiation = state.withLock({ $0.negotiation }) else {
                 throw MediaDevicesError(.invalidState, device: "testpattern", operation: "start", detail: "Initialize the source before starting it")
             }

@@ -63,13 +63,10 @@ final class CameraPump: CaptureExecutor.Loop, @unchecked Sendable {
         let dequeued: Bool
         do {
             dequeued = try buffers.withNextFrame(orientation: orientation.current) { delivery.deliver($0) }
-        } catch let error as MediaDevicesError {
+        } catch {
             // After an unplug, DQBUF fails with ENODEV, or with EINVAL/EIO when it races the
             // driver's teardown (seen with uvcvideo): ask the node.
             return leave(DisconnectProbe.classify(error, file: file))
-        } catch {
-            return leave(MediaDevicesError(.io, device: file.path, operation: "VIDIOC_DQBUF",
-                                           detail: "Unexpected failure while dequeuing (\(error)); restart capture"))
         }
         if !dequeued, fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
             // The queue is in error and DQBUF had nothing: the driver stopped streaming.

@@ -11,7 +11,7 @@ final class CameraSession: @unchecked Sendable {
     let orientation: VideoOrientation
 
     /// Opens `info`'s node and negotiates `request`.
-    init(info: CaptureDevice, request: FormatRequest) throws {
+    init(info: CaptureDevice, request: FormatRequest) throws(MediaDevicesError) {
         device = try V4L2Device(path: info.path)
         self.info = info
         orientation = device.sensorOrientation ?? .up
@@ -19,13 +19,13 @@ final class CameraSession: @unchecked Sendable {
     }
 
     /// Negotiates a new format on the open device (not while streaming).
-    func renegotiate(_ request: FormatRequest) throws {
+    func renegotiate(_ request: FormatRequest) throws(MediaDevicesError) {
         negotiation = try CameraSession.negotiate(request, on: device)
     }
 
     /// Chooses from the supported formats, then sets format and rate, recording every change
     /// the driver made to what was chosen.
-    static func negotiate(_ request: FormatRequest, on device: V4L2Device) throws -> FormatNegotiation {
+    static func negotiate(_ request: FormatRequest, on device: V4L2Device) throws(MediaDevicesError) -> FormatNegotiation {
         let choice = try FormatSelection.choose(request, from: device.enumerateFormats(), device: device.path)
         var adjustments = choice.adjustments
         let format = try device.setFormat(choice.pixelFormat, choice.size)

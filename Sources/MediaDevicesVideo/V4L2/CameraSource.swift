@@ -30,7 +30,7 @@ public final class CameraSource: VideoCapturer, Sendable {
         let plan: CameraStream.BufferPlan
         var session: CameraSession?
 
-        mutating func open() throws {
+        mutating func open() throws(MediaDevicesError) {
             if let session, !session.device.file.isClosed { return }
             session = nil  // closed after a failure: open again
             let (device, request) = snapshot.withLock { ($0.device, $0.request) }
@@ -39,7 +39,7 @@ public final class CameraSource: VideoCapturer, Sendable {
             publish()
         }
 
-        func startRun(delivery: FrameDelivery) throws -> CaptureRun {
+        func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
             guard let session else {
                 throw MediaDevicesError(.invalidState, device: snapshot.withLock { $0.device.path }, operation: "start",
                                         detail: "The device is not open; initialize the source first")

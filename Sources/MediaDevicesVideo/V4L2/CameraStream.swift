@@ -19,16 +19,16 @@ enum CameraStream {
     /// Starts capturing from `session` into `delivery`.
     /// A failure while the camera is being unplugged is `.disconnected` (`DisconnectProbe`).
     static func start(session: CameraSession, buffers plan: BufferPlan, delivery: FrameDelivery,
-                      tracker: (any OrientationTracker)? = nil) throws -> CaptureRun {
+                      tracker: (any OrientationTracker)? = nil) throws(MediaDevicesError) -> CaptureRun {
         do {
             return try startRun(session: session, buffers: plan, delivery: delivery, tracker: tracker)
-        } catch let error as MediaDevicesError {
+        } catch {
             throw DisconnectProbe.classify(error, file: session.device.file)
         }
     }
 
     private static func startRun(session: CameraSession, buffers plan: BufferPlan, delivery: FrameDelivery,
-                                 tracker: (any OrientationTracker)?) throws -> CaptureRun {
+                                 tracker: (any OrientationTracker)?) throws(MediaDevicesError) -> CaptureRun {
         let buffers = try V4L2Buffers(device: session.device, format: session.negotiation.format, count: plan.count,
                                       minimumQueued: plan.minimumQueued, exportingDMABuf: plan.exportsDMABuf)
         let device = session.device

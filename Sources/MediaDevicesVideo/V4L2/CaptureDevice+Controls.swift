@@ -8,13 +8,13 @@ extension CaptureDevice {
     /// current values. The corresponding ioctls are `VIDIOC_QUERY_EXT_CTRL`,
     /// `VIDIOC_QUERYMENU` and `VIDIOC_G_EXT_CTRLS`. A camera only PipeWire offers lists its
     /// node's controls, read again from the session (`PipeWireCameraNode.controls`).
-    public func controls() throws -> [CameraControl] {
+    public func controls() throws(MediaDevicesError) -> [CameraControl] {
         if let node = onlyPipeWireNode { return try node.controlsWithValues() }
         return try V4L2Device(path: path).queryControls()
     }
 
     /// The standard control `id` with its current value, or nil when the driver has none.
-    public func control(_ id: CameraControlID) throws -> CameraControl? {
+    public func control(_ id: CameraControlID) throws(MediaDevicesError) -> CameraControl? {
         try controls()[id]
     }
 
@@ -22,14 +22,14 @@ extension CaptureDevice {
     /// read-only, inactive, unknown), none, with an error naming it and what it takes. The
     /// corresponding ioctls are `VIDIOC_TRY_EXT_CTRLS` and `VIDIOC_S_EXT_CTRLS`. A camera only
     /// PipeWire offers sets them through its node's Props as `PipeWireCameraSource.setControls`.
-    public func setControls(_ settings: [ControlSetting]) throws {
+    public func setControls(_ settings: [ControlSetting]) throws(MediaDevicesError) {
         if let node = onlyPipeWireNode { return try node.apply(settings) }
         let device = try V4L2Device(path: path)
         try ControlWriter(device: device, controls: try device.queryControls()).apply(settings)
     }
 
     /// Sets one standard control.
-    public func setControl(_ id: CameraControlID, to value: Int64) throws {
+    public func setControl(_ id: CameraControlID, to value: Int64) throws(MediaDevicesError) {
         try setControls([ControlSetting(id, value)])
     }
 
@@ -37,7 +37,7 @@ extension CaptureDevice {
     /// are not governed by one. Returns the keys of controls it left alone (inactive ones, and
     /// string and array controls, whose default is not one number).
     @discardableResult
-    public func resetControls() throws -> [String] {
+    public func resetControls() throws(MediaDevicesError) -> [String] {
         let restorable = try controls().filter { $0.isRestorable }
         let defaults = restorable.filter { $0.type.isInteger }.map { ControlEntry(control: $0, value: .integer($0.defaultValue)) }
         return try restore(defaults) + restorable.filter { !$0.type.isInteger }.map(\.key)
@@ -47,13 +47,13 @@ extension CaptureDevice {
     /// by other processes. The corresponding ioctls are `VIDIOC_SUBSCRIBE_EVENT` with
     /// `V4L2_EVENT_CTRL` and `VIDIOC_DQEVENT`. A camera only PipeWire offers reports them as
     /// `PipeWireCameraSource.controlChanges()` does (`.notFound` where PipeWire cannot say).
-    public func controlChanges() throws -> ControlChanges {
+    public func controlChanges() throws(MediaDevicesError) -> ControlChanges {
         if let node = onlyPipeWireNode { return try node.controlChanges() }
         return try ControlChanges(path: path)
     }
 
     /// The writable controls' values, to restore later (after a replug, on the next start).
-    public func controlProfile() throws -> ControlProfile {
+    public func controlProfile() throws(MediaDevicesError) -> ControlProfile {
         let entries = try controls().filter { $0.isRestorable && $0.value != .none }.map { ControlEntry(control: $0, value: $0.value) }
         return ControlProfile(uniqueID: uniqueID, name: name, controls: entries)
     }
@@ -61,7 +61,7 @@ extension CaptureDevice {
     /// Restores a profile saved from this camera (same `uniqueID`): automatic modes first, then the values they leave active. Returns the keys it skipped
     /// because they are inactive under the restored modes, or unknown to this driver.
     @discardableResult
-    public func restoreControls(_ profile: ControlProfile) throws -> [String] {
+    public func restoreControls(_ profile: ControlProfile) throws(MediaDevicesError) -> [String] {
         guard profile.uniqueID == uniqueID else {
             throw MediaDevicesError(.invalidValue, device: path, operation: "restore controls",
                                     detail: "The profile is for \(profile.uniqueID), not this camera (\(uniqueID))")
@@ -71,7 +71,7 @@ extension CaptureDevice {
 
     /// Sets `entries` in dependency order: the automatic modes as one request,
     /// then, re-read, every other entry whose control is writable now as another.
-    private func restore(_ entries: [ControlEntry]) throws -> [String] {
+    private func restore(_ entries: [ControlEntry]) throws(MediaDevicesError) -> [String] {
         if let node = onlyPipeWireNode { return try node.restore(entries) }
         let device = try V4L2Device(path: path)
         let before = try device.queryControls()
@@ -116,9 +116,9 @@ extension CameraControl {
 extension CameraSource {
     /// The controls of the camera this source captures from (see `CaptureDevice.controls()`);
     /// works while capturing.
-    public func controls() throws -> [CameraControl] { try device.controls() }
+    public func controls() throws(MediaDevicesError) -> [CameraControl] { try device.controls() }
 
     /// Sets controls on the camera this source captures from, all or none, without stopping
     /// the stream (see `CaptureDevice.setControls(_:)`).
-    public func setControls(_ settings: [ControlSetting]) throws { try device.setControls(settings) }
+    public func setControls(_ settings: [ControlSetting]) throws(MediaDevicesError) { try device.setControls(settings) }
 }

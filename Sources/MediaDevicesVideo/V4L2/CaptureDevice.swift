@@ -76,11 +76,9 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
             do {
                 let device = try V4L2Device(path: "\(directory)/\(node)")
                 if device.canCapture { found.append(CaptureDevice(device)) }
-            } catch let error as MediaDevicesError {
-                logger?.debug("skipping a video node", metadata: ["node": "\(directory)/\(node)", "error": "\(error)"])
-                problems.append(error)
             } catch {
                 logger?.debug("skipping a video node", metadata: ["node": "\(directory)/\(node)", "error": "\(error)"])
+                problems.append(error)
             }
         }
         // Two capture nodes on one bus (rare) get their node order appended to stay unique.
@@ -97,7 +95,7 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     }
 
     /// The device at `path`; throws if it cannot be opened or does not capture video.
-    public init(path: String) throws {
+    public init(path: String) throws(MediaDevicesError) {
         let device = try V4L2Device(path: path)
         guard device.canCapture else {
             throw MediaDevicesError(.notFound, device: path, operation: "VIDIOC_QUERYCAP",
@@ -160,13 +158,13 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     /// and `VIDIOC_ENUM_FRAMEINTERVALS`.
     /// A camera only PipeWire offers lists what its node's `EnumFormat` params listed when the
     /// devices were read.
-    public func supportedFormats() throws -> [CaptureFormat] {
+    public func supportedFormats() throws(MediaDevicesError) -> [CaptureFormat] {
         if !backends.contains(.v4l2), let node = pipeWireNodes.first { return node.formats }
         return try V4L2Device(path: path).enumerateFormats()
     }
 
     /// The format the device is set to now (`VIDIOC_G_FMT`).
-    public func currentFormat() throws -> VideoFormat {
+    public func currentFormat() throws(MediaDevicesError) -> VideoFormat {
         try V4L2Device(path: path).currentFormat()
     }
 }

@@ -60,14 +60,14 @@ public final class ControlChanges: AsyncSequence, Sendable {
     private let thread: CaptureThread
 
     /// Watches every control of the V4L2 device at `path`, reported by its own id and key.
-    convenience init(path: String) throws {
+    convenience init(path: String) throws(MediaDevicesError) {
         try self.init(path: path) { controls in Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
     }
 
     /// Watches the controls of the V4L2 device at `path` that `relabel` (given the device's
     /// controls) maps by V4L2 id to a control, reported by that control's id and key (a
     /// PipeWire node's names for the same controls); the others are not subscribed.
-    init(path: String, relabel: ([CameraControl]) -> [UInt32: CameraControl]) throws {
+    init(path: String, relabel: ([CameraControl]) -> [UInt32: CameraControl]) throws(MediaDevicesError) {
         let device = try V4L2Device(path: path)
         let all = try device.queryControls().filter { $0.type != .controlClass }
         let names = relabel(all)

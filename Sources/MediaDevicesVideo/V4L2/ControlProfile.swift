@@ -55,9 +55,10 @@ public struct ControlProfiles: Sendable, Hashable, Codable {
     /// writes), whole or not at all: a temporary file beside it, synced and renamed (mode 0644
     /// less the umask). `operation` names the write in errors: `.notFound` for a missing folder,
     /// `.permissionDenied` for a read-only one.
-    public func write(to path: String, operation: String = "save control profiles") throws {
+    public func write(to path: String, operation: String = "save control profiles") throws(MediaDevicesError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.write(Array(try encoder.encode(self)), to: path, operation: operation)
+        let encoded = try MediaDevicesError.catching(device: path, operation: operation) { try encoder.encode(self) }
+        try AtomicFile.write(Array(encoded), to: path, operation: operation)
     }
 }

@@ -7,7 +7,7 @@ import Glibc
 /// `VIDIOC_G_EXT_CTRLS`.
 extension V4L2Device {
     /// Every control in the driver's order, with its menu and current value.
-    func queryControls() throws -> [CameraControl] {
+    func queryControls() throws(MediaDevicesError) -> [CameraControl] {
         var controls: [CameraControl] = []
         var query = v4l2_query_ext_ctrl()
         query.id = cv4l2_CTRL_FLAG_NEXT_CTRL | cv4l2_CTRL_FLAG_NEXT_COMPOUND
@@ -23,7 +23,7 @@ extension V4L2Device {
     }
 
     /// Drivers older than VIDIOC_QUERY_EXT_CTRL have none of the compound types either.
-    private func queryLegacyControls() throws -> [CameraControl] {
+    private func queryLegacyControls() throws(MediaDevicesError) -> [CameraControl] {
         throw MediaDevicesError(.io, device: path, operation: "VIDIOC_QUERY_EXT_CTRL", errno: ENOTTY,
                                 detail: "The driver does not answer VIDIOC_QUERY_EXT_CTRL (kernels before 3.17); its controls cannot be listed")
     }

@@ -11,12 +11,12 @@ struct ControlWriter {
 
     /// Resolves and checks every setting against `controls`; throws for the first that cannot
     /// be applied.
-    func resolve(_ settings: [ControlSetting]) throws -> [ControlResolver.Resolved] {
+    func resolve(_ settings: [ControlSetting]) throws(MediaDevicesError) -> [ControlResolver.Resolved] {
         try ControlResolver(device: device.path, controls: controls).resolve(settings)
     }
 
     /// Applies `settings` as one request, or none of them.
-    func apply(_ settings: [ControlSetting]) throws {
+    func apply(_ settings: [ControlSetting]) throws(MediaDevicesError) {
         let resolved = try resolve(settings)
         guard !resolved.isEmpty else { return }
         try send(resolved, request: cv4l2_VIDIOC_TRY_EXT_CTRLS, name: "VIDIOC_TRY_EXT_CTRLS")
@@ -24,7 +24,7 @@ struct ControlWriter {
     }
 
     /// One TRY or SET request for every resolved setting.
-    private func send(_ resolved: [ControlResolver.Resolved], request: UInt, name: String) throws {
+    private func send(_ resolved: [ControlResolver.Resolved], request: UInt, name: String) throws(MediaDevicesError) {
         var ids = resolved.map(\.control.id)
         var values = resolved.map { $0.value.integer ?? 1 }
         var payloads = resolved.map { $0.control.flags.contains(.hasPayload) ? $0.value.payload(elementSize: $0.control.valueElementSize) : nil }

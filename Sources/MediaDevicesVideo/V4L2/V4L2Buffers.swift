@@ -91,7 +91,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
 
     /// Requests `count` mmap buffers (the driver may grant more), maps and queues them all;
     /// with `exportingDMABuf`, exports each as DMA-BUF descriptors (`VIDIOC_EXPBUF`).
-    init(device: V4L2Device, format: VideoFormat, count: Int, minimumQueued: Int = 2, exportingDMABuf: Bool = false) throws {
+    init(device: V4L2Device, format: VideoFormat, count: Int, minimumQueued: Int = 2, exportingDMABuf: Bool = false) throws(MediaDevicesError) {
         self.device = device
         self.format = format
         memoryPlaneCount = device.isMultiplanar ? max(format.bufferSizes.count, 1) : 1
@@ -136,7 +136,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
             }
         } catch {
             release()
-            throw error
+            throw MediaDevicesError.converting(error, device: device.path, operation: "set up buffers")
         }
     }
 
@@ -153,7 +153,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
     /// Exports buffer `index` as one DMA-BUF per memory plane (`VIDIOC_EXPBUF` with the plane's
     /// index: the `M` formats give one descriptor per image plane). None when the format has no
     /// DRM code; throws when the driver refuses `EXPBUF`.
-    private func export(index: UInt32, planeCount: Int) throws -> [Int32] {
+    private func export(index: UInt32, planeCount: Int) throws(MediaDevicesError) -> [Int32] {
         guard format.pixelFormat.drmFourCC != nil else { return [] }
         var descriptors: [Int32] = []
         do {
@@ -249,7 +249,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
     }
 
     /// Starts streaming (`VIDIOC_STREAMON`).
-    func streamOn() throws {
+    func streamOn() throws(MediaDevicesError) {
         var type = Int32(device.bufferType)
         try device.file.ioctl(cv4l2_VIDIOC_STREAMON, &type, "VIDIOC_STREAMON")
         state.withLock { $0.streaming = true }
@@ -288,7 +288,7 @@ final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
 
     /// Dequeues one filled buffer and lends it to `body` as a frame, then queues it again.
     /// Returns `false` if no buffer was ready (`EAGAIN`). Allocates nothing.
-    func withNextFrame(orientation: VideoOrientation, _ body: (VideoFrame) -> Void) throws -> Bool {
+    func withNextFrame(orientation: VideoOrientation, _ body: (VideoFrame) -> Void) throws(MediaDevicesError) -> Bool {
         var buffer = makeBuffer(index: 0)
         guard try device.file.ioctl(cv4l2_VIDIOC_DQBUF, &buffer, "VIDIOC_DQBUF") else { return false }
         let now = MonotonicClock.now()

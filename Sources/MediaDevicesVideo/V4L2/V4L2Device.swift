@@ -10,7 +10,7 @@ final class V4L2Device: Sendable {
     let capability: v4l2_capability
 
     /// Opens `path` and queries its capabilities.
-    init(path: String) throws {
+    init(path: String) throws(MediaDevicesError) {
         file = try DeviceFile(path: path)
         var cap = v4l2_capability()
         try file.ioctl(cv4l2_VIDIOC_QUERYCAP, &cap, "VIDIOC_QUERYCAP")
@@ -40,7 +40,7 @@ final class V4L2Device: Sendable {
     // MARK: enumeration
 
     /// Every format with its sizes and intervals, exactly as the driver reports them.
-    func enumerateFormats() throws -> [CaptureFormat] {
+    func enumerateFormats() throws(MediaDevicesError) -> [CaptureFormat] {
         var formats: [CaptureFormat] = []
         var index: UInt32 = 0
         while true {
@@ -63,7 +63,7 @@ final class V4L2Device: Sendable {
         return formats
     }
 
-    private func enumerateSizes(_ fourCC: FourCC) throws -> [FrameSizeOption] {
+    private func enumerateSizes(_ fourCC: FourCC) throws(MediaDevicesError) -> [FrameSizeOption] {
         var options: [FrameSizeOption] = []
         var index: UInt32 = 0
         while true {
@@ -96,7 +96,7 @@ final class V4L2Device: Sendable {
         return options
     }
 
-    private func enumerateIntervals(_ fourCC: FourCC, _ size: Size) throws -> [FrameRateRange] {
+    private func enumerateIntervals(_ fourCC: FourCC, _ size: Size) throws(MediaDevicesError) -> [FrameRateRange] {
         var ranges: [FrameRateRange] = []
         var index: UInt32 = 0
         while true {
@@ -127,7 +127,7 @@ final class V4L2Device: Sendable {
     // MARK: format and rate
 
     /// The current format (`VIDIOC_G_FMT`).
-    func currentFormat() throws -> VideoFormat {
+    func currentFormat() throws(MediaDevicesError) -> VideoFormat {
         var format = v4l2_format()
         format.type = bufferType
         try file.ioctl(cv4l2_VIDIOC_G_FMT, &format, "VIDIOC_G_FMT")
@@ -135,7 +135,7 @@ final class V4L2Device: Sendable {
     }
 
     /// Sets pixel format and size (`VIDIOC_S_FMT`) and returns what the driver granted.
-    func setFormat(_ pixelFormat: PixelFormat, _ size: Size) throws -> VideoFormat {
+    func setFormat(_ pixelFormat: PixelFormat, _ size: Size) throws(MediaDevicesError) -> VideoFormat {
         var format = v4l2_format()
         format.type = bufferType
         try file.ioctl(cv4l2_VIDIOC_G_FMT, &format, "VIDIOC_G_FMT")
@@ -182,7 +182,7 @@ final class V4L2Device: Sendable {
 
     /// Asks for `rate` (`VIDIOC_S_PARM`); returns the rate granted, `nil` if the driver cannot
     /// set rates (no `V4L2_CAP_TIMEPERFRAME`).
-    func setFrameRate(_ rate: FrameRate) throws -> FrameRate? {
+    func setFrameRate(_ rate: FrameRate) throws(MediaDevicesError) -> FrameRate? {
         var parm = v4l2_streamparm()
         parm.type = bufferType
         guard file.ioctlErrno(cv4l2_VIDIOC_G_PARM, &parm) == 0,

@@ -21,7 +21,7 @@ final class X11Connection {
 
     /// Connects to `display`, or to `DISPLAY` when `nil`. Throws `.notFound` when there is no
     /// display to connect to or the server does not answer.
-    init(display: String? = nil) throws {
+    init(display: String? = nil) throws(MediaDevicesError) {
         guard let name = display ?? getenv("DISPLAY").map({ String(cString: $0) }), !name.isEmpty else {
             throw MediaDevicesError(.notFound, device: nil, operation: "xcb_connect",
                                     detail: "No X server: DISPLAY is not set; set DISPLAY (e.g. DISPLAY=:0) or start X (or Xvfb)")
@@ -89,7 +89,7 @@ final class X11Connection {
     /// server went away.
     func withReply<Reply, Result>(_ operation: String,
                                   _ request: (OpaquePointer, inout UnsafeMutablePointer<xcb_generic_error_t>?) -> UnsafeMutablePointer<Reply>?,
-                                  _ body: (UnsafeMutablePointer<Reply>) throws -> Result) throws -> Result {
+                                  _ body: (UnsafeMutablePointer<Reply>) throws(MediaDevicesError) -> Result) throws(MediaDevicesError) -> Result {
         var error: UnsafeMutablePointer<xcb_generic_error_t>?
         guard let reply = request(connection, &error) else { throw failure(operation, error) }
         defer { free(reply) }
@@ -97,7 +97,7 @@ final class X11Connection {
     }
 
     /// Waits for the outcome of a checked request without reply; throws as `withReply` does.
-    func check(_ operation: String, _ cookie: xcb_void_cookie_t) throws {
+    func check(_ operation: String, _ cookie: xcb_void_cookie_t) throws(MediaDevicesError) {
         if let error = xcb_request_check(connection, cookie) { throw failure(operation, error) }
         if xcb_connection_has_error(connection) != 0 { throw failure(operation, nil) }
     }
@@ -129,13 +129,13 @@ final class X11Connection {
     /// Hands the type (`response_type` without the "sent" bit) of every event already received
     /// to `body`, without waiting and without allocating when there is none. An error for a
     /// request sent without waiting for it throws, naming `operation`; so does a lost connection.
-    func drainEvents(operation: String, _ body: (UInt8) -> Void) throws {
+    func drainEvents(operation: String, _ body: (UInt8) -> Void) throws(MediaDevicesError) {
         try drain(operation: operation, read: xcb_poll_for_event, body)
     }
 
     /// Like `drainEvents`, but only the events libxcb has already read (along with replies), not
     /// the socket: what sleeping on `descriptor` would not be woken for.
-    func drainQueuedEvents(operation: String, _ body: (UInt8) -> Void) throws {
+    func drainQueuedEvents(operation: String, _ body: (UInt8) -> Void) throws(MediaDevicesError) {
         try drain(operation: operation, read: xcb_poll_for_queued_event, body)
     }
 
@@ -143,7 +143,7 @@ final class X11Connection {
     var descriptor: Int32 { xcb_get_file_descriptor(connection) }
 
     private func drain(operation: String, read: (OpaquePointer?) -> UnsafeMutablePointer<xcb_generic_event_t>?,
-                       _ body: (UInt8) -> Void) throws {
+                       _ body: (UInt8) -> Void) throws(MediaDevicesError) {
         while let event = read(connection) {
             let type = event.pointee.response_type & 0x7F
             // Type 0 is an error, and the event is the error (freed by `failure`).
@@ -158,7 +158,7 @@ final class X11Connection {
 extension X11Connection {
     /// Announces the XFIXES version the client speaks (the server requires it before any other
     /// XFIXES request). Throws `.unsupportedFormat` when the server has no XFIXES 2 or later.
-    func requireXFixes() throws {
+    func requireXFixes() throws(MediaDevicesError) {
         let major = extensionFirstEvent(cxcb_xfixes_extension()) == nil ? 0
             : try withReply("XFixesQueryVersion", { xcb_xfixes_query_version_reply($0, xcb_xfixes_query_version($0, 5, 0), &$1) }) {
                 Int($0.pointee.major_version)

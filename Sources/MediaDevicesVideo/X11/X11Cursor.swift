@@ -12,7 +12,7 @@ final class X11Cursor {
     private var placed: (x: Int, y: Int, serial: UInt32)?
 
     /// Prepares to read `x`'s cursor. Throws `.unsupportedFormat` without XFIXES.
-    init(_ x: X11Connection) throws {
+    init(_ x: X11Connection) throws(MediaDevicesError) {
         try x.requireXFixes()
         self.x = x
     }
@@ -21,7 +21,7 @@ final class X11Cursor {
 
     /// Fetches the cursor as it is now; returns whether its place or image changed since the
     /// last fetch.
-    func refresh() throws -> Bool {
+    func refresh() throws(MediaDevicesError) -> Bool {
         var error: UnsafeMutablePointer<xcb_generic_error_t>?
         guard let next = xcb_xfixes_get_cursor_image_reply(x.connection, xcb_xfixes_get_cursor_image(x.connection), &error) else {
             throw x.failure("XFixesGetCursorImage", error)

@@ -17,7 +17,7 @@ final class X11Damage {
 
     /// Starts tracking damage to the root window. Throws `.unsupportedFormat` when the server
     /// has no DAMAGE or XFIXES.
-    init(_ x: X11Connection) throws {
+    init(_ x: X11Connection) throws(MediaDevicesError) {
         guard let firstEvent = x.extensionFirstEvent(cxcb_damage_extension()) else {
             throw MediaDevicesError(.unsupportedFormat, device: x.display, operation: "DAMAGE",
                                     detail: "The X server on \(x.display) has no DAMAGE extension, needed to skip unchanged frames")
@@ -48,7 +48,7 @@ final class X11Damage {
     /// its top-left corner, as one bounding rectangle; `nil` when nothing in `area` changed.
     /// `notified`: whether a `notifyEvent` arrived since the last call (without one, nothing
     /// changed and there is no round trip).
-    func takeChanges(in area: Rect, notified: Bool) throws -> Rect? {
+    func takeChanges(in area: Rect, notified: Bool) throws(MediaDevicesError) -> Rect? {
         guard notified else { return nil }
         _ = xcb_damage_subtract(x.connection, damage, xcb_xfixes_region_t(XCB_NONE), region)
         return try x.withReply("XFixesFetchRegion", { xcb_xfixes_fetch_region_reply($0, xcb_xfixes_fetch_region($0, region), &$1) }) { reply in

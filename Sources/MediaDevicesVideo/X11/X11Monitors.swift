@@ -9,18 +9,18 @@ import Glibc
 enum X11Monitors {
     /// The screens of `display` (`DISPLAY` when `nil`). Throws `.notFound` when no X server
     /// answers.
-    static func screens(display: String? = nil) throws -> [Screen] {
+    static func screens(display: String? = nil) throws(MediaDevicesError) -> [Screen] {
         try screens(of: X11Connection(display: display))
     }
 
     /// The screens `x` shows now.
-    static func screens(of x: X11Connection) throws -> [Screen] {
+    static func screens(of x: X11Connection) throws(MediaDevicesError) -> [Screen] {
         guard hasMonitors(x) else {
             let size = x.rootSize
             return [screen(of: x, name: "screen", atom: 0, frame: Rect(size), millimetres: nil, refresh: nil, type: "X screen")]
         }
         let crtcs = try crtcRefreshRates(x)
-        return try x.withReply("RRGetMonitors", { xcb_randr_get_monitors_reply($0, xcb_randr_get_monitors($0, x.root, 1), &$1) }) { reply in
+        return try x.withReply("RRGetMonitors", { xcb_randr_get_monitors_reply($0, xcb_randr_get_monitors($0, x.root, 1), &$1) }) { (reply) throws(MediaDevicesError) in
             var result: [Screen] = []
             var monitors = xcb_randr_get_monitors_monitors_iterator(reply)
             while monitors.rem > 0 {
@@ -51,7 +51,7 @@ enum X11Monitors {
     /// screen-change event type (`nil` without RandR 1.5). A mode or CRTC change sends RandR's
     /// `RRScreenChangeNotify`; `xrandr --setmonitor` and `--delmonitor` send only a core
     /// `ConfigureNotify` on the root window (`RRSendConfigNotify`), hence both.
-    static func watchChanges(_ x: X11Connection) throws -> UInt8? {
+    static func watchChanges(_ x: X11Connection) throws(MediaDevicesError) -> UInt8? {
         var mask = XCB_EVENT_MASK_STRUCTURE_NOTIFY.rawValue
         try x.check("ChangeWindowAttributes", xcb_change_window_attributes_checked(x.connection, x.root, XCB_CW_EVENT_MASK.rawValue, &mask))
         guard hasMonitors(x), let firstEvent = x.extensionFirstEvent(cxcb_randr_extension()) else { return nil }
@@ -71,10 +71,10 @@ enum X11Monitors {
 
     /// Each active CRTC's rectangle and exact refresh rate (pixel clock / (htotal × vtotal),
     /// counting interlace and double scan; `nil` without a pixel clock, as on Xvfb).
-    private static func crtcRefreshRates(_ x: X11Connection) throws -> [(frame: Rect, refresh: FrameRate?)] {
+    private static func crtcRefreshRates(_ x: X11Connection) throws(MediaDevicesError) -> [(frame: Rect, refresh: FrameRate?)] {
         try x.withReply("RRGetScreenResourcesCurrent", {
             xcb_randr_get_screen_resources_current_reply($0, xcb_randr_get_screen_resources_current($0, x.root), &$1)
-        }) { resources in
+        }) { (resources) throws(MediaDevicesError) in
             let modes = UnsafeBufferPointer(start: xcb_randr_get_screen_resources_current_modes(resources),
                                             count: Int(xcb_randr_get_screen_resources_current_modes_length(resources)))
             let crtcs = UnsafeBufferPointer(start: xcb_randr_get_screen_resources_current_crtcs(resources),
@@ -99,7 +99,7 @@ enum X11Monitors {
         return FrameRate(Fraction(Int(mode.dot_clock), total))
     }
 
-    private static func atomName(_ x: X11Connection, _ atom: xcb_atom_t) throws -> String {
+    private static func atomName(_ x: X11Connection, _ atom: xcb_atom_t) throws(MediaDevicesError) -> String {
         try x.withReply("GetAtomName", { xcb_get_atom_name_reply($0, xcb_get_atom_name($0, atom), &$1) }) { reply in
             let bytes = UnsafeRawBufferPointer(start: xcb_get_atom_name_name(reply), count: Int(xcb_get_atom_name_name_length(reply)))
             return String(decoding: bytes, as: UTF8.self)

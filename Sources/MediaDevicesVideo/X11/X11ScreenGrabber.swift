@@ -56,7 +56,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
     /// `.unsupportedFormat` when the root window is not 32-bit TrueColor. `sharing` forces one
     /// kind of shared memory (tests); by default a memfd when the server takes one, System V
     /// otherwise or when attaching the memfd fails.
-    init(screen: Screen, region: Rect?, showsCursor: Bool, sharing: X11SharedMemory.Sharing? = nil) throws {
+    init(screen: Screen, region: Rect?, showsCursor: Bool, sharing: X11SharedMemory.Sharing? = nil) throws(MediaDevicesError) {
         let x = try X11Connection(display: screen.card)
         guard x.hasBGRxRoot else {
             throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "xcb_get_setup",
@@ -76,18 +76,18 @@ final class X11ScreenGrabber: ScreenGrabbing {
 
     /// The first segment: as `sharing` says, or the server's preferred kind, falling back to
     /// System V when the server refuses the memfd (an X error; the connection lives on).
-    private static func sharedMemory(_ x: X11Connection, byteCount: Int, sharing: X11SharedMemory.Sharing?) throws -> X11SharedMemory {
+    private static func sharedMemory(_ x: X11Connection, byteCount: Int, sharing: X11SharedMemory.Sharing?) throws(MediaDevicesError) -> X11SharedMemory {
         if let sharing { return try X11SharedMemory(x, byteCount: byteCount, sharing: sharing) }
         guard try X11SharedMemory.preferredSharing(x) == .memfd else { return try X11SharedMemory(x, byteCount: byteCount, sharing: .systemV) }
         do {
             return try X11SharedMemory(x, byteCount: byteCount, sharing: .memfd)
-        } catch let error as MediaDevicesError where error.code == .io {
+        } catch where error.code == .io {
             return try X11SharedMemory(x, byteCount: byteCount, sharing: .systemV)
         }
     }
 
     /// The monitor named as `screen` is, as `x` shows it now, and where `region` of it lies.
-    private static func place(_ screen: Screen, region: Rect?, on x: X11Connection) throws -> (Screen, Placement) {
+    private static func place(_ screen: Screen, region: Rect?, on x: X11Connection) throws(MediaDevicesError) -> (Screen, Placement) {
         guard let current = try X11Monitors.screens(of: x).first(where: { $0.name == screen.name }), let frame = current.frame else {
             throw MediaDevicesError(.disconnected, device: screen.uniqueID, operation: "RRGetMonitors",
                                     detail: "The X server on \(screen.card) no longer has a monitor \(screen.name)",
@@ -104,7 +104,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
 
     /// After a RandR change: finds the monitor again; a new segment only for a larger size.
     /// A monitor that is gone, or that the region now misses, leaves nothing to grab.
-    private func follow() throws {
+    private func follow() throws(MediaDevicesError) {
         hasPicture = false
         placement = nil
         let next: Placement
@@ -112,7 +112,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
             let moved: Screen
             (moved, next) = try X11ScreenGrabber.place(screen, region: region, on: x)
             current.withLock { $0 = moved }
-        } catch let error as MediaDevicesError where error.code == .disconnected || error.code == .invalidState {
+        } catch where error.code == .disconnected || error.code == .invalidState {
             return
         }
         if next.imageSize > memory.byteCount { memory = try X11SharedMemory(x, byteCount: next.imageSize, sharing: memory.sharing) }
@@ -125,7 +125,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
 
     /// Takes the events libxcb already read (with the last reply) into `queued`; whether one
     /// says the screen changed.
-    func hasQueuedChange() throws -> Bool {
+    func hasQueuedChange() throws(MediaDevicesError) -> Bool {
         try note(x.drainQueuedEvents)
         return queued.damaged || queued.screenChanged
     }
@@ -134,7 +134,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
     private var queued = (damaged: false, screenChanged: false)
 
     /// Notes the DAMAGE and RandR events `drain` hands over in `queued`.
-    private func note(_ drain: (String, (UInt8) -> Void) throws -> Void) throws {
+    private func note(_ drain: (String, (UInt8) -> Void) throws(MediaDevicesError) -> Void) throws(MediaDevicesError) {
         let (damageEvent, changeEvent) = (damage.notifyEvent, screenChangeEvent)
         var seen = queued
         try drain("DamageSubtract") { type in
@@ -144,7 +144,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
         queued = seen
     }
 
-    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws -> ScreenGrabOutcome {
+    func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws(MediaDevicesError) -> ScreenGrabOutcome {
         try note(x.drainEvents)
         let (damaged, screenChanged) = queued
         queued = (false, false)
@@ -158,7 +158,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
         try x.withReply("ShmGetImage", {
             xcb_shm_get_image_reply($0, xcb_shm_get_image($0, x.root, Int16(area.x), Int16(area.y), UInt16(area.width), UInt16(area.height),
                                                           ~0, UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), segment, 0), &$1)
-        }) { reply in
+        }) { (reply) throws(MediaDevicesError) in
             guard Int(reply.pointee.size) >= imageSize else {
                 throw MediaDevicesError(.io, device: screen.uniqueID, operation: "ShmGetImage",
                                         detail: "The X server wrote \(reply.pointee.size) bytes for \(area), \(imageSize) expected")

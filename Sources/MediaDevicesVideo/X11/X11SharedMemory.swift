@@ -35,7 +35,7 @@ final class X11SharedMemory {
     /// How `x`'s server can best take shared memory: `.memfd` when it speaks MIT-SHM 1.2 and the
     /// connection is a Unix socket (descriptors can be passed), else `.systemV`. Throws
     /// `.unsupportedFormat` when the server has no MIT-SHM at all.
-    static func preferredSharing(_ x: X11Connection) throws -> Sharing {
+    static func preferredSharing(_ x: X11Connection) throws(MediaDevicesError) -> Sharing {
         guard x.extensionFirstEvent(cxcb_shm_extension()) != nil else {
             throw MediaDevicesError(.unsupportedFormat, device: x.display, operation: "MIT-SHM",
                                     detail: "The X server on \(x.display) has no MIT-SHM extension; start it without `-extension MIT-SHM`")
@@ -51,7 +51,7 @@ final class X11SharedMemory {
     /// Throws `.io` when the server cannot attach them (a remote display, another IPC
     /// namespace for System V, an error of `ShmAttachFd`) or memory cannot be had. `segment`
     /// overrides the new id (tests: an id in use makes the server refuse).
-    init(_ x: X11Connection, byteCount: Int, sharing: Sharing, segment: UInt32? = nil) throws {
+    init(_ x: X11Connection, byteCount: Int, sharing: Sharing, segment: UInt32? = nil) throws(MediaDevicesError) {
         let segment = segment ?? xcb_generate_id(x.connection)
         switch sharing {
         case .memfd: (bytes, descriptor) = try X11SharedMemory.attachMemfd(x, segment: segment, byteCount: byteCount)
@@ -76,7 +76,7 @@ final class X11SharedMemory {
 
     /// A memfd of `byteCount` bytes, mapped here and attached by the server as `segment`;
     /// nothing is left open when it throws.
-    private static func attachMemfd(_ x: X11Connection, segment: UInt32, byteCount: Int) throws -> (UnsafeMutableRawPointer, Int32) {
+    private static func attachMemfd(_ x: X11Connection, segment: UInt32, byteCount: Int) throws(MediaDevicesError) -> (UnsafeMutableRawPointer, Int32) {
         let fd = cxcb_memfd_create("mediadevices-x11")
         guard fd >= 0 else { throw MediaDevicesError.fromErrno(errno, device: x.display, operation: "memfd_create") }
         var mapped: UnsafeMutableRawPointer?
@@ -93,7 +93,7 @@ final class X11SharedMemory {
             guard sent >= 0 else { throw MediaDevicesError.fromErrno(errno, device: x.display, operation: "dup(memfd)") }
             do {
                 try x.check("ShmAttachFd", xcb_shm_attach_fd_checked(x.connection, segment, sent, 0))
-            } catch let error as MediaDevicesError {
+            } catch {
                 throw MediaDevicesError(error.code, device: x.display, operation: "ShmAttachFd",
                                         detail: "The X server on \(x.display) cannot attach a memfd of this process (\(error.detail)); MIT-SHM needs the X server on this machine")
             }
@@ -101,13 +101,13 @@ final class X11SharedMemory {
         } catch {
             if let mapped { munmap(mapped, byteCount) }
             close(fd)
-            throw error
+            throw MediaDevicesError.converting(error, device: x.display, operation: "MIT-SHM memfd")
         }
     }
 
     /// A System V segment of `byteCount` bytes, attached here and by the server as `segment`,
     /// and already marked for removal; nothing is left attached when it throws.
-    private static func attachSystemV(_ x: X11Connection, segment: UInt32, byteCount: Int) throws -> UnsafeMutableRawPointer {
+    private static func attachSystemV(_ x: X11Connection, segment: UInt32, byteCount: Int) throws(MediaDevicesError) -> UnsafeMutableRawPointer {
         let id = shmget(IPC_PRIVATE, byteCount, IPC_CREAT | 0o600)
         guard id >= 0 else { throw MediaDevicesError.fromErrno(errno, device: x.display, operation: "shmget(\(byteCount) bytes)") }
         // Removed once nobody has it attached: set now, so no path leaks the segment.
@@ -117,7 +117,7 @@ final class X11SharedMemory {
         }
         do {
             try x.check("ShmAttach", xcb_shm_attach_checked(x.connection, segment, UInt32(id), 0))
-        } catch let error as MediaDevicesError {
+        } catch {
             shmdt(address)
             throw MediaDevicesError(error.code, device: x.display, operation: "ShmAttach",
                                     detail: "The X server on \(x.display) cannot attach this process's System V shared memory (\(error.detail)); it needs the X server on this machine, in the same IPC namespace (a container has its own: use a server with MIT-SHM 1.2, which takes a memfd)")
