@@ -42,12 +42,13 @@ struct ConsoleRoutes: Sendable {
             return try json(ConsoleStatus(captures: running.map { .init(stream: $0.key.description, viewers: $0.viewers) },
                                           maxCaptures: hub.maxCaptures, connections: budget.current,
                                           maxConnections: budget.limit, refusedConnections: budget.refused,
-                                          devicePages: await LiveEvents.deviceEvents.pages))
+                                          devicePages: await LiveEvents.deviceEvents.pages,
+                                          cameraEventPages: await LiveEvents.cameraEvents.pages()))
         }
-        router.get("/api/events") { _, _ in try await LiveEvents.deviceEvents.subscribe() }
+        router.get("/api/events") { _, _ in try await LiveEvents.devices() }
         router.get("/api/cameras/:id/events") { _, context in
             let id = try context.parameters.require("id")
-            return try LiveEvents.camera(id, try await catalog.camera(id), hub: hub)
+            return try await LiveEvents.camera(id, try await catalog.camera(id), hub: hub)
         }
         router.get("/api/audio/level") { request, _ in
             guard let device = request.uri.queryParameters.get("device"), !device.isEmpty else {
@@ -83,6 +84,8 @@ struct ConsoleStatus: Encodable, Sendable {
     let connections: Int, maxConnections: Int, refusedConnections: Int
     /// Pages following the device events (one `DeviceMonitor` for all of them).
     let devicePages: Int
+    /// Pages following each camera's events, by camera id (one `controlChanges()` per camera).
+    let cameraEventPages: [String: Int]
 }
 
 /// Runs a library call, turning its `MediaDevicesError` into the HTTP status that fits, with

@@ -19,13 +19,21 @@ struct EventStream: Sendable {
 
     /// Sends `value` as the event `name` (one `event:` line and one `data:` line of JSON).
     func send(_ name: String, _ value: some Encodable) {
+        if let message = Self.message(name, value) { send(message) }
+    }
+
+    /// Sends an event `message(_:_:)` made (one encoding for every page it goes to).
+    func send(_ message: ByteBuffer) { continuation.yield(message) }
+
+    /// The event `name` carrying `value` as JSON; nil when `value` does not encode.
+    static func message(_ name: String, _ value: some Encodable) -> ByteBuffer? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        guard let json = try? encoder.encode(value) else { return }
+        guard let json = try? encoder.encode(value) else { return nil }
         var buffer = ByteBuffer(string: "event: \(name)\ndata: ")
         buffer.writeBytes(json)
         buffer.writeString("\n\n")
-        continuation.yield(buffer)
+        return buffer
     }
 
     /// Ends the stream (the page's EventSource then reconnects by itself).

@@ -10,6 +10,9 @@ import MediaDevices
 ///   console streams that camera (its capture statistics);
 /// - `GET /api/audio/level?device=UNIQUEID`: `level` ten times a second, the microphone's peak
 ///   and RMS per channel (`AudioDriver.capturedChunks`), captured only while a page listens.
+///
+/// The device events and each camera's events are shared by all their pages (`EventFanOut`):
+/// one library subscription however many pages follow them.
 enum LiveEvents {
     /// A device that came, went or changed.
     struct DeviceChange: Encodable, Sendable {
@@ -33,81 +36,88 @@ enum LiveEvents {
 
     /// `GET /api/events`: every page shares one `DeviceMonitor` (its thread and descriptors),
     /// started by the first page and stopped when the last one goes.
-    static let deviceEvents = DeviceEvents()
+    static let deviceEvents = EventFanOut(name: "device events")
 
-    actor DeviceEvents {
-        private var streams: [UInt64: EventStream] = [:]
-        private var next: UInt64 = 0
-        private var monitor: DeviceMonitor?
-        private var reader: Task<Void, Never>?
-
-        /// The pages following the events now.
-        var pages: Int { streams.count }
-
-        func subscribe() throws -> Response {
-            if monitor == nil {
-                let started = try library { try DeviceMonitor() }
-                monitor = started
-                reader = Task { [weak self] in
-                    for await event in started {
-                        await self?.send(DeviceChange(action: event.action.rawValue, kind: event.kind.rawValue,
-                                                      uniqueID: event.uniqueID, devnode: event.device.devnode))
-                    }
+    /// `GET /api/events`.
+    static func devices() async throws -> Response {
+        try await deviceEvents.subscribe { feed in
+            let monitor = try library { try DeviceMonitor() }
+            let reader = Task {
+                for await event in monitor {
+                    await feed.send("devices", DeviceChange(action: event.action.rawValue, kind: event.kind.rawValue,
+                                                            uniqueID: event.uniqueID, devnode: event.device.devnode))
                 }
+                await feed.ended()
             }
-            next += 1
-            let id = next
-            let events = EventStream()
-            streams[id] = events
-            return events.response { Task { await self.leave(id) } }
-        }
-
-        private func send(_ change: DeviceChange) {
-            for events in streams.values { events.send("devices", change) }
-        }
-
-        private func leave(_ id: UInt64) {
-            streams[id] = nil
-            guard streams.isEmpty, let monitor else { return }
-            monitor.stop()
-            reader?.cancel()
-            self.monitor = nil
-            reader = nil
-            say("stopped device events (a page left)")
+            return {
+                reader.cancel()
+                monitor.stop()
+            }
         }
     }
 
-    /// `GET /api/cameras/{id}/events`.
-    static func camera(_ id: String, _ camera: DeviceCatalog.Camera, hub: StreamHub) throws -> Response {
-        let events = EventStream()
-        var changes: ControlChanges?
-        if case .device(let device) = camera {
-            changes = try library { try device.controlChanges() }
+    /// `GET /api/cameras/{id}/events`: one fan-out per camera, so all the pages of a camera
+    /// share one `controlChanges()` (its descriptor and thread) and one statistics poll.
+    static let cameraEvents = CameraEventFanOuts()
+
+    /// The camera events' fan-outs by camera id (one for each camera that has had a page; ids
+    /// are checked against the devices first, so they are as few as the cameras).
+    actor CameraEventFanOuts {
+        private var fanOuts: [String: EventFanOut] = [:]
+
+        /// The fan-out of camera `id`.
+        func fanOut(_ id: String) -> EventFanOut {
+            if let fanOut = fanOuts[id] { return fanOut }
+            let fanOut = EventFanOut(name: "the events of \(id)")
+            fanOuts[id] = fanOut
+            return fanOut
         }
-        let watching = changes.map { changes in
-            Task {
-                for await change in changes {
-                    events.send("control", ControlEcho(key: change.key, value: change.value, flags: change.flags,
-                                                       minimum: change.minimum, maximum: change.maximum))
+
+        /// The pages following each camera's events now (cameras without pages left out).
+        func pages() async -> [String: Int] {
+            var pages: [String: Int] = [:]
+            for (id, fanOut) in fanOuts {
+                let count = await fanOut.pages
+                if count > 0 { pages[id] = count }
+            }
+            return pages
+        }
+    }
+
+    /// `GET /api/cameras/{id}/events`: a page joins the camera's fan-out; the first one starts
+    /// its sources (`controlChanges()` on a device; the test pattern has no controls).
+    static func camera(_ id: String, _ camera: DeviceCatalog.Camera, hub: StreamHub) async throws -> Response {
+        try await cameraEvents.fanOut(id).subscribe { feed in
+            let changes: ControlChanges?
+            switch camera {
+            case .device(let device): changes = try library { try device.controlChanges() }
+            case .testPattern: changes = nil
+            }
+            let watching = changes.map { changes in
+                Task {
+                    for await change in changes {
+                        await feed.send("control", ControlEcho(key: change.key, value: change.value, flags: change.flags,
+                                                               minimum: change.minimum, maximum: change.maximum))
+                    }
+                    await feed.ended()   // the camera went (after a stop, this start is no longer the feed's)
                 }
             }
-        }
-        let counting = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                if let (statistics, viewers) = await hub.statistics(camera: id) {
-                    events.send("stats", Stats(delivered: statistics.deliveredFrames, dropped: statistics.droppedFrames,
-                                               corrupt: statistics.corruptFrames, fps: statistics.measuredFrameRate,
-                                               meanDelayMilliseconds: milliseconds(statistics.meanCaptureDelay),
-                                               maxDelayMilliseconds: milliseconds(statistics.maxCaptureDelay), viewers: viewers))
+            let counting = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    if let (statistics, viewers) = await hub.statistics(camera: id) {
+                        await feed.send("stats", Stats(delivered: statistics.deliveredFrames, dropped: statistics.droppedFrames,
+                                                       corrupt: statistics.corruptFrames, fps: statistics.measuredFrameRate,
+                                                       meanDelayMilliseconds: milliseconds(statistics.meanCaptureDelay),
+                                                       maxDelayMilliseconds: milliseconds(statistics.maxCaptureDelay), viewers: viewers))
+                    }
                 }
             }
-        }
-        return events.response { [changes] in
-            changes?.stop()
-            watching?.cancel()
-            counting.cancel()
-            say("stopped the events of \(id) (a page left)")
+            return {
+                watching?.cancel()
+                counting.cancel()
+                changes?.stop()
+            }
         }
     }
 

@@ -13,8 +13,10 @@ import Synchronization
 ///   accepting (Hummingbird's `MaximumAvailableConnections`: further clients wait in the
 ///   kernel's backlog) — never a crash for want of a descriptor;
 /// - Hummingbird's idle timeout (a connection with no request in progress, including one whose
-///   request head never completes: slowloris) and NIO's `IdleStateHandler` write timeout (no
-///   write completed for that long: a viewer that stopped reading), both closing the connection.
+///   request head never completes: slowloris; bytes of an unfinished head do not reset it) and
+///   NIO's `IdleStateHandler` write timeout (no write completed for that long: a viewer that
+///   stopped reading, or a request whose body trickles in, which every body part would keep
+///   from the idle timeout), both closing the connection.
 enum ServerLimits {
     /// Descriptors kept back from the connection budget for everything else the process opens
     /// (captures, device nodes, the page's files, libdispatch's /proc reads, the event loops).

@@ -77,8 +77,9 @@ actor StreamHub {
         captures[key] = nil
         capture.stop()
         say("stopped \(key) (no viewers)")
-        // Give the capture's buffers back to the system once its reader has ended (glibc keeps
-        // freed memory in its arenas otherwise: a large capture's RSS would stay).
+        // Give glibc's free arena memory back to the system once the reader has ended. The
+        // frame buffers go back without it; this returns the few MB glibc keeps (six 4K
+        // captures at six rates, release: RSS 39 -> 233 -> 41 MB with it, 39 -> 318 -> 44 without).
         Task {
             try? await Task.sleep(for: .seconds(1))
             #if canImport(Glibc)
