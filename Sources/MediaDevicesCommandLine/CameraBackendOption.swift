@@ -91,6 +91,7 @@ package enum CameraBackendRule {
 extension CameraBackendRule {
     /// `CameraPortal.requestAccess()`, waited for on this (the command's) thread.
     package static func requestPortalAccess() throws {
+        // @unchecked Sendable: `error` is written by the task before `done.signal()` and read after `done.wait()`.
         final class Outcome: @unchecked Sendable { var error: (any Error)? }
         let outcome = Outcome(), done = DispatchSemaphore(value: 0)
         Task.detached {

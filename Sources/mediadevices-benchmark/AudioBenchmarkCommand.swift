@@ -263,6 +263,7 @@ struct AudioBenchmarkCommand: ParsableCommand {
 private let sink = Checksum()
 
 /// Consumes bytes so the optimizer keeps the copies that produced them.
+// @unchecked Sendable: the benchmark calls `consume` from its one measuring thread and reads `value` after it.
 final class Checksum: @unchecked Sendable {
     private(set) var value: UInt64 = 0
     @inline(never)

@@ -230,6 +230,7 @@ struct CaptureCommand: ParsableCommand {
 /// on the camera's capture executor unless `--off-thread` (`drain`), or, as the capturer's
 /// consumer, on the capture thread (`--direct`).
 /// Signals `done` when it has them all or capture ended, and `finished` when writing is over.
+// @unchecked Sendable: written on the capture thread; the main thread reads it after `finished`.
 final class FileSink: VideoFrameConsumer, @unchecked Sendable {
     let writer: FrameFileWriter
     let limit: Int

@@ -163,6 +163,7 @@ struct LevelMeterPrinter {
 /// thread, from the capture side's period observer, until it has the frames wanted; then
 /// signals `finished`. The main thread touches it only before `start()` and after `stop()`,
 /// which joins the audio thread, so no lock is needed.
+// @unchecked Sendable: the main thread touches it only before `start()` and after `stop()` joined the audio thread.
 final class RecordingSink: @unchecked Sendable {
     let bus: AudioBus
     let writer: WAVWriter

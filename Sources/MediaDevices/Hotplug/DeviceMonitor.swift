@@ -215,6 +215,7 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
 }
 
 /// The libudev objects, freed when the monitor thread lets go of them.
+// @unchecked Sendable: immutable pointers, used by the monitor thread alone and freed after it ends.
 private final class MonitorBox: @unchecked Sendable {
     let udev: UdevContext
     let monitor: OpaquePointer
@@ -225,6 +226,7 @@ private final class MonitorBox: @unchecked Sendable {
 /// Turns udev devices into events, remembering what each present device was, so that a
 /// removal (when the node and sysfs are gone) still carries its description. Used only on the
 /// monitor's thread after init.
+// @unchecked Sendable: made before the monitor thread starts, then used by that thread alone.
 private final class KnownDevices: @unchecked Sendable {
     private var cameras: [String: CaptureDevice] = [:]  // by sysname (video0)
     private var others: [String: UdevDevice] = [:]      // by syspath

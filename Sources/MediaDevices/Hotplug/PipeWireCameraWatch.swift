@@ -9,6 +9,7 @@ import Glibc
 /// `DeviceMonitor` delivers: each camera described as
 /// ``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` (`[.pipewire]`) describes it (same `uniqueID` as its V4L2 device where it wraps one).
 /// After init, used only on the monitor's thread.
+// @unchecked Sendable: made before the monitor thread starts, then used by that thread alone.
 final class PipeWireCameraWatch: @unchecked Sendable {
     private var watch: OpaquePointer?
     /// The cameras present, by node id: a removal says what went.

@@ -5,6 +5,7 @@ import Glibc
 /// An open ALSA PCM in interleaved read/write mode, non-blocking, polled together with the
 /// side's wake-up eventfd. Everything the audio thread touches (period buffer, poll set) is
 /// allocated here, before it starts.
+// @unchecked Sendable: opened on the caller's thread, then used by its side's audio thread alone until that thread is joined.
 final class ALSAStream: AudioBackendStream, @unchecked Sendable {
     let name: String
     let direction: AudioDevice.Direction

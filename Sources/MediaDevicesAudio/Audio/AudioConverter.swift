@@ -4,7 +4,7 @@ import MediaDevicesCore
 /// the output sample format. Channels are reduced before the resampler and added after it, so
 /// it runs on the smaller count. Every buffer is allocated when it is created; `convert` and
 /// `pull` allocate nothing. One thread at a time.
-public final class AudioConverter: @unchecked Sendable {
+public final class AudioConverter {
     /// The format taken in.
     public let input: AudioFormat
     /// The format given out.

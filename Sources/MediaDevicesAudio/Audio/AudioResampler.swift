@@ -24,7 +24,7 @@ public enum AudioResamplerLibrary: String, Sendable, Hashable, CaseIterable, Cus
 /// count and one pair of rates. Everything is allocated when it is created (and warmed up, so
 /// that libsoxr's internal buffers have grown to their size): `process` never allocates when
 /// given at most `maximumInputFrames` frames at a time. One thread at a time.
-public final class AudioResampler: @unchecked Sendable {
+public final class AudioResampler {
     /// The library.
     public let library: AudioResamplerLibrary
     /// Input frames per second.

@@ -8,6 +8,7 @@ import Synchronization
 /// The write and read positions are byte counts that only grow (wrapping at `Int.max` is
 /// centuries away); the producer publishes with a release store after copying, the consumer
 /// acquires before copying out, so bytes are never read before they are written.
+// @unchecked Sendable: single producer, single consumer; positions are atomics with release/acquire ordering.
 package final class AudioRingBuffer: @unchecked Sendable {
     /// Capacity in bytes (a power of two).
     package let capacity: Int

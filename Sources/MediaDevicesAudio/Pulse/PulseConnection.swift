@@ -8,6 +8,7 @@ import Glibc
 /// stream callback signals `events`, an eventfd that a waiting thread polls with a deadline and
 /// beside its own wake-up, so a server that stops answering can never hold a caller. Owns the
 /// main loop and the context; `deinit` disconnects and frees them, on every path.
+// @unchecked Sendable: the context is touched only under the threaded main loop's lock (`withLock`).
 final class PulseConnection: @unchecked Sendable {
     /// The label errors name (`pulse:<device>`).
     let device: String

@@ -16,6 +16,7 @@ import Glibc
 /// and one that stops answering without disconnecting ends it with `.timeout` after
 /// `stallTimeout`. The stream is corked while no run is going, so nothing piles up between
 /// `initialize` and `start`.
+// @unchecked Sendable: libpulse objects are touched only under the main loop's lock; the rest is the audio thread's.
 final class PulseStream: AudioBackendStream, @unchecked Sendable {
     let name: String
     let direction: AudioDevice.Direction

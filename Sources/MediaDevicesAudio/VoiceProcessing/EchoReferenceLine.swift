@@ -16,6 +16,7 @@ import Synchronization
 /// in `renderJumps` and `captureJumps`. A time with nothing played is silence, and so is a
 /// time a render run ended before (`cut(at:)`: the device dropped what it held, never heard). Lock-free (two `AudioRingBuffer`s: the
 /// samples, and one stamp per appended piece), allocation-free once made.
+// @unchecked Sendable: one writer (the render thread) and one reader (the capture thread), through lock-free ring buffers.
 final class EchoReferenceLine: @unchecked Sendable {
     /// One appended piece: the time its first frame is heard and its length.
     private struct Stamp {

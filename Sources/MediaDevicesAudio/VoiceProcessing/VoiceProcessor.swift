@@ -16,6 +16,8 @@ import Synchronization
 /// side that jumps re-aligns at the next block (`renderJumps`, `captureJumps`). Allocation-free per call once made, except the call after `processing`
 /// changed (the libraries switch their parts then). One render thread and one capture thread;
 /// `processing` may be set from any thread and takes effect at the next capture block.
+// @unchecked Sendable: made for two threads at once: the capture side's fields are the capture
+// thread's, the render side hands blocks over the lock-free `line`, `requested` is an atomic.
 public final class VoiceProcessor: @unchecked Sendable {
     /// The format of both sides' samples (interleaved).
     public let format: AudioFormat

@@ -4,6 +4,7 @@ import MediaDevicesCore
 /// thread hands what it takes from the bus (at the render's bus format, converted to the
 /// processor's when they differ) as the reference. Every buffer is made here; the audio
 /// threads allocate nothing.
+// @unchecked Sendable: made before the audio threads use it; then its render parts are the render thread's and its capture parts the capture thread's.
 final class VoiceSession: @unchecked Sendable {
     let processor: VoiceProcessor
     /// Render bus format → processor format; nil when they are equal.

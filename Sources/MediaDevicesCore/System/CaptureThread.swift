@@ -4,6 +4,7 @@ import Synchronization
 
 /// A dedicated POSIX thread for one running stream, so capture never blocks Swift's
 /// cooperative pool. `join()` waits for it (and does nothing when called from the thread itself).
+// @unchecked Sendable: the pthread is written once, in init; `join` runs once, under the `joined` mutex.
 package final class CaptureThread: @unchecked Sendable {
     private final class Body {
         let run: @Sendable () -> Void

@@ -2,6 +2,7 @@ import Glibc
 
 /// The one owner of an `mmap`ed region of a device buffer; `munmap` happens exactly once, in
 /// `unmap()` or `deinit`.
+// @unchecked Sendable: `address` changes only in `unmap()`, which its one owner calls (under the buffers' lock, or on the capture thread after the run).
 package final class MappedMemory: @unchecked Sendable {
     /// The start of the mapping; `nil` after `unmap()`.
     package private(set) var address: UnsafeMutableRawPointer?

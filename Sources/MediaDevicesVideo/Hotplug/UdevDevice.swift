@@ -76,6 +76,7 @@ public struct UdevDevice: Sendable, Hashable, Codable {
 }
 
 /// Owns a `struct udev` context.
+// @unchecked Sendable: libudev is not thread-safe, so a context is used by one thread at a time (the monitor's, after init); freed in deinit.
 package final class UdevContext: @unchecked Sendable {
     package let pointer: OpaquePointer
 

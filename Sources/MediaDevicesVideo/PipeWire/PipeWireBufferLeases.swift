@@ -12,6 +12,7 @@ import Synchronization
 /// producer fewer than `minimumWithProducer` buffers. The pixels live in the capture's own
 /// mapping of each buffer (`cpw_mapping`), so a lease outlives the stream: after the run ended,
 /// the last give-back frees the mapping. Allocates nothing per frame.
+// @unchecked Sendable: the slots live in `state` behind its lock.
 final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
     /// What the run knows of one buffer slot (`cpw_frame.slot`).
     private struct Slot {

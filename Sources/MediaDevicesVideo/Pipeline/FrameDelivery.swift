@@ -8,7 +8,8 @@ import Glibc
 final class FrameDelivery: Sendable {
     /// A sequence the delivery feeds. A class, so that the per-frame loop reads it in place
     /// rather than copying it out of the array.
-    private final class Feed: Sendable {
+    // @unchecked Sendable: `converter` (one thread at a time) is used only on the capture thread.
+    private final class Feed: @unchecked Sendable {
         let queue: FrameQueue
         /// Converts frames to the output the sequence asked for; `nil` delivers them as they come.
         let converter: FrameConverter?

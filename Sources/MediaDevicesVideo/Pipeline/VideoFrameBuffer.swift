@@ -20,6 +20,7 @@ import Synchronization
 ///
 /// Buffers belong to one sequence's pool and go back to it when the application lets go of
 /// them, so steady-state capture allocates nothing.
+// @unchecked Sendable: its frame fields are written only while no one holds it (pool to queue), its pixels read under the `access` lock.
 public final class VideoFrameBuffer: @unchecked Sendable {
     // The stored properties skip the runtime's exclusivity checks (`@exclusivity(unchecked)`):
     // only the pool writes them, while it holds the only reference, and each checked access cost

@@ -7,7 +7,9 @@ import Synchronization
 /// camera.consumer = try ConvertingConsumer(output: OutputFormat(.nv12, size: Size(width: 480, height: 480)),
 ///                                          consumer: myRenderer)
 /// ```
-public final class ConvertingConsumer: VideoFrameConsumer {
+// @unchecked Sendable: `converter` (one thread at a time) is used only in `consumeFrame`, which a
+// source calls from its capture thread, one frame at a time.
+public final class ConvertingConsumer: VideoFrameConsumer, @unchecked Sendable {
     let converter: FrameConverter
     private let downstream: any VideoFrameConsumer
     private let counters = Mutex((corrupt: 0, reason: String?.none))

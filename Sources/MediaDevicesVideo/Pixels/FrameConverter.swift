@@ -18,7 +18,7 @@ import MediaDevicesCore
 /// the converter's buffers, so it is valid only until the next call: copy what you keep.
 ///
 /// A converter serves one thread at a time (a source's capture thread, typically).
-public final class FrameConverter: @unchecked Sendable {
+public final class FrameConverter {
     /// The output this converter produces.
     public let output: OutputFormat
     /// The source named in errors.

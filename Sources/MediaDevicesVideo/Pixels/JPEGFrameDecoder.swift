@@ -13,6 +13,7 @@ struct DecodedJPEG {
 /// Reads an MJPEG frame's header, refuses sizes the stream cannot have, and decodes the frame
 /// to I420 or grey at a DCT scale with libjpeg-turbo, into buffers sized once per format and
 /// scale. Serves one thread at a time (a converter's, or a delivery's shared decode).
+// @unchecked Sendable: one thread at a time: its converter's, or the delivery's capture thread.
 final class JPEGFrameDecoder: @unchecked Sendable {
     private var jpeg: JPEGDecoder?
     /// The decoded picture when the caller gives no buffer of its own.

@@ -22,6 +22,7 @@ import Synchronization
 /// ```swift
 /// camera.consumer = try ParallelConvertingConsumer(output: OutputFormat(.yu12), threads: 3, consumer: encoder)
 /// ```
+// @unchecked Sendable: its state is in `engine` (locked) and its workers' threads; the consumer calls come from one capture thread.
 public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Sendable {
     private let engine: Engine
     private let downstream: any VideoFrameConsumer
@@ -70,6 +71,7 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
 
     /// One converting thread's state: its converter, the copy of the frame it converts, and the
     /// place that frame holds in capture order.
+    // @unchecked Sendable: a worker's fields are written by the capture thread only while the worker is idle, then read by its thread after `work` is signalled.
     final class Worker: @unchecked Sendable {
         let converter: FrameConverter
         /// The frame's bytes, copied; grows to the largest frame seen.
@@ -127,6 +129,7 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
 
     /// The threads and their shared state, apart from the consumer object so that the threads
     /// (which hold the engine) do not keep the consumer alive: its release ends them.
+    // @unchecked Sendable: its shared state is behind `state`'s lock; the turn condition orders deliveries.
     final class Engine: @unchecked Sendable {
         struct State {
             /// Which workers hold a frame.

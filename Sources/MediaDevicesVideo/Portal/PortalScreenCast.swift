@@ -1,6 +1,7 @@
 #if PipeWire
 import MediaDevicesCore
 import Glibc
+import Synchronization
 
 /// A screen the user shared through the Wayland screen-cast portal, handed to another PipeWire
 /// consumer instead of read by `ScreenSource`: GStreamer (`pipewiresrc fd=FD path=NODE`), OBS,
@@ -8,6 +9,8 @@ import Glibc
 /// token that brings back an earlier choice) is done here; the consumer connects with
 /// `pipeWireRemote` to the node `nodeID`. The portal session lasts until `close()` (or
 /// deinit): closing ends the stream for every consumer.
+// @unchecked Sendable: every stored property is immutable but `isClosed`, an atomic; `grant`
+// (a struct of descriptors and paths) is touched only by `close()`, once.
 public final class PortalScreenCast: @unchecked Sendable {
     /// The portal screen asked for (`ScreenSource.discover(backend: .portal)`).
     public let screen: Screen
@@ -25,7 +28,7 @@ public final class PortalScreenCast: @unchecked Sendable {
     /// consumer may).
     public let pipeWireRemote: Int32
     private let grant: PortalGrant
-    private var isClosed = false
+    private let isClosed = Atomic<Bool>(false)
 
     /// Asks the portal to share `screen` (a portal screen) with the cursor embedded or hidden,
     /// as `options` says (restore token, how long to wait for the user). Throws `.notFound`
@@ -50,10 +53,9 @@ public final class PortalScreenCast: @unchecked Sendable {
     deinit { close() }
 
     /// Closes the portal session (the stream ends for every consumer) and the PipeWire remote.
-    /// Later calls do nothing. Not thread-safe against itself: close from one place.
+    /// Later calls do nothing, from any thread.
     public func close() {
-        if isClosed { return }
-        isClosed = true
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         grant.close()
         Glibc.close(pipeWireRemote)
     }

@@ -93,6 +93,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// How the portal is asked (portal screens only).
     public let portalOptions: PortalOptions
 
+    // @unchecked Sendable: the grabber is used by one thread at a time: the capture thread, or one `grabFrame` (marked in `state`).
     private final class Grabbing: @unchecked Sendable {
         let grabber: any ScreenGrabbing
         init(_ grabber: any ScreenGrabbing) { self.grabber = grabber }

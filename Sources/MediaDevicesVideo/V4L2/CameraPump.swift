@@ -7,6 +7,7 @@ import Glibc
 /// `CaptureExecutor`'s jobs between steps); a reader on that executor whose sequence is empty
 /// steps it too, instead of suspending (`CaptureExecutor.stepForReader`). Used only on the
 /// capture thread; allocates nothing per step.
+// @unchecked Sendable: made before the capture thread starts, then used by that thread alone.
 final class CameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     private let buffers: V4L2Buffers
     private let wake: WakeUpEvent

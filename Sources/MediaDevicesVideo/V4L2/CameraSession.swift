@@ -3,6 +3,7 @@ import CV4L2
 import Glibc
 
 /// An open capture device with a negotiated format: what `CameraSource.initialize()` makes.
+// @unchecked Sendable: its fields are immutable; the device is used by one thread at a time, under the source's control lock.
 final class CameraSession: @unchecked Sendable {
     let device: V4L2Device
     let info: CaptureDevice

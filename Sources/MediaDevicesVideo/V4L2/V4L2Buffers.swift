@@ -12,6 +12,7 @@ import Synchronization
 /// keeps its mapping (and DMA-BUF descriptors) and `REQBUFS(0)` orphans it (the driver frees it
 /// once unmapped; `V4L2_BUF_CAP_SUPPORTS_ORPHANED_BUFS`); the last give-back unmaps it. Drivers
 /// without orphaned-buffer support never lend: their frames are copied.
+// @unchecked Sendable: lease counts live in `state` behind its lock; the mappings are immutable until the last give-back.
 final class V4L2Buffers: FrameBufferLender, @unchecked Sendable {
     /// Where each image plane of a frame sits: which memory plane, at what offset, how long.
     struct PlaneSlot {

@@ -84,6 +84,7 @@ struct LatencyBenchmark {
 
 /// Records, on the capture thread and without allocating, each frame's capture delay and the
 /// time from its driver timestamp to the callback.
+// @unchecked Sendable: the stores are written by the capture thread at the index `recorded` (an atomic) hands out, read after capture stopped.
 final class CallbackRecorder: VideoFrameConsumer, @unchecked Sendable {
     private let capacity: Int
     private let delayStore: UnsafeMutablePointer<Int64>
@@ -114,6 +115,7 @@ final class CallbackRecorder: VideoFrameConsumer, @unchecked Sendable {
 
 /// Reads a `frames` sequence on a task of its own and records the time from each frame's driver
 /// timestamp to its arrival.
+// @unchecked Sendable: the store is written by the one reading task at the index `recorded` (an atomic) hands out, read after `finished`.
 final class SequenceRecorder: @unchecked Sendable {
     private let capacity: Int
     private let store: UnsafeMutablePointer<Int64>

@@ -258,6 +258,7 @@ struct MJPEGServerBenchmark {
 /// With `framesFromCamera`, each part's JPEG is searched for the emulated USB camera's frame
 /// counter (its COM segment, "MediaDevices frame NNNNNNNNNN") and the moment the part was whole
 /// is kept with it: the client's end of a glass-to-client latency.
+// @unchecked Sendable: the counts and arrivals are touched only under `lock`; `process` and `thread` are set before the reader starts.
 final class StreamReader: @unchecked Sendable {
     private let process = Process()
     private let lock = NSLock()

@@ -41,6 +41,7 @@ struct ParallelDecodeBenchmark {
     var output: OutputFormat
 
     /// Counts frames and gives the offering thread a permit for each.
+    // @unchecked Sendable: its state is an atomic and a semaphore, both thread-safe.
     final class Counter: VideoFrameConsumer, @unchecked Sendable {
         let count = Atomic<Int>(0)
         let permits: DispatchSemaphore

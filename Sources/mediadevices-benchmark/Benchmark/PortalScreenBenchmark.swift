@@ -46,6 +46,7 @@ struct PortalScreenBenchmark {
 
     /// Counts frames and converts each when given a converter (on the capture thread); signals
     /// `reached` at the `target`-th (the main thread sleeps on it: no polling in the figure).
+    // @unchecked Sendable: the counters are atomics; `converter` is used only in `consumeFrame`, on the capture thread.
     private final class Consumer: VideoFrameConsumer, @unchecked Sendable {
         let converter: FrameConverter?
         let delivered = Atomic<Int>(0)

@@ -90,6 +90,7 @@ struct StreamOnly {
 }
 
 /// Counts frames, nothing else; signals `done` at the `target`-th.
+// @unchecked Sendable: its state is an atomic and a semaphore, both thread-safe.
 final class CountingConsumer: VideoFrameConsumer, @unchecked Sendable {
     private let received = Atomic<Int>(0)
     private let target: Int
