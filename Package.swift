@@ -196,7 +196,8 @@ let package = Package(
                 linkerSettings: [.linkedLibrary("turbojpeg"), .linkedLibrary("m"), .linkedLibrary("pthread")]),
         // The same devices as a process, for scripts/rig --usb, the benchmarks and trying things by hand.
         .executableTarget(name: "usb-device-emulator", dependencies: ["USBDevices"], path: "Tests/USBDeviceEmulator"),
-        .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter", "CTurboJPEG"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter", "CTurboJPEG",
+                                                    .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         // Tier 1: pure unit tests, run on the host.
         .testTarget(name: "MediaDevicesTests",
                     dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "CXCB", "CPNG", "CPipeWire", "TestSupport", "USBDevices",

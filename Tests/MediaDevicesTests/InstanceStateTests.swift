@@ -5,30 +5,13 @@ import Logging
 @testable import MediaDevicesVideo
 @testable import MediaDevicesCore
 import Synchronization
+import TestSupport
 import XCTest
 
 /// No global state an application cannot replace: the portal's restore tokens are kept in a
 /// store the options name (the process's by default), and the types that log take the
-/// application's swift-log `Logger`.
+/// application's swift-log `Logger` and log a run's events to it, none per frame.
 final class InstanceStateTests: XCTestCase {
-    /// A log handler that keeps what it is given.
-    private struct Recorder: LogHandler {
-        let kept: Lines
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            kept.lines.withLock { $0.append("\(event.level): \(event.message) \(event.metadata ?? [:])") }
-        }
-    }
-
-    private final class Lines: Sendable {
-        let lines = Mutex<[String]>([])
-    }
-
     func testRestoreTokensAreKeptInTheStoreTheOptionsName() throws {
         let screen = PortalScreens.screen(card: "unix:path=/run/instance-state-test", type: 1, name: "monitor")
         let mine = PortalRestoreTokens(), theirs = PortalRestoreTokens()
@@ -51,14 +34,12 @@ final class InstanceStateTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // Not a video device: opening works, VIDIOC_QUERYCAP does not; the node is skipped and logged.
         XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/video0", contents: Data()))
-        let kept = Lines()
-        var logger = Logger(label: "app.cameras") { _ in Recorder(kept: kept) }
-        logger.logLevel = .debug
-        let found = CaptureDevice.enumerate(in: directory, logger: logger)
+        let kept = LogRecorder()
+        let found = CaptureDevice.enumerate(in: directory, logger: kept.logger(label: "app.cameras", level: .debug))
         let (devices, problems) = (found.devices, found.problems)
         XCTAssertEqual(devices.count, 0)
         XCTAssertEqual(problems.count, 1)
-        let lines = kept.lines.withLock { $0 }
+        let lines = kept.lines
         XCTAssertEqual(lines.count, 1, "\(lines)")
         XCTAssertTrue(lines.first?.contains("skipping a video node") ?? false, "\(lines)")
         XCTAssertTrue(lines.first?.contains("\(directory)/video0") ?? false, "the node, as metadata: \(lines)")

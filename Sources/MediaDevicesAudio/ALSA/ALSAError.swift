@@ -19,7 +19,9 @@ extension MediaDevicesError {
         case EACCES, EPERM:
             return MediaDevicesError(.permissionDenied, device: device, operation: operation, errno: code,
                                      detail: "This user may not open \(device); add it to the `audio` group (`usermod -aG audio $USER`, then log in again)")
-        case ENOENT where operation == "snd_pcm_open", ENODEV where operation == "snd_pcm_open", ENXIO where operation == "snd_pcm_open":
+        // A card number past the last card (`hw:97,0`) is EINVAL from libasound.
+        case ENOENT where operation == "snd_pcm_open", ENODEV where operation == "snd_pcm_open", ENXIO where operation == "snd_pcm_open",
+             EINVAL where operation == "snd_pcm_open":
             return MediaDevicesError(.notFound, device: device, operation: operation, errno: code,
                                      detail: "ALSA has no PCM of that name",
                                      remedy: "AudioDevice.discover() lists the devices there are (`aplay -L` the PCM names ALSA knows)")

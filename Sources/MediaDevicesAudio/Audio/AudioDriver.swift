@@ -1,3 +1,4 @@
+import Logging
 import MediaDevicesCore
 import Synchronization
 
@@ -31,6 +32,8 @@ public final class AudioDriverSide: Sendable {
     /// Set while `switchDevice` replaces the running stream: the old run's end is not an end.
     private let switching = Atomic<Bool>(false)
     private let lastFailure = Mutex<MediaDevicesError?>(nil)
+    /// The application's logger (`AudioDriverSide+Logging.swift`); `nil`: nothing is logged.
+    let loggerBox = Mutex<Logger?>(nil)
 
     /// Opens a device's backend stream: `AudioDriverSide.open`, or a stand-in in tests.
     typealias Opener = @Sendable (AudioDevice, AudioFormat, AudioStreamOptions) throws(MediaDevicesError) -> any AudioBackendStream
@@ -56,6 +59,18 @@ public final class AudioDriverSide: Sendable {
     /// the device's format, the rate adjusted to the nearest. PulseAudio takes any format (the
     /// server converts). Replaces an earlier initialization.
     public func initialize(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
+        do {
+            try open(device: device, format: format, options: options)
+        } catch {
+            log(.error, "could not open: \(error)", device: device, ["code": "\(error.code)"])
+            throw error
+        }
+        log(.info, "opened", device: device, ["format": "\(deviceFormat.map { "\($0)" } ?? "")", "bus": "\(format)",
+                                             "periodFrames": "\(periodFrames ?? 0)", "bufferFrames": "\(bufferFrames ?? 0)"])
+    }
+
+    /// `initialize`, unlogged.
+    private func open(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions) throws(MediaDevicesError) {
         guard device.direction == direction else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: "initialize \(sideName)",
                                     detail: "\(device.name) is an \(device.direction.rawValue); the \(sideName) side needs an \(direction.rawValue)",
@@ -190,6 +205,17 @@ public final class AudioDriverSide: Sendable {
     /// during the call). Throws `.invalidState` when called from this side's own audio thread
     /// (its `onStop` or period observer): start it again from another thread or task.
     public func start() throws(MediaDevicesError) {
+        do {
+            try startRun()
+        } catch {
+            log(.error, "could not start: \(error)", ["code": "\(error.code)"])
+            throw error
+        }
+        log(.info, "started")
+    }
+
+    /// `start`, unlogged.
+    private func startRun() throws(MediaDevicesError) {
         try refuseOnAudioThread("start \(sideName)")
         // A run that ended on its own may still be telling `onStop`, which may read this side:
         // wait for its thread with no lock held, then start under the lock.
@@ -262,6 +288,7 @@ public final class AudioDriverSide: Sendable {
                 self.running.store(false, ordering: .releasing)
                 // A reader blocked in `waitForCaptureData` learns of the end at once.
                 if self.direction == .input { self.bus.wakeCaptureWaiter() }
+                self.logEnd(failure)
                 handler?(failure)
             }
         } catch {
@@ -353,9 +380,11 @@ public final class AudioDriverSide: Sendable {
                 MonotonicClock.sleep(until: MonotonicClock.now() + 5_000_000)
             }
         }
-        return AudioDeviceSwitch(from: oldDevice, to: device, open: openStarted.duration(to: opened),
-                                 pause: opened.duration(to: restarted),
-                                 gap: firstNewPeriod.flatMap { lastOldPeriod > 0 && $0 > lastOldPeriod ? .nanoseconds(Int64($0 - lastOldPeriod)) : nil })
+        let switched = AudioDeviceSwitch(from: oldDevice, to: device, open: openStarted.duration(to: opened),
+                                         pause: opened.duration(to: restarted),
+                                         gap: firstNewPeriod.flatMap { lastOldPeriod > 0 && $0 > lastOldPeriod ? .nanoseconds(Int64($0 - lastOldPeriod)) : nil })
+        log(.info, "switched device", device: device, ["from": "\(oldDevice?.name ?? "")", "pause": "\(switched.pause)"])
+        return switched
     }
 
     /// On the audio thread, after `lost` ended the run of `stream`: opens `fallbackDevice` for
@@ -381,6 +410,7 @@ public final class AudioDriverSide: Sendable {
         }
         stream.close()
         report?(AudioDeviceSwitch(from: from, to: fallback, open: started.duration(to: opened), pause: .zero, gap: nil), lost)
+        log(.warning, "fell back to \(fallback.name) after: \(lost)", device: fallback, ["from": "\(from?.name ?? "")"])
         return (next, port)
     }
 

@@ -1,3 +1,4 @@
+import Logging
 #if PipeWire
 import MediaDevicesCore
 import CPipeWire
@@ -144,6 +145,15 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
 
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { core.delivery.statistics }
+
+    /// Where the source logs what an operator needs, with the device as metadata: capture
+    /// started (or could not), its first frame with the format and how long it took, stopped
+    /// with its delivered and dropped counts (a warning when frames were dropped), or ended by
+    /// an error. `nil` (the default): nothing is logged. Never per frame.
+    public var logger: Logger? {
+        get { core.delivery.logger }
+        set { core.delivery.logger = newValue }
+    }
 
     /// How long capture may go without a frame while the node stays running (a stalled
     /// camera, a paused or starved node) before it ends with `.timeout`: the frame sequences

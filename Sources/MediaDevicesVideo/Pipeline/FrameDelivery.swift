@@ -1,3 +1,4 @@
+import Logging
 import MediaDevicesCore
 import Synchronization
 import Glibc
@@ -46,6 +47,10 @@ final class FrameDelivery: Sendable {
         var accumulator = StatisticsAccumulator()
         /// Between `beginRun()` and the `finish` that ends it: the consumer hears of the end once.
         var runActive = false
+        /// From `beginRun()` to the run's first frame, which the log describes.
+        var firstFramePending = false
+        /// When the run began (monotonic nanoseconds), for the first frame's delay.
+        var runBegan: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -57,6 +62,8 @@ final class FrameDelivery: Sendable {
     private let sharedDecoder = JPEGFrameDecoder()
     /// The device errors about its frames name (the source core keeps it current).
     private let label = Mutex<String?>(nil)
+    /// The application's logger (`nil`: nothing is logged); read at a run's events, never per frame.
+    private let loggerBox = Mutex<Logger?>(nil)
     /// `frameTimeout` in nanoseconds (0: none).
     private let stallLimit = Atomic<UInt64>(0)
     /// When the run began or last delivered a frame (monotonic nanoseconds).
@@ -85,6 +92,20 @@ final class FrameDelivery: Sendable {
     var deviceLabel: String? {
         get { label.withLock { $0 } }
         set { label.withLock { $0 = newValue } }
+    }
+
+    /// Where the run's events are logged (see `log`); `nil`: nowhere.
+    var logger: Logger? {
+        get { loggerBox.withLock { $0 } }
+        set { loggerBox.withLock { $0 = newValue } }
+    }
+
+    /// Logs `message` at `level` with the device and `metadata`, when there is a logger.
+    func log(_ level: Logger.Level, _ message: @autoclosure () -> Logger.Message, _ metadata: @autoclosure () -> Logger.Metadata = [:]) {
+        guard let logger else { return }
+        var all = metadata()
+        all["device"] = "\(deviceLabel ?? "")"
+        logger.log(level: level, message(), metadata: all)
     }
 
     /// Statistics so far.
@@ -138,6 +159,8 @@ final class FrameDelivery: Sendable {
         state.withLock {
             $0.accumulator = StatisticsAccumulator()
             $0.runActive = true
+            $0.firstFramePending = true
+            $0.runBegan = MonotonicClock.now()
             lastProgress.store(MonotonicClock.now(), ordering: .relaxed)
             handOut.leased.store(0, ordering: .relaxed)
             handOut.copied.store(0, ordering: .relaxed)
@@ -171,11 +194,17 @@ final class FrameDelivery: Sendable {
             converting?.drop(frame, because: defect)
             return
         }
-        let (consumer, converting, queues) = state.withLock { state in
+        let (consumer, converting, queues, firstSince) = state.withLock { state in
             state.accumulator.record(timestamp: frame.timestamp, sequence: frame.sequence,
                                      captureDelay: frame.captureDelay)
             if let lendable = frame.lendable { state.accumulator.recordBuffers(lendable.lender.bufferCount) }
-            return (state.consumer, state.converting, state.queues)
+            let firstSince: UInt64? = state.firstFramePending ? state.runBegan : nil
+            state.firstFramePending = false
+            return (state.consumer, state.converting, state.queues, firstSince)
+        }
+        if let firstSince {
+            let milliseconds = (MonotonicClock.now() &- firstSince) / 1_000_000
+            log(.info, "first frame", ["format": "\(frame.format)", "milliseconds": "\(milliseconds)"])
         }
         let decode = decodeOnce(frame, converting: converting, queues: queues)
         if case .shared(let picture) = decode {
@@ -283,6 +312,22 @@ final class FrameDelivery: Sendable {
         }
     }
 
+    /// Logs the end of a run: an error (it ended by itself), or a stop with its figures, and a
+    /// warning when frames were dropped.
+    private func logEnd(error: MediaDevicesError?) {
+        guard logger != nil else { return }
+        let figures = statistics
+        let counts: Logger.Metadata = ["delivered": "\(figures.deliveredFrames)", "dropped": "\(figures.droppedFrames)"]
+        if let error {
+            log(.error, "capture ended: \(error)", counts.merging(["code": "\(error.code)"]) { $1 })
+        } else {
+            log(.info, "capture stopped", counts)
+        }
+        if figures.droppedFrames > 0 {
+            log(.warning, "frames were dropped", counts)
+        }
+    }
+
     /// Whether a delivery run is open: begun and not yet finished (a run that ended by itself,
     /// unplugged say, has finished it, and a restart must begin a new one).
     var isRunActive: Bool { state.withLock { $0.runActive } }
@@ -290,13 +335,15 @@ final class FrameDelivery: Sendable {
     /// Capturing ended (or never started): ends every sequence (throwing `error`, if any) and,
     /// once per run, tells the consumer.
     func finish(error: MediaDevicesError?) {
-        let (consumer, queues) = state.withLock { state in
+        let (consumer, queues, endedRun) = state.withLock { state in
             let queues = state.queues
             state.queues.removeAll()
             let consumer = state.runActive ? state.consumer : nil
+            let endedRun = state.runActive
             state.runActive = false
-            return (consumer, queues)
+            return (consumer, queues, endedRun)
         }
+        if endedRun { logEnd(error: error) }
         for entry in queues { entry.queue.finish(error: error) }
         consumer?.captureDidStop(error: error)
     }

@@ -116,23 +116,34 @@ final class SourceCore<Device: SourceDevice>: Sendable {
 
     /// Opens the device (`SourceDevice.open`).
     func initialize() throws(MediaDevicesError) {
-        try withControl("initialize") { device, _ in try device.open() }
+        do {
+            try withControl("initialize") { device, _ in try device.open() }
+        } catch {
+            delivery.log(.error, "could not open: \(error)", ["code": "\(error.code)"])
+            throw error
+        }
     }
 
     /// Starts a run, opening the device first if needed; does nothing while one runs. If it
     /// fails, the sequences end with the error, which is thrown.
     func start() throws(MediaDevicesError) {
-        try withControl("start") { device, control in
-            if control.isRunning { return }
-            _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
-            do {
-                try device.open()
-                delivery.beginRun()
-                run.current = try device.startRun(delivery: delivery)
-            } catch {
-                finishDelivery(error, operation: "start capture")
-                throw error
+        do {
+            try withControl("start") { device, control in
+                if control.isRunning { return }
+                _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
+                do {
+                    try device.open()
+                    delivery.beginRun()
+                    run.current = try device.startRun(delivery: delivery)
+                    delivery.log(.info, "capture started")
+                } catch {
+                    finishDelivery(error, operation: "start capture")
+                    throw error
+                }
             }
+        } catch {
+            delivery.log(.error, "could not start: \(error)", ["code": "\(error.code)"])
+            throw error
         }
     }
 

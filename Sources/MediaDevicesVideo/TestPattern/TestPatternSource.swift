@@ -1,3 +1,4 @@
+import Logging
 import MediaDevicesCore
 import Foundation
 import Glibc
@@ -147,6 +148,15 @@ public final class TestPatternSource: VideoCapturer, Sendable {
 
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { core.delivery.statistics }
+
+    /// Where the source logs what an operator needs, with the device as metadata: capture
+    /// started (or could not), its first frame with the format and how long it took, stopped
+    /// with its delivered and dropped counts (a warning when frames were dropped), or ended by
+    /// an error. `nil` (the default): nothing is logged. Never per frame.
+    public var logger: Logger? {
+        get { core.delivery.logger }
+        set { core.delivery.logger = newValue }
+    }
 
     /// The drawing loop: one frame per interval at absolute deadlines (see `FramePacer`).
     private static func draw(format: VideoFormat, rate: FrameRate, pattern: Pattern, wake: WakeUpEvent, delivery: FrameDelivery) {

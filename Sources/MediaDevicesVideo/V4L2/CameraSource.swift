@@ -1,3 +1,4 @@
+import Logging
 import MediaDevicesCore
 import Foundation
 import Synchronization
@@ -170,6 +171,15 @@ public final class CameraSource: VideoCapturer, Sendable {
 
     /// Counters of the current or last run.
     public var statistics: CaptureStatistics { core.delivery.statistics }
+
+    /// Where the source logs what an operator needs, with the device as metadata: capture
+    /// started (or could not), its first frame with the format and how long it took, stopped
+    /// with its delivered and dropped counts (a warning when frames were dropped), or ended by
+    /// an error. `nil` (the default): nothing is logged. Never per frame.
+    public var logger: Logger? {
+        get { core.delivery.logger }
+        set { core.delivery.logger = newValue }
+    }
 
     /// How long capture may go without a frame while the device keeps streaming (a stalled
     /// sensor pipeline or driver) before it ends with `.timeout`: the frame sequences end with
