@@ -9,7 +9,7 @@ import Glibc
 /// (which hands it to another PipeWire consumer).
 struct PortalGrant {
     /// The portal connection the session lives on (the session ends with it).
-    let portal: ScreenCastPortal
+    let portal: ScreenCastPortalClient
     /// The session's object path.
     let session: String
     /// The stream the user chose.
@@ -26,7 +26,7 @@ struct PortalGrant {
     /// answer comes in time, and the write's error when `options.restoreTokenFile` cannot be
     /// written (checked before the portal asks). A failure leaves no session open.
     init(screen: Screen, showsCursor: Bool, options: PortalOptions) throws {
-        let portal = try ScreenCastPortal(address: screen.card.isEmpty ? nil : screen.card)
+        let portal = try ScreenCastPortalClient(address: screen.card.isEmpty ? nil : screen.card)
         guard portal.sourceTypes & screen.connectorID != 0 else {
             throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "SelectSources",
                                     detail: "The screen-cast portal does not offer \(screen.name) sources (it offers types \(portal.sourceTypes))",

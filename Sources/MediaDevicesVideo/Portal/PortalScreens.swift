@@ -14,7 +14,7 @@ enum PortalScreens {
     /// Throws `.notFound`, naming what to install, when no portal answers.
     static func screens(address: String? = nil) throws(MediaDevicesError) -> [Screen] {
         let portal = try MediaDevicesError.catching(device: address, operation: "connect to the ScreenCast portal") {
-            try ScreenCastPortal(address: address)
+            try ScreenCastPortalClient(address: address)
         }
         let card = address ?? ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
         return sourceTypes.filter { portal.sourceTypes & $0.type != 0 }.map { screen(card: card, type: $0.type, name: $0.name) }

@@ -203,7 +203,7 @@ final class PortalScreenTests: XCTestCase {
         let observer = try DBusConnection(address: session.busAddress)
         func openSessions() throws -> Int {
             // The portal exports one node per session under /org/freedesktop/portal/desktop/session/<sender>/.
-            let reply = try observer.call(ScreenCastPortal.destination, "/org/freedesktop/portal/desktop/session",
+            let reply = try observer.call(ScreenCastPortalClient.destination, "/org/freedesktop/portal/desktop/session",
                                           "org.freedesktop.DBus.Introspectable", "Introspect")
             let xml = try reply.read()?.string ?? ""
             return xml.components(separatedBy: "<node name=").count - 1
@@ -283,7 +283,7 @@ final class PortalScreenTests: XCTestCase {
         let session = try start()
         let observer = try DBusConnection(address: session.busAddress)
         func sessionIsOpen(_ path: String) throws -> Bool {
-            let reply = try observer.call(ScreenCastPortal.destination, path, "org.freedesktop.DBus.Introspectable", "Introspect")
+            let reply = try observer.call(ScreenCastPortalClient.destination, path, "org.freedesktop.DBus.Introspectable", "Introspect")
             return try reply.read()?.string?.contains("org.freedesktop.portal.Session") == true
         }
         let source = ScreenSource(screen: try monitor(of: session))

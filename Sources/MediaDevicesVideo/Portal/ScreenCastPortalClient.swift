@@ -7,7 +7,7 @@ import Glibc
 /// are read from. Each request is answered by a `Response` signal on a Request object whose
 /// path is known in advance (`/org/freedesktop/portal/desktop/request/SENDER/TOKEN`), so the
 /// signal is watched before the call. Used by one thread at a time.
-final class ScreenCastPortal {
+final class ScreenCastPortalClient {
     static let destination = "org.freedesktop.portal.Desktop"
     static let objectPath = "/org/freedesktop/portal/desktop"
     static let interface = "org.freedesktop.portal.ScreenCast"
@@ -37,7 +37,7 @@ final class ScreenCastPortal {
         } catch let failure as DBusFailure {
             throw MediaDevicesError(.notFound, device: address, operation: "connect to the session bus",
                                     errno: failure.errno as Int32?,
-                                    detail: "No D-Bus session bus\(address.map { " at \($0)" } ?? " (DBUS_SESSION_BUS_ADDRESS, $XDG_RUNTIME_DIR/bus)"): the Wayland screen-cast portal lives there; run inside a desktop session, or \(ScreenCastPortal.installHint)")
+                                    detail: "No D-Bus session bus\(address.map { " at \($0)" } ?? " (DBUS_SESSION_BUS_ADDRESS, $XDG_RUNTIME_DIR/bus)"): the Wayland screen-cast portal lives there; run inside a desktop session, or \(ScreenCastPortalClient.installHint)")
         }
         sender = bus.portalSender
         do {
@@ -45,7 +45,7 @@ final class ScreenCastPortal {
             sourceTypes = try bus.property(Self.destination, Self.objectPath, Self.interface, "AvailableSourceTypes").uint32 ?? 0
             cursorModes = try bus.property(Self.destination, Self.objectPath, Self.interface, "AvailableCursorModes").uint32 ?? 0
         } catch let failure as DBusFailure {
-            throw ScreenCastPortal.error(failure, operation: "org.freedesktop.portal.ScreenCast", device: address)
+            throw ScreenCastPortalClient.error(failure, operation: "org.freedesktop.portal.ScreenCast", device: address)
         }
     }
 
@@ -98,7 +98,7 @@ final class ScreenCastPortal {
                 try $0.append(options: [])
             }
         } catch let failure as DBusFailure {
-            throw ScreenCastPortal.error(failure, operation: "OpenPipeWireRemote", device: address)
+            throw ScreenCastPortalClient.error(failure, operation: "OpenPipeWireRemote", device: address)
         }
         guard case .fileDescriptor(let fd)? = try? reply.read(), fd >= 0 else {
             throw MediaDevicesError(.io, device: address, operation: "OpenPipeWireRemote", detail: "The portal answered without a file descriptor")
@@ -131,7 +131,7 @@ final class ScreenCastPortal {
             (code, results) = try bus.portalRequest(Self.destination, Self.objectPath, Self.interface, member, sender: sender,
                                                     number: requests, timeout: timeout, append: append)
         } catch let failure as DBusFailure {
-            throw ScreenCastPortal.error(failure, operation: member, device: address, timeout: timeout)
+            throw ScreenCastPortalClient.error(failure, operation: member, device: address, timeout: timeout)
         }
         switch code {
         case 0: return results
