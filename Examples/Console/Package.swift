@@ -12,13 +12,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
-        // libjpeg-turbo's TurboJPEG, to compress the frames the library converts to I420.
-        .systemLibrary(name: "CConsoleTurboJPEG", pkgConfig: "libturbojpeg",
-                       providers: [.apt(["libturbojpeg0-dev"])]),
         .executableTarget(
             name: "media-console",
             dependencies: [
-                "CConsoleTurboJPEG",
                 .product(name: "MediaDevices", package: "MediaDevices"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -39,7 +39,7 @@ struct MediaConsole: AsyncParsableCommand {
     @Option(help: "Seconds a connection may stay open with no request in progress (or with a request head not yet whole).")
     var idleTimeout = 30
 
-    @Option(help: "Seconds a connection may go without any write reaching the client (a viewer that stopped reading, a request body trickling in) before it is closed.")
+    @Option(help: "Seconds a connection may go without a write reaching the client while output waits for it (a viewer that stopped reading), or while a request's body is still trickling in that long after its head, before it is closed (an idle keep-alive connection is left to --idle-timeout).")
     var writeTimeout = 20
 
     @Flag(help: "Offer the library's built-in test pattern as a camera (for machines without one).")

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTPTypes
 import Synchronization
 
 /// The console's guard against running out of file descriptors and against clients that hold
@@ -14,9 +15,10 @@ import Synchronization
 ///   kernel's backlog) — never a crash for want of a descriptor;
 /// - Hummingbird's idle timeout (a connection with no request in progress, including one whose
 ///   request head never completes: slowloris; bytes of an unfinished head do not reset it) and
-///   NIO's `IdleStateHandler` write timeout (no write completed for that long: a viewer that
-///   stopped reading, or a request whose body trickles in, which every body part would keep
-///   from the idle timeout), both closing the connection.
+///   NIO's `IdleStateHandler` write timeout (no write completed for that long while output waits
+///   that the client does not read, or while a request's body is still trickling in a timeout
+///   after its head, which every body part would keep from the idle timeout: `WriteTimeoutCloser`),
+///   both closing the connection. An idle keep-alive connection lives until the idle timeout.
 enum ServerLimits {
     /// Descriptors kept back from the connection budget for everything else the process opens
     /// (captures, device nodes, the page's files, libdispatch's /proc reads, the event loops).
@@ -113,24 +115,51 @@ struct BudgetedHTTP1Channel: ServerChildChannel {
         HTTPServerBuilder { responder in
             let configuration = HTTP1Channel.Configuration(
                 additionalChannelHandlers: [IdleStateHandler(writeTimeout: .nanoseconds(Int64(writeTimeout.nanoseconds))),
-                                            WriteTimeoutCloser()],
+                                            WriteTimeoutCloser(timeout: .nanoseconds(writeTimeout.nanoseconds))],
                 idleTimeout: .nanoseconds(Int64(idleTimeout.nanoseconds)))
             return BudgetedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), budget: budget)
         }
     }
 }
 
-/// Closes the connection when `IdleStateHandler` reports that no write completed within the
-/// write timeout: the client stopped reading (a stalled viewer), so its queued parts never go.
-final class WriteTimeoutCloser: ChannelInboundHandler, RemovableChannelHandler, Sendable {
-    typealias InboundIn = NIOAny
+/// Acts on `IdleStateHandler`'s report that no write completed within the write timeout, which
+/// comes every timeout while none does (an idle keep-alive connection included), and closes the
+/// connection only when it is stuck:
+/// - output is waiting that the client does not take (the channel is not writable, or holds bytes
+///   not yet written): a viewer that stopped reading, whose queued parts never go;
+/// - a request's body is still arriving a whole timeout after its head: a trickled body, whose
+///   every byte would keep it from the idle timeout.
+/// Anything else (a keep-alive connection between requests, an answer being prepared, a quiet
+/// event stream with nothing queued) is left to the idle timeout and to the response itself.
+final class WriteTimeoutCloser: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+
+    /// The write timeout, which a request's body gets to arrive whole.
+    private let timeout: TimeAmount
+    /// When the head of the request being read came; nil once its end has come.
+    private var requestStarted: NIODeadline?
+
+    init(timeout: TimeAmount) { self.timeout = timeout }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head: requestStarted = .now()
+        case .body: break
+        case .end: requestStarted = nil
+        }
+        context.fireChannelRead(data)
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .write {
-            context.close(promise: nil)
+        guard let idle = event as? IdleStateHandler.IdleStateEvent, idle == .write else {
+            context.fireUserInboundEventTriggered(event)
             return
         }
-        context.fireUserInboundEventTriggered(event)
+        let buffered = (try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 0
+        let outputStuck = !context.channel.isWritable || buffered > 0
+        let bodyTrickling = requestStarted.map { .now() - $0 >= timeout } ?? false
+        if outputStuck || bodyTrickling { context.close(promise: nil) }
     }
 }
 
