@@ -128,19 +128,21 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     /// fails, the sequences end with the error, which is thrown.
     func start() throws(MediaDevicesError) {
         do {
-            try withControl("start") { device, control in
-                if control.isRunning { return }
+            let started = try withControl("start") { device, control -> Bool in
+                if control.isRunning { return false }
                 _ = run.stop(restarting: false)  // a run that ended by itself: wait until it let go
                 do {
                     try device.open()
                     delivery.beginRun()
                     run.current = try device.startRun(delivery: delivery)
-                    delivery.log(.info, "capture started")
+                    return true
                 } catch {
                     finishDelivery(error, operation: "start capture")
                     throw error
                 }
             }
+            // Logged after the control lock is released: a log handler is the application's code.
+            if started { delivery.log(.info, "capture started") }
         } catch {
             delivery.log(.error, "could not start: \(error)", ["code": "\(error.code)"])
             throw error
