@@ -145,6 +145,9 @@ struct DuplexCommand: ParsableCommand {
             line += String(format: "; echo canceller: ERL %.0f dB, ERLE %.0f dB", echo.echoReturnLoss, echo.echoReturnLossEnhancement)
             if let delay = echo.delay { line += ", delay found \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms" }
         }
+        line += "; reference re-aligned: render \(processor.renderJumps), capture \(processor.captureJumps); blocks without reference \(processor.blocksWithoutReference)" +
+            String(format: "; last stamps off the line: render %.1f ms, capture %.1f ms", processor.lastStampDeviations.render, processor.lastStampDeviations.capture)
+        if processor.droppedReferenceFrames > 0 { line += ", reference frames dropped \(processor.droppedReferenceFrames)" }
         print(line)
     }
 }

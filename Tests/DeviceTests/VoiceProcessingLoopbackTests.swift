@@ -307,7 +307,8 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
         XCTAssertTrue(off.printed.contains("voice processing off"), off.printed)
         let window = (rate * 5 / 2)..<far.count
         let echo = ToneAnalysis.rmsDecibels(of: Array(off.samples[window])), left = ToneAnalysis.rmsDecibels(of: Array(cancelled.samples[window]))
-        print(String(format: "figure: duplex CLI, 16 kHz mono, WebRTC's AEC alone: the echo at %.1f dBFS without processing, %.1f dBFS with it (%.1f dB down)", echo, left, echo - left))
+        print(String(format: "figure: duplex CLI, 16 kHz mono, WebRTC's AEC alone: the echo at %.1f dBFS without processing, %.1f dBFS with it (%.1f dB down); ", echo, left, echo - left) +
+              cancelled.printed.split(separator: "\n").filter { $0.hasPrefix("played") || $0.hasPrefix("voice processing") || $0.contains("achieved rate") }.joined(separator: "; "))
         XCTAssertGreaterThan(echo, -35, "the echo came back (the loopback returns the far end at 0 dB): \(off.printed)")
         XCTAssertGreaterThanOrEqual(echo - left, 15, cancelled.printed)
     }

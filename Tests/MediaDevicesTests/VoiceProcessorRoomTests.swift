@@ -41,15 +41,18 @@ final class VoiceProcessorRoomTests: XCTestCase {
 
     // MARK: measures (each returns the figure its test asserts)
 
-    /// ERLE (dB) over far-end speech after 2 s, echo only (and noise) at the microphone.
+    /// ERLE (dB) over far-end speech after 2 s, echo only (and noise) at the microphone; the
+    /// processor is told the delay `misplaced` seconds off (as the reference line may place
+    /// the far end off its stamps: positive, the reference comes later than its echo).
     func echoReturnLossEnhancement(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .echoCancellation,
-                                   delay: Double = 0.12, loss: Double = 10, withNoise: Bool = false, echoTail: Duration? = nil) throws -> Double {
-        try once("ERLE \(library) \(processing) \(delay) s \(loss) dB noise \(withNoise) tail \(String(describing: echoTail))") {
+                                   delay: Double = 0.12, loss: Double = 10, withNoise: Bool = false, echoTail: Duration? = nil,
+                                   misplaced: Double = 0) throws -> Double {
+        try once("ERLE \(library) \(processing) \(delay) s \(loss) dB noise \(withNoise) tail \(String(describing: echoTail)) off \(misplaced)") {
             let s = try scenario()
             let room = SimulatedRoom(sampleRate: Self.rate, echoDelay: delay, echoLossDB: loss)
             let echo = room.echo(of: s.far)
             let capture = withNoise ? VoiceRoomScenario.mix(echo, s.noise) : echo
-            let out = VoiceRoomScenario.run(try processor(processing, library: library, echoTail: echoTail), far: s.far, capture: capture, chunkFrames: chunk) { _ in .seconds(delay) }
+            let out = VoiceRoomScenario.run(try processor(processing, library: library, echoTail: echoTail), far: s.far, capture: capture, chunkFrames: chunk) { _ in .seconds(delay + misplaced) }
             let active = s.activity(of: echo)
             return s.ratioDB(capture, out) { $0 >= 200 && active[$0] }
         }
@@ -144,16 +147,17 @@ final class VoiceProcessorRoomTests: XCTestCase {
     }
 
     /// The echo's delay jumps by 100 ms mid-call (80 → 180 ms at 6 s, the processor not told):
-    /// within 1 s ERLE stays >= 20 dB to the end, and from 1 s after the jump it is >= 25 dB
+    /// within 1.5 s ERLE stays >= 20 dB to the end, and from 1 s after the jump it is >= 25 dB
     /// (>= 20 over that next second alone). The control, the canceller off, fails each.
-    func testEchoPathJumpReconvergesWithinOneSecond() throws {
+    /// (1.0 s before the reference was taken 8 ms early: `VoiceEngine.referenceMarginMilliseconds`.)
+    func testEchoPathJumpReconverges() throws {
         let jump = try echoPathJump(.webRTC), off = try echoPathJump(.webRTC, processing: .none)
         print(String(format: "echo path +100 ms at 6 s: ERLE %.1f dB from 1 s after (%.1f dB over 7-8 s), stays >= 20 dB from %@ after; canceller off: %.1f dB, %@",
                      jump.erle, jump.nextSecond, jump.convergence.map { String(format: "%.1f s", $0) } ?? "never",
                      off.erle, off.convergence.map { String(format: "%.1f s", $0) } ?? "never"))
         XCTAssertGreaterThanOrEqual(jump.erle, 25)
         XCTAssertGreaterThanOrEqual(jump.nextSecond, 20)
-        XCTAssertLessThanOrEqual(try XCTUnwrap(jump.convergence, "ERLE never stays >= 20 dB after the jump"), 1)
+        XCTAssertLessThanOrEqual(try XCTUnwrap(jump.convergence, "ERLE never stays >= 20 dB after the jump"), 1.5)
         XCTAssertLessThan(off.erle, 3, "the control: no canceller, no enhancement")
         XCTAssertNil(off.convergence, "the control: no canceller, no convergence")
     }
@@ -172,6 +176,24 @@ final class VoiceProcessorRoomTests: XCTestCase {
                      erle, lean, full, jump.convergence.map { String(format: "%.1f s", $0) } ?? "never"))
         XCTAssertGreaterThanOrEqual(erle, 25)
         XCTAssertLessThan(lean, full - 0.05, "the linear stage is what keeps the near end in double talk")
+    }
+
+    /// The reference line places the far end within its tolerance (6 ms) of the devices'
+    /// stamps, and a timer tick (4 ms) more: with it 8 ms off either way, each canceller still
+    /// cancels. (Before each took the reference at the edge of what it cancels: WebRTC's AEC
+    /// alone fell to 19 dB with it 8 ms late, speexdsp's to 0.5 dB 4 ms late.)
+    func testEchoIsCancelledWithTheReferenceOffItsStamps() throws {
+        var failures: [String] = [], figures: [String] = []
+        for (library, echoTail, least) in [(VoiceProcessingLibrary.webRTC, Duration.zero, 30.0), (.webRTC, nil, 30), (.speexDSP, nil, 15)] {
+            for misplaced in [-0.008, 0.008] {
+                let erle = try echoReturnLossEnhancement(library, echoTail: echoTail, misplaced: misplaced)
+                let name = String(format: "%@%@ %+.0f ms: %.1f dB", library.rawValue, echoTail == .zero ? " (AEC alone)" : "", misplaced * 1000, erle)
+                figures.append(name)
+                if erle < least { failures.append("\(name) < \(least)") }
+            }
+        }
+        print("ERLE with the reference off its stamps: " + figures.joined(separator: ", "))
+        XCTAssertEqual(failures, [], "a canceller lost the echo with the reference a few ms off")
     }
 
     func testStationaryNoiseIsSuppressedAndSpeechKept() throws {

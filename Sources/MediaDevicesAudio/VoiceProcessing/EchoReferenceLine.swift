@@ -61,6 +61,10 @@ final class EchoReferenceLine: @unchecked Sendable {
     var renderJumps: Int { renderJumpCount.load(ordering: .relaxed) }
     /// Times the captured blocks jumped from their continuation (overruns, restarts, switches).
     var captureJumps: Int { captureJumpCount.load(ordering: .relaxed) }
+    /// How far each side's last stamp lay from where the line placed it, in frames (a
+    /// diagnostic: large and steady means the alignment missed a move of that side's stamps).
+    /// Capture thread.
+    var lastDeviations: (render: Double, capture: Double) { (render.lastDeviation, capture.lastDeviation) }
     /// Played frames the line had no room for (the capture side took none for a while).
     var dropped: Int { droppedFrames.load(ordering: .relaxed) }
 
@@ -168,6 +172,8 @@ struct SideContinuity {
     private var end: Double?
     private var pending: Double = 0
     private var pendingFrames = 0
+    /// How far the last piece's stamp lay from where the side placed it (frames; diagnostics).
+    private(set) var lastDeviation: Double = 0
 
     init(tolerance: Double, confirmFrames: Int) {
         self.tolerance = tolerance
@@ -187,6 +193,7 @@ struct SideContinuity {
             return (time, false)
         }
         let deviation = time - end
+        lastDeviation = deviation
         if abs(deviation) <= tolerance {
             pendingFrames = 0
         } else {

@@ -31,7 +31,9 @@ final class SpeexVoiceEngine: VoiceEngine {
         self.processing = processing
     }
 
-    let referenceLeadFrames = 0
+    /// The reference is taken `referenceMarginMilliseconds` before its echo (speexdsp takes the
+    /// two blocks together: its filter's first milliseconds model the margin's silence).
+    var referenceLeadFrames: Int { blockFrames * 100 * Self.referenceMarginMilliseconds / 1000 }
 
     func processCapture(_ block: UnsafeMutablePointer<Int16>, reference: UnsafePointer<Int16>) {
         if processing.contains(.echoCancellation) {

@@ -19,3 +19,17 @@ protocol VoiceEngine: AnyObject {
     /// What the echo canceller measured, where the library measures it.
     var echoMetrics: EchoMetrics? { get }
 }
+
+extension VoiceEngine {
+    /// How much earlier than its echo each engine takes the reference, beyond what its library
+    /// is told: the line places the reference within `EchoReferenceLine.tolerance` (6 ms) of
+    /// the devices' stamps, and a reference placed later than its echo is not cancelled at all.
+    /// Measured in the simulated room (`VoiceProcessorRoomTests.testEchoIsCancelledWithTheReferenceOffItsStamps`):
+    /// APM's AEC alone cancels (41 dB) with the reference up to 40 ms earlier than it is told
+    /// or 4 ms later, and fails from 6 ms later on (21 dB; 13 dB at 24 ms); speexdsp's canceller
+    /// cancels with it up to 32 ms early (19–26 dB) and not at all 4 ms late (0.6 dB). Both
+    /// took it at that edge before: in the emulator a reference 6 ms late left 9 dB (stop 59's CI).
+    /// The cost: an echo path that jumps 100 ms later is followed in 1.4 s, not 1.0 s
+    /// (`VoiceProcessorRoomTests.testEchoPathJumpReconverges`).
+    static var referenceMarginMilliseconds: Int { 8 }
+}

@@ -82,7 +82,7 @@ public struct VoiceProcessingOptions: Sendable, Hashable {
     /// (instruction-timed in the test rig at 16 kHz: speexdsp's 250 ms filter took 0.6 ms per
     /// 10 ms, the AEC's extended filter half of its 0.7 ms), the same echo removed where the
     /// delay is known, but an echo path that moves by 100 ms is not followed again (in the
-    /// simulated room, not within the 6 s measured; the default: within 1 s), and in a room that rings longer than the filter the AEC's
+    /// simulated room, not within the 6 s measured; the default: within 1.5 s), and in a room that rings longer than the filter the AEC's
     /// suppressor takes more of the near-end talker while both talk (0.84 correlation with the
     /// clean near end in the simulated room of the DocC article "Audio and the driver",
     /// against 0.93). With `.speexDSP` its filter is the only canceller, at least one 10 ms

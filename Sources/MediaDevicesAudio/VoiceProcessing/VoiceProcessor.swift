@@ -129,6 +129,12 @@ public final class VoiceProcessor: @unchecked Sendable {
     /// Times the captured frames jumped from where the ones before ended (an overrun: frames the
     /// capture thread lost by falling behind; a device restarted or switched): re-aligned at once.
     public var captureJumps: Int { line.captureJumps }
+    /// Diagnostics, capture thread (or after it stopped): how far each side's last stamp lay
+    /// from where the reference line placed it, in milliseconds.
+    package var lastStampDeviations: (render: Double, capture: Double) {
+        let (render, capture) = line.lastDeviations
+        return (render * 1000 / Double(format.sampleRate), capture * 1000 / Double(format.sampleRate))
+    }
     /// Capture blocks processed with nothing played at their time: the render side stopped, has
     /// not started, or switched and not yet played, so the echo canceller had no reference and
     /// passed the block on (paused; noise suppression and gain went on). Rising while the

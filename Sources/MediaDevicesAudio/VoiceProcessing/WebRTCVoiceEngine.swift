@@ -44,7 +44,7 @@ final class WebRTCVoiceEngine: VoiceEngine {
     init(format: AudioFormat, options: VoiceProcessingOptions) throws(MediaDevicesError) {
         var error: Int32 = 0
         // The extended filter (128 ms) with the linear stage: it follows an echo path change by
-        // up to 100 ms within 1 s, where the normal one (48 ms) took 6.7 s. Without the linear
+        // up to 100 ms within 1.5 s, where the normal one (48 ms) took 6.7 s. Without the linear
         // stage, the normal filter, as the sound servers' modules run it: half the AEC's CPU.
         let linearStage = options.echoTail > .zero
         guard let apm = capm_create(Int32(format.sampleRate), Int32(format.channels), linearStage ? 1 : 0, options.findsDelay ? 1 : 0, &error) else {
@@ -60,8 +60,8 @@ final class WebRTCVoiceEngine: VoiceEngine {
         // The gain holds for the echo tail after the far end: the linear stage's, or APM's own filter's.
         let (seconds, attoseconds) = max(options.echoTail, Self.apmFilterLength).components
         tailBlocks = Self.leadBlocks + Int((Double(seconds) + Double(attoseconds) / 1e18) * 100) + 1
-        pastReferences = .allocate(capacity: Self.leadBlocks * blockSamples)
-        pastReferences.initialize(repeating: 0, count: Self.leadBlocks * blockSamples)
+        pastReferences = .allocate(capacity: Self.linearLagBlocks * blockSamples)
+        pastReferences.initialize(repeating: 0, count: Self.linearLagBlocks * blockSamples)
     }
 
     deinit {
@@ -87,25 +87,33 @@ final class WebRTCVoiceEngine: VoiceEngine {
         self.gain?.configure(denoise: false, gain: gainOn, targetLevelDBFS: options.targetLevelDBFS, maximumGainDB: options.maximumGainDB, echo: nil)
     }
 
-    /// The delay APM is told: each reference block is handed this much before the captured
-    /// block holding its echo, as a device's would be (APM was measured with delays of
-    /// 40-250 ms; 0 would be outside that).
+    /// Each reference block is handed this much before the captured block holding its echo
+    /// (so the devices' delays together must be at least this long).
     var referenceLeadFrames: Int { sampleRate * Self.leadMilliseconds / 1000 }
     private static let leadMilliseconds = 40
+    /// The delay APM is told: less than the lead by the margin (`referenceMarginMilliseconds`)
+    /// by which the line may place the reference late without leaving APM's filter (APM was
+    /// measured with delays of 40-250 ms and cancels with the reference up to 40 ms earlier
+    /// than it is told: here 16 ms, the line's tolerance either way).
+    private static let apmDelayMilliseconds = leadMilliseconds - referenceMarginMilliseconds
     /// How much echo APM's AEC models at most (its extended filter).
     private static let apmFilterLength = Duration.milliseconds(128)
+    /// Blocks from the handing of a reference to the captured block holding its echo.
     private static let leadBlocks = leadMilliseconds / 10
+    /// The linear stage takes the block handed this many blocks before: heard at least the
+    /// margin after the captured block (its filter's first milliseconds model the margin).
+    private static let linearLagBlocks = (leadMilliseconds - referenceMarginMilliseconds) / 10
     /// Built on webrtc-audio-processing 1.x (Debian 13), whose canceller is AEC3, not 0.3's AEC.
     private static let isAEC3 = capm_api_major() >= 1
 
     func processCapture(_ block: UnsafeMutablePointer<Int16>, reference: UnsafePointer<Int16>) {
-        // The block handed `leadBlocks` ago is the one heard now: the linear stage's reference.
+        // The block handed `linearLagBlocks` ago is heard the margin (or more) from now: the linear stage's reference.
         let heard = pastReferences + pastIndex * blockSamples
         if echoOn { linear?.cancel(block, reference: heard) }
         heard.update(from: reference, count: blockSamples)
-        pastIndex = (pastIndex + 1) % Self.leadBlocks
+        pastIndex = (pastIndex + 1) % Self.linearLagBlocks
         _ = capm_process_render(apm, reference)
-        _ = capm_process_capture(apm, block, Int32(Self.leadMilliseconds))
+        _ = capm_process_capture(apm, block, Int32(Self.apmDelayMilliseconds))
         if gainOn, let gain {
             // With the canceller on, the gain holds while the far end may be heard (its block or
             // the tail after it): raised then, it raised what echo is left; while both talk, it
