@@ -69,6 +69,9 @@ let package = Package(
     ],
     targets: [
         // Layer 1: C shims. Only what Swift cannot import (function-like macros, variadic ioctl).
+        // The generic ioctl wrapper and eventfd, for every capability (the C library's headers only).
+        .target(name: "CLinuxSystem", path: "CShims/CLinuxSystem"),
+        // The V4L2 uapi (request codes, fourccs, the requests whose structs Swift cannot read).
         .target(name: "CV4L2", path: "CShims/CV4L2"),
         .systemLibrary(name: "CDRM", path: "CShims/CDRM", pkgConfig: "libdrm",
                        providers: [.apt(["libdrm-dev"])]),
@@ -115,13 +118,12 @@ let package = Package(
                 // 0.3's library comes with its pkg-config module's flags; 1.x has none (above).
                 linkerSettings: webRTCAPM1 ? [.linkedLibrary("webrtc-audio-processing-1")] : []),
         // Layers 2-4, split by capability. What every capability shares: errors, time, discovery
-        // results, threads and waits (no library beyond the kernel's uapi headers).
+        // results, threads and waits (no library beyond the C library's headers).
         .target(
             name: "MediaDevicesCore",
             dependencies: [
-                "CV4L2",
+                "CLinuxSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Audio devices: ALSA, PulseAudio, resampling, voice processing.
@@ -139,11 +141,10 @@ let package = Package(
             name: "MediaDevicesVideo",
             dependencies: [
                 "MediaDevicesCore",
-                "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM",
+                "CLinuxSystem", "CV4L2", "CYUV", "CTurboJPEG", "CV4LConvert", "CPNG", "CUdev", "CDRM",
                 .target(name: "CXCB", condition: .when(traits: ["X11"])),
                 .target(name: "CSDBus", condition: .when(traits: ["PipeWire"])),
                 .target(name: "CPipeWire", condition: .when(traits: ["PipeWire"])),
-                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -200,9 +201,9 @@ let package = Package(
                                                     .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         // Tier 1: pure unit tests, run on the host.
         .testTarget(name: "MediaDevicesTests",
-                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CALSA", "CPulse", "CUdev", "CTurboJPEG", "CXCB", "CPNG", "CPipeWire", "TestSupport", "USBDevices",
+                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CPulse", "CTurboJPEG", "CXCB", "CPNG", "CPipeWire", "TestSupport", "USBDevices",
                                    .product(name: "Logging", package: "swift-log")]),
         // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
-        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer", "USBDevices", "CDRM", "CTurboJPEG"]),
+        .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer", "USBDevices", "CDRM"]),
     ]
 )

@@ -4,10 +4,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-int cv4l2_ioctl(int fd, unsigned long request, void *argument) {
-    return ioctl(fd, request, argument);
-}
-
 int cv4l2_ext_controls(int fd, unsigned long request, uint32_t which, uint32_t count, const uint32_t *ids,
                        int64_t *values, void *const *payloads, const uint32_t *payload_sizes, uint32_t *error_index) {
     struct v4l2_ext_control *controls = calloc(count ? count : 1, sizeof *controls);

@@ -1,7 +1,8 @@
 // CV4L2: what Swift cannot import from the kernel's V4L2 uapi header.
 // Function-like macros (VIDIOC_* request codes, v4l2_fourcc pixel formats) become typed
-// constants; the variadic ioctl(2) becomes a typed, non-variadic function. Every symbol is
-// prefixed `cv4l2_`. Structs and plain #define constants are imported by Swift directly.
+// constants; the requests whose structs Swift cannot read become typed functions. Every symbol
+// is prefixed `cv4l2_`. Structs and plain #define constants are imported by Swift directly.
+// The generic ioctl(2) wrapper and eventfd are CLinuxSystem's.
 #ifndef CV4L2_H
 #define CV4L2_H
 
@@ -9,10 +10,6 @@
 #include <linux/videodev2.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/eventfd.h> /* the capture thread's wake-up event */
-
-/// ioctl(2) with a pointer argument. Returns -1 and sets errno on failure.
-int cv4l2_ioctl(int fd, unsigned long request, void *argument);
 
 // MARK: ioctl request codes
 static const unsigned long cv4l2_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;

@@ -1,4 +1,4 @@
-import CV4L2
+import CLinuxSystem
 import Glibc
 import Synchronization
 import SystemPackage
@@ -63,7 +63,7 @@ package final class DeviceFile: Sendable {
             let fd = rawValue
             if fd < 0 { return EBADF }
             let result = withUnsafeMutablePointer(to: &argument) {
-                cv4l2_ioctl(fd, request, UnsafeMutableRawPointer($0))
+                clinuxsystem_ioctl(fd, request, UnsafeMutableRawPointer($0))
             }
             if result >= 0 { return 0 }
             if Glibc.errno != EINTR { return Glibc.errno }

@@ -1,4 +1,4 @@
-import CV4L2
+import CLinuxSystem
 import Glibc
 
 /// An `eventfd` a capture thread polls beside its device, so that another thread can wake it

@@ -1,4 +1,5 @@
 import MediaDevicesCore
+import CLinuxSystem
 import CV4L2
 import Glibc
 
@@ -39,7 +40,7 @@ enum DMABufSync {
     /// The ioctl, retried on `EINTR`; returns 0 or the errno.
     private static func sync(_ descriptor: Int32, _ flags: Int32) -> Int32 {
         var request = dma_buf_sync(flags: UInt64(flags))
-        while cv4l2_ioctl(descriptor, cv4l2_DMA_BUF_IOCTL_SYNC, &request) < 0 {
+        while clinuxsystem_ioctl(descriptor, cv4l2_DMA_BUF_IOCTL_SYNC, &request) < 0 {
             if errno == EINTR { continue }
             return errno
         }
