@@ -185,6 +185,7 @@ struct SideContinuity {
     mutating func place(_ time: Double, frames: Int, afterGap: Bool) -> (time: Double, jumped: Bool) {
         if afterGap, let end {
             pendingFrames = 0
+            lastDeviation = 0
             self.end = time + Double(frames)
             return (time, abs(time - end) > tolerance)
         }

@@ -86,7 +86,8 @@ public struct VoiceProcessingOptions: Sendable, Hashable {
     /// suppressor takes more of the near-end talker while both talk (0.84 correlation with the
     /// clean near end in the simulated room of the DocC article "Audio and the driver",
     /// against 0.93). With `.speexDSP` its filter is the only canceller, at least one 10 ms
-    /// block long.
+    /// block long. The first 8 ms (`.speexDSP`) or 10 ms (`.webRTC`) of the filter model the
+    /// margin by which the reference is taken early, not echo.
     public var echoTail: Duration
 
     /// Creates options; the defaults are those of a call.

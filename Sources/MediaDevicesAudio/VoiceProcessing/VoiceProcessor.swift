@@ -156,7 +156,8 @@ public final class VoiceProcessor: @unchecked Sendable {
     /// Capture thread: processes `frames` captured frames at `samples` (in `format`) in place;
     /// they come out `latency` late. `delay` is the time from the `processRender` of a played
     /// frame to the `processCapture` of the capture holding its echo: the render device's
-    /// delay plus the capture device's.
+    /// delay plus the capture device's; at least 40 ms with `.webRTC` and 8 ms with `.speexDSP`
+    /// (the reference is taken that far ahead of its echo, and is not there yet with less).
     public func processCapture(_ samples: UnsafeMutableRawPointer, frames: Int, delay: Duration) {
         let (seconds, attoseconds) = delay.components
         let delayFrames = (max(0, Double(seconds) + Double(attoseconds) / 1e18) * Double(format.sampleRate)).rounded()

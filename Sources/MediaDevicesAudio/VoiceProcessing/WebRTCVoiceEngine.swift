@@ -30,7 +30,7 @@ final class WebRTCVoiceEngine: VoiceEngine {
     private var gainOn = false
     /// The linear stage of the canceller (nil when `echoTail` is zero: APM's AEC alone), and
     /// the reference blocks it waits for: each block is handed `referenceLeadFrames` before it
-    /// is heard, the linear stage takes it when heard.
+    /// is heard, the linear stage takes it `linearLagBlocks` later, 10 ms before it is heard.
     private let linear: SpeexEchoCanceller?
     private let pastReferences: UnsafeMutablePointer<Int16>
     private let blockSamples: Int
@@ -94,7 +94,7 @@ final class WebRTCVoiceEngine: VoiceEngine {
     /// The delay APM is told: less than the lead by the margin (`referenceMarginMilliseconds`)
     /// by which the line may place the reference late without leaving APM's filter (APM was
     /// measured with delays of 40-250 ms and cancels with the reference up to 40 ms earlier
-    /// than it is told: here 16 ms, the line's tolerance either way).
+    /// than it is told: here 8 ms earlier, 2-14 ms within the line's tolerance of 6 ms).
     private static let apmDelayMilliseconds = leadMilliseconds - referenceMarginMilliseconds
     /// How much echo APM's AEC models at most (its extended filter).
     private static let apmFilterLength = Duration.milliseconds(128)
@@ -102,7 +102,7 @@ final class WebRTCVoiceEngine: VoiceEngine {
     private static let leadBlocks = leadMilliseconds / 10
     /// The linear stage takes the block handed this many blocks before: heard at least the
     /// margin after the captured block (its filter's first milliseconds model the margin).
-    private static let linearLagBlocks = (leadMilliseconds - referenceMarginMilliseconds) / 10
+    private static let linearLagBlocks = max(1, (leadMilliseconds - referenceMarginMilliseconds) / 10)
     /// Built on webrtc-audio-processing 1.x (Debian 13), whose canceller is AEC3, not 0.3's AEC.
     private static let isAEC3 = capm_api_major() >= 1
 
