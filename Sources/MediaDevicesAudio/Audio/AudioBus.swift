@@ -2,16 +2,18 @@ import MediaDevicesCore
 import Dispatch
 import Synchronization
 
-/// The audio bus between an `AudioDriver` and the application, as `OTAudioBus` is between an
-/// `OTAudioDevice` and the SDK: the capture side writes what it records with `writeCaptureData`,
-/// the render side reads what to play with `readRenderData`. The application takes captured
-/// samples with `readCaptureData` and supplies samples to play with `writeRenderData`.
+/// The audio bus between an ``AudioDriver`` and the application, as `OTAudioBus` is between an
+/// `OTAudioDevice` and the SDK: the capture side writes what it records with
+/// ``writeCaptureData(_:)-(UnsafeBufferPointer<Int16>)``, the render side reads what to play with
+/// ``readRenderData(into:)-(UnsafeMutableBufferPointer<Int16>)``. The application takes captured
+/// samples with ``readCaptureData(into:)-(UnsafeMutableBufferPointer<Int16>)`` and supplies samples
+/// to play with ``writeRenderData(_:)-(UnsafeBufferPointer<Int16>)``.
 ///
 /// Each direction is a lock-free single-producer / single-consumer `AudioRingBuffer` holding
 /// samples in the stream's format; Int16 and Float variants convert on the way in or out. No
 /// method allocates, locks or logs, so both ends may be real-time threads. Each direction has
 /// one writer and one reader at a time. An application thread may block in
-/// `waitForCaptureData(samples:timeout:)` until the capture side delivers (woken once per
+/// ``waitForCaptureData(samples:timeout:)`` until the capture side delivers (woken once per
 /// delivered period, not polling).
 public final class AudioBus: Sendable {
     /// Captured samples: written by the capture side, read by the application.
@@ -45,7 +47,7 @@ public final class AudioBus: Sendable {
     /// Sets the format of the capture direction (the driver does when its capture side
     /// initializes; a custom driver or a test sets it itself). Not while the direction is in use.
     public func setCaptureFormat(_ format: AudioFormat) { captureFormatCode.store(Self.encode(format), ordering: .releasing) }
-    /// Sets the format of the render direction; see `setCaptureFormat(_:)`.
+    /// Sets the format of the render direction; see ``setCaptureFormat(_:)``.
     public func setRenderFormat(_ format: AudioFormat) { renderFormatCode.store(Self.encode(format), ordering: .releasing) }
 
     /// Captured samples the application has not taken yet.
@@ -74,14 +76,15 @@ public final class AudioBus: Sendable {
     // MARK: Device side (the audio threads; custom drivers may call these too)
 
     /// Capture side: stores captured interleaved samples; returns how many fit (the rest are
-    /// dropped and counted in `droppedCaptureSamples`).
+    /// dropped and counted in ``droppedCaptureSamples``).
     @discardableResult
     public func writeCaptureData(_ samples: UnsafeBufferPointer<Int16>) -> Int {
         defer { wakeCaptureWaiter() }
         return write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .s16LE, count: samples.count, counting: true)
     }
 
-    /// Capture side: stores captured interleaved float samples; see `writeCaptureData(_:)`.
+    /// Capture side: stores captured interleaved float samples; see
+    /// ``writeCaptureData(_:)-(UnsafeBufferPointer<Int16>)``.
     @discardableResult
     public func writeCaptureData(_ samples: UnsafeBufferPointer<Float>) -> Int {
         defer { wakeCaptureWaiter() }
@@ -89,13 +92,14 @@ public final class AudioBus: Sendable {
     }
 
     /// Render side: takes up to `buffer.count` samples to play; returns how many it got (a short
-    /// count is counted in `missingRenderSamples`).
+    /// count is counted in ``missingRenderSamples``).
     @discardableResult
     public func readRenderData(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
         read(renderRing, format: renderFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .s16LE, count: buffer.count, counting: true)
     }
 
-    /// Render side: takes up to `buffer.count` float samples to play; see `readRenderData(into:)`.
+    /// Render side: takes up to `buffer.count` float samples to play; see
+    /// ``readRenderData(into:)-(UnsafeMutableBufferPointer<Int16>)``.
     @discardableResult
     public func readRenderData(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
         read(renderRing, format: renderFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .floatLE, count: buffer.count, counting: true)
@@ -195,7 +199,7 @@ public final class AudioBus: Sendable {
     /// thread sleeps until the capture side writes (it wakes once per delivered period, where a
     /// polling loop would wake on its own schedule), so a reading thread costs one wake-up per
     /// period. One thread at a time, the capture direction's reader; not from async code (it
-    /// blocks the thread: use `AudioDriver.capturedChunks(frames:)` there).
+    /// blocks the thread: use ``AudioDriver/capturedChunks(frames:)`` there).
     ///
     /// ```swift
     /// while driver.isCapturing {

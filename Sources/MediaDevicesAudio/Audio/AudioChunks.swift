@@ -1,5 +1,5 @@
 import MediaDevicesCore
-/// One block of captured audio from `AudioDriver.capturedChunks(frames:)`: interleaved float
+/// One block of captured audio from ``AudioDriver/capturedChunks(frames:)``: interleaved float
 /// samples (−1…1) at the capture format's rate and channels, with its level.
 public struct AudioChunk: Sendable {
     /// The capture format (the samples here are floats, whatever the device's sample format).
@@ -17,8 +17,9 @@ public struct AudioChunk: Sendable {
 
 /// The captured audio as an asynchronous sequence of fixed-size chunks (the 10 ms blocks call
 /// SDKs work in, by default), beside the bus: it reads the bus's capture direction, so use
-/// either this or `readCaptureData`, not both. It ends when the capture side stops, after the
-/// samples already captured, and throws the side's error when the run failed.
+/// either this or ``AudioBus/readCaptureData(into:)-(UnsafeMutableBufferPointer<Float>)``, not
+/// both. It ends when the capture side stops, after the samples already captured, and throws the
+/// side's error when the run failed.
 ///
 /// The sequence looks at the bus every half chunk (it does not wake the audio thread or make it
 /// signal anyone: the audio thread stays allocation-free), so a chunk arrives at most half a
@@ -59,7 +60,7 @@ public struct AudioChunks: AsyncSequence, Sendable {
 
         /// The next chunk; `nil` once the side stopped and the bus is drained (a last chunk may
         /// be short); throws the side's failure. This is what `for try await` calls, so a
-        /// `catch` after the loop gets a `MediaDevicesError`.
+        /// `catch` after the loop gets a ``/MediaDevicesCore/MediaDevicesError``.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaDevicesError) -> AudioChunk? {
             guard let format = bus.captureFormat else { return nil }
             let wanted = framesPerChunk * format.channels
@@ -80,7 +81,7 @@ public struct AudioChunks: AsyncSequence, Sendable {
             }
         }
 
-        /// The next chunk, as `next(isolation:)`.
+        /// The next chunk, as ``next(isolation:)``.
         public mutating func next() async throws(MediaDevicesError) -> AudioChunk? { try await next(isolation: nil) }
 
         private mutating func take(_ count: Int, format: AudioFormat) -> AudioChunk {
@@ -102,7 +103,8 @@ public struct AudioChunks: AsyncSequence, Sendable {
 
 extension AudioDriver {
     /// The captured audio as chunks of `frames` frames (default: 10 ms at the capture rate).
-    /// Make it after `initializeCapture` and iterate it while capturing; see `AudioChunks`.
+    /// Make it after ``initializeCapture(device:format:options:)-igqs`` and iterate it while
+    /// capturing; see ``AudioChunks``.
     public func capturedChunks(frames: Int? = nil) -> AudioChunks {
         let rate = captureFormat?.sampleRate ?? 48000
         return AudioChunks(side: capture, bus: bus, framesPerChunk: max(1, frames ?? rate / 100))

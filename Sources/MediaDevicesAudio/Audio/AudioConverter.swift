@@ -1,9 +1,9 @@
 import MediaDevicesCore
-/// Converts interleaved audio from one `AudioFormat` to another on an audio thread: sample
-/// format to float, channel mix (`ChannelMixer`), rate conversion (`AudioResampler`), float to
+/// Converts interleaved audio from one ``AudioFormat`` to another on an audio thread: sample
+/// format to float, channel mix (``ChannelMixer``), rate conversion (``AudioResampler``), float to
 /// the output sample format. Channels are reduced before the resampler and added after it, so
-/// it runs on the smaller count. Every buffer is allocated when it is created; `convert` and
-/// `pull` allocate nothing. One thread at a time.
+/// it runs on the smaller count. Every buffer is allocated when it is created;
+/// ``convert(_:frames:sink:)`` and ``pull(into:frames:source:)`` allocate nothing. One thread at a time.
 public final class AudioConverter {
     /// The format taken in.
     public let input: AudioFormat
@@ -58,14 +58,15 @@ public final class AudioConverter {
     /// The converter's own delay in output frames (the resampler's).
     public var delayFrames: Double { resampler?.delayFrames ?? 0 }
 
-    /// Forgets the signal and any frames `pull` held (a new run starts). Not on an audio thread.
+    /// Forgets the signal and any frames ``pull(into:frames:source:)`` held (a new run starts). Not
+    /// on an audio thread.
     public func reset() throws(MediaDevicesError) {
         try resampler?.reset()
         pendingFrames = 0
     }
 
     /// Push: converts `frames` frames at `source` and hands the result to `sink(bytes, frames)`,
-    /// in steps of at most `chunkFrames` input frames (the sink may be called several times, or
+    /// in steps of at most ``chunkFrames`` input frames (the sink may be called several times, or
     /// not at all while the resampler fills its filter).
     public func convert(_ source: UnsafeRawPointer, frames: Int, sink: (UnsafeRawPointer, Int) -> Void) {
         var done = 0

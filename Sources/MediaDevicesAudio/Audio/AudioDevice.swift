@@ -51,10 +51,11 @@ public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Every device of both backends (ALSA PCMs, then Pulse sinks and sources when a server
-    /// answers; `inputs` and `outputs` of the result split them), plus why a backend
-    /// contributed nothing (no sound card, no Pulse server). Pulse gets `pulseTimeout` to
-    /// answer; cancelling the calling task ends the wait at once (the result then lists the
-    /// ALSA devices and a `.cancelled` problem).
+    /// answers; ``MediaDevicesCore/DeviceDiscovery/inputs`` and
+    /// ``MediaDevicesCore/DeviceDiscovery/outputs`` of the result split them), plus why a backend
+    /// contributed nothing (no sound card, no Pulse server). Pulse gets `pulseTimeout` to answer;
+    /// cancelling the calling task ends the wait at once (the result then lists the ALSA devices
+    /// and a ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` problem).
     public static func discover(pulseTimeout: Duration = .seconds(2)) async -> DeviceDiscovery<AudioDevice> {
         await discovering("audio devices") { scan(pulseTimeout: pulseTimeout) }
     }

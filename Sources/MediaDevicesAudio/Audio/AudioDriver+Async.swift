@@ -7,9 +7,10 @@ import MediaDevicesCore
 // at ioctl speed either way.
 
 extension AudioDriverSide {
-    /// `initialize(device:format:options:)`, cancellable while it waits for a sound server
+    /// ``initialize(device:format:options:)-71hnd``, cancellable while it waits for a sound server
     /// (up to `options.serverTimeout`).
-    /// - Throws: what the synchronous form throws; `.cancelled` when the task was cancelled.
+    /// - Throws: what the synchronous form throws;
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when the task was cancelled.
     public func initialize(device: AudioDevice, format: AudioFormat,
                            options: AudioStreamOptions = AudioStreamOptions()) async throws(MediaDevicesError) {
         try await runBlocking(name: "md-audio-open", device: device.uniqueID, operation: "initialize") {
@@ -17,9 +18,10 @@ extension AudioDriverSide {
         }
     }
 
-    /// `switchDevice(to:options:)`, cancellable while it waits for a sound server.
-    /// - Throws: what the synchronous form throws; `.cancelled` when the task was cancelled
-    ///   (the side stays on its device).
+    /// ``switchDevice(to:options:)-iqo``, cancellable while it waits for a sound server.
+    /// - Throws: what the synchronous form throws;
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when the task was cancelled (the
+    ///   side stays on its device).
     @discardableResult
     public func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) async throws(MediaDevicesError) -> AudioDeviceSwitch {
         try await runBlocking(name: "md-audio-switch", device: device.uniqueID, operation: "switchDevice") {
@@ -29,16 +31,18 @@ extension AudioDriverSide {
 }
 
 extension AudioDriver {
-    /// `initializeCapture(device:format:options:)`, cancellable while it waits for a sound server.
-    /// - Throws: what the synchronous form throws; `.cancelled` when the task was cancelled.
+    /// ``initializeCapture(device:format:options:)-igqs``, cancellable while it waits for a sound server.
+    /// - Throws: what the synchronous form throws;
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when the task was cancelled.
     public func initializeCapture(device: AudioDevice, format: AudioFormat,
                                   options: AudioStreamOptions = AudioStreamOptions()) async throws(MediaDevicesError) {
         try await capture.initialize(device: device, format: format, options: options)
     }
 
-    /// `initializeCapture(device:format:options:voiceProcessing:)`, cancellable while it waits
+    /// ``initializeCapture(device:format:options:voiceProcessing:)-7zg9l``, cancellable while it waits
     /// for a sound server.
-    /// - Throws: what the synchronous form throws; `.cancelled` when the task was cancelled.
+    /// - Throws: what the synchronous form throws;
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when the task was cancelled.
     public func initializeCapture(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions(),
                                   voiceProcessing: VoiceProcessingOptions?) async throws(MediaDevicesError) {
         try await runBlocking(name: "md-audio-open", device: device.uniqueID, operation: "initializeCapture") {
@@ -46,9 +50,10 @@ extension AudioDriver {
         }
     }
 
-    /// `initializeRendering(device:format:options:)`, cancellable while it waits for a sound
+    /// ``initializeRendering(device:format:options:)-5yhyg``, cancellable while it waits for a sound
     /// server.
-    /// - Throws: what the synchronous form throws; `.cancelled` when the task was cancelled.
+    /// - Throws: what the synchronous form throws;
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when the task was cancelled.
     public func initializeRendering(device: AudioDevice, format: AudioFormat,
                                     options: AudioStreamOptions = AudioStreamOptions()) async throws(MediaDevicesError) {
         try await runBlocking(name: "md-audio-open", device: device.uniqueID, operation: "initializeRendering") {
@@ -56,15 +61,17 @@ extension AudioDriver {
         }
     }
 
-    /// `switchCaptureDevice(to:options:)`, cancellable while it waits for a sound server.
-    /// - Throws: what the synchronous form throws; `.cancelled` when the task was cancelled.
+    /// ``switchCaptureDevice(to:options:)-9125``, cancellable while it waits for a sound server.
+    /// - Throws: what the synchronous form throws;
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when the task was cancelled.
     @discardableResult
     public func switchCaptureDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) async throws(MediaDevicesError) -> AudioDeviceSwitch {
         try await capture.switchDevice(to: device, options: options)
     }
 
-    /// `switchRenderDevice(to:options:)`, cancellable while it waits for a sound server.
-    /// - Throws: what the synchronous form throws; `.cancelled` when the task was cancelled.
+    /// ``switchRenderDevice(to:options:)-1mlc9``, cancellable while it waits for a sound server.
+    /// - Throws: what the synchronous form throws;
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when the task was cancelled.
     @discardableResult
     public func switchRenderDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) async throws(MediaDevicesError) -> AudioDeviceSwitch {
         try await render.switchDevice(to: device, options: options)

@@ -12,10 +12,11 @@ import MediaDevicesCore
 /// re-alignments. While the render side is stopped the canceller gets no
 /// reference and passes the capture on (noise and gain go on).
 extension AudioDriver {
-    /// Opens the input (see `AudioDriverSide.initialize`) and turns voice processing on at
-    /// `format` with `voiceProcessing` (nil: off). Throws `.unsupportedFormat` naming the
-    /// formats voice processing takes (`VoiceProcessor.sampleRates`, mono or stereo, S16_LE or
-    /// FLOAT_LE; the driver converts the device's format to the one asked for).
+    /// Opens the input (see ``AudioDriverSide/initialize(device:format:options:)-71hnd``) and turns
+    /// voice processing on at `format` with `voiceProcessing` (nil: off). Throws
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` naming the formats voice
+    /// processing takes (``VoiceProcessor/sampleRates``, mono or stereo, S16_LE or FLOAT_LE; the
+    /// driver converts the device's format to the one asked for).
     public func initializeCapture(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions(),
                                   voiceProcessing: VoiceProcessingOptions?) throws(MediaDevicesError) {
         if let voiceProcessing { try VoiceProcessor.check(format, options: voiceProcessing) }
@@ -42,9 +43,9 @@ extension AudioDriver {
         bus.voice.install(try VoiceSession(processor: processor, renderFormat: render.format))
     }
 
-    /// The voice processor that runs (nil: none): its `processing` switches parts while
-    /// running, its `latency` is what it adds to `estimatedCaptureDelay`, its `echoMetrics`
-    /// what the canceller measured.
+    /// The voice processor that runs (nil: none): its ``VoiceProcessor/processing`` switches parts while
+    /// running, its ``VoiceProcessor/latency`` is what it adds to ``estimatedCaptureDelay``, its
+    /// ``VoiceProcessor/echoMetrics`` what the canceller measured.
     public var voiceProcessor: VoiceProcessor? { bus.voice.session?.processor }
 
     /// After the render side initialized at another format: the running processor takes its

@@ -2,7 +2,7 @@ import Logging
 import MediaDevicesCore
 import Synchronization
 
-/// One side of an `AudioDriver`: capture (device → bus) or render (bus → device). Each side is
+/// One side of an ``AudioDriver``: capture (device → bus) or render (bus → device). Each side is
 /// initialized (the device opened and configured), started (its own audio thread runs), and
 /// stopped independently, as `OTAudioDevice`'s capture and rendering halves are.
 public final class AudioDriverSide: Sendable {
@@ -22,7 +22,8 @@ public final class AudioDriverSide: Sendable {
         var onFallback: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)?
     }
 
-    /// `.input` for the capture side, `.output` for the render side.
+    /// ``AudioDevice/Direction/input`` for the capture side, ``AudioDevice/Direction/output`` for
+    /// the render side.
     public let direction: AudioDevice.Direction
     private let bus: AudioBus
     private let state = Mutex(State())
@@ -54,8 +55,8 @@ public final class AudioDriverSide: Sendable {
 
     /// Opens `device` and configures it for `format`, which the application then reads or writes
     /// through the bus. A device that does not take `format` exactly runs at the nearest format
-    /// it takes (`deviceFormat`) and the audio thread converts (rate, channels, sample format;
-    /// see `AudioConverter`), unless `options.convertsFormat` is false: then the bus carries
+    /// it takes (``deviceFormat``) and the audio thread converts (rate, channels, sample format;
+    /// see ``AudioConverter``), unless `options.convertsFormat` is false: then the bus carries
     /// the device's format, the rate adjusted to the nearest. PulseAudio takes any format (the
     /// server converts). Replaces an earlier initialization.
     public func initialize(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
@@ -119,55 +120,60 @@ public final class AudioDriverSide: Sendable {
 
     /// Whether a device is open and configured.
     public var isInitialized: Bool { state.withLock { $0.stream != nil } }
-    /// Whether the audio thread is running (false again once it ended on its own; see `endError`).
+    /// Whether the audio thread is running (false again once it ended on its own; see ``endError``).
     public var isStarted: Bool { running.load(ordering: .acquiring) }
     /// The device this side opened.
     public var device: AudioDevice? { state.withLock { $0.device } }
     /// The format the application reads (capture) or writes (render) through the bus: the one
-    /// `initialize` asked for (nil before `initialize`). See `deviceFormat` for the device's.
+    /// ``initialize(device:format:options:)-71hnd`` asked for (nil before
+    /// ``initialize(device:format:options:)-71hnd``). See ``deviceFormat`` for the device's.
     public var format: AudioFormat? { state.withLock { $0.port?.busFormat } }
-    /// The format the device runs at: `format` when the device takes it, else the nearest it
-    /// takes, converted from or to `format` on the audio thread (nil before `initialize`).
+    /// The format the device runs at: ``format`` when the device takes it, else the nearest it
+    /// takes, converted from or to ``format`` on the audio thread (nil before
+    /// ``initialize(device:format:options:)-71hnd``).
     public var deviceFormat: AudioFormat? { state.withLock { $0.stream?.format } }
-    /// Whether the audio thread converts between `deviceFormat` and `format`.
+    /// Whether the audio thread converts between ``deviceFormat`` and ``format``.
     public var isConverting: Bool { state.withLock { $0.port?.converter != nil } }
-    /// The period the device chose, in device frames (at `deviceFormat`'s rate).
+    /// The period the device chose, in device frames (at ``deviceFormat``'s rate).
     public var periodFrames: Int? { state.withLock { $0.stream?.periodFrames } }
     /// The device buffer the device chose, in device frames.
     public var bufferFrames: Int? { state.withLock { $0.stream?.bufferFrames } }
-    /// Why the last run ended on its own (`.disconnected` when the device or server went away);
-    /// nil while running or after `stop()`.
+    /// Why the last run ended on its own (``/MediaDevicesCore/MediaDevicesError/Code/disconnected``
+    /// when the device or server went away); nil while running or after ``stop()``.
     public var endError: MediaDevicesError? { lastFailure.withLock { $0 } }
 
     /// Called on the audio thread once a run has ended, with the failure that ended it (nil for
-    /// `stop()`). It may read this side (`device`, `estimatedDelay`, `statistics`) while another
-    /// thread starts it again; `start()` and `switchDevice` called from it throw `.invalidState`
-    /// (start again from another thread or task). Takes effect at the next `start()`.
+    /// ``stop()``). It may read this side (``device``, ``estimatedDelay``, ``statistics``) while another
+    /// thread starts it again; ``start()`` and ``switchDevice(to:options:)-iqo`` called from it
+    /// throw ``/MediaDevicesCore/MediaDevicesError/Code/invalidState`` (start again from another
+    /// thread or task). Takes effect at the next ``start()``.
     public var onStop: (@Sendable (MediaDevicesError?) -> Void)? {
         get { state.withLock { $0.onStop } }
         set { state.withLock { $0.onStop = newValue } }
     }
 
     /// Where the side goes when its device is lost mid-run (a USB microphone unplugged, a Pulse
-    /// sink removed): instead of ending with `.disconnected`, the audio thread opens this device
-    /// for the bus's format (converting if it takes another) and runs on, and `onFallback` says so. If it cannot be opened (or
-    /// is the device that was lost), the run ends as it would have. Nil (the default): no fallback.
-    /// Read when the loss happens; pick it with `AudioDevice.enumerate()`, e.g. the default input.
+    /// sink removed): instead of ending with
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/disconnected``, the audio thread opens this
+    /// device for the bus's format (converting if it takes another) and runs on, and ``onFallback``
+    /// says so. If it cannot be opened (or is the device that was lost), the run ends as it would
+    /// have. Nil (the default): no fallback. Read when the loss happens; pick it with
+    /// ``AudioDevice/discover(pulseTimeout:)``, e.g. the default input.
     public var fallbackDevice: AudioDevice? {
         get { state.withLock { $0.fallback } }
         set { state.withLock { $0.fallback = newValue } }
     }
 
-    /// Called on the audio thread once the side fell back to `fallbackDevice`, with what moved
-    /// (`gap` nil: it is told before the new device runs) and the error that lost the old
-    /// device. `onStop` is not called for it. Takes effect at the next `start()`.
+    /// Called on the audio thread once the side fell back to ``fallbackDevice``, with what moved
+    /// (``AudioDeviceSwitch/gap`` nil: it is told before the new device runs) and the error that lost the old
+    /// device. ``onStop`` is not called for it. Takes effect at the next ``start()``.
     public var onFallback: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)? {
         get { state.withLock { $0.onFallback } }
         set { state.withLock { $0.onFallback = newValue } }
     }
 
-    /// Called after every period on the thread that moved it (see `AudioPeriodObserver`); takes effect
-    /// at the next `start()`. On the capture side it may drain the bus itself (then no other
+    /// Called after every period on the thread that moved it (see ``AudioPeriodObserver``); takes effect
+    /// at the next ``start()``. On the capture side it may drain the bus itself (then no other
     /// thread may read it): capture with one thread and one wake-up per period, as `record` does.
     public var periodObserver: AudioPeriodObserver? {
         get { state.withLock { $0.observer } }
@@ -186,7 +192,7 @@ public final class AudioDriverSide: Sendable {
     /// The delay measured last from the device (`snd_pcm_delay`, Pulse stream latency):
     /// capture delay for the capture side, render delay for the render side; plus the
     /// converter's delay when the side converts, and on the capture side the voice
-    /// processing's latency when it runs (`VoiceProcessor.latency`).
+    /// processing's latency when it runs (``VoiceProcessor/latency``).
     public var estimatedDelay: Duration {
         guard let port = state.withLock({ $0.port }) else { return .zero }
         let voiceFrames = direction == .input ? bus.voice.session.map { Double($0.processor.latencyFrames) / Double($0.processor.format.sampleRate) } : nil
@@ -202,8 +208,9 @@ public final class AudioDriverSide: Sendable {
     }
 
     /// Starts the audio thread. The bus direction is emptied first (do not read or write it
-    /// during the call). Throws `.invalidState` when called from this side's own audio thread
-    /// (its `onStop` or period observer): start it again from another thread or task.
+    /// during the call). Throws ``/MediaDevicesCore/MediaDevicesError/Code/invalidState`` when
+    /// called from this side's own audio thread (its ``onStop`` or period observer): start it again
+    /// from another thread or task.
     public func start() throws(MediaDevicesError) {
         do {
             try startRun()
@@ -299,20 +306,21 @@ public final class AudioDriverSide: Sendable {
     }
 
     /// Moves this side to `device` without the application noticing more than a short gap: the
-    /// bus, its format, `onStop` and the period observer stay, and a running side goes on
+    /// bus, its format, ``onStop`` and the period observer stay, and a running side goes on
     /// running (ALSA ↔ PulseAudio included). The new device is opened first, while the old one
     /// still runs, asked for the format the bus has, with `options` (default: those of the last
-    /// `initialize`); a device that takes another format gets a converter of its own (see
-    /// `initialize`). Then the old run stops, the new one starts, and the old device closes.
-    /// Returns once the new device moved its first period (at most a second), with the gap.
+    /// ``initialize(device:format:options:)-71hnd``); a device that takes another format gets a
+    /// converter of its own (see ``initialize(device:format:options:)-71hnd``). Then the old run
+    /// stops, the new one starts, and the old device closes. Returns once the new device moved its
+    /// first period (at most a second), with the gap.
     ///
-    /// The old run's end is not reported to `onStop` (if it ended on its own while the new device
-    /// was opening, `onStop` heard that, and the side starts again on the new device, as the
+    /// The old run's end is not reported to ``onStop`` (if it ended on its own while the new device
+    /// was opening, ``onStop`` heard that, and the side starts again on the new device, as the
     /// caller asked of a running side). If the new device cannot be opened (or, with
-    /// `convertsFormat` false, does not take the bus's exact format), this throws and the old
-    /// device runs on untouched. If the new device opened but its run cannot start (no thread,
-    /// no descriptor left), the old device is closed, the side stays initialized on the new one
-    /// and stopped, `onStop` hears the error, and this throws it. Frames
+    /// ``AudioStreamOptions/convertsFormat`` false, does not take the bus's exact format), this
+    /// throws and the old device runs on untouched. If the new device opened but its run cannot
+    /// start (no thread, no descriptor left), the old device is closed, the side stays initialized
+    /// on the new one and stopped, ``onStop`` hears the error, and this throws it. Frames
     /// the render side had queued in the old device and not yet played are dropped with it.
     @discardableResult
     public func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
@@ -415,7 +423,7 @@ public final class AudioDriverSide: Sendable {
     }
 
     /// Stops the audio thread and waits for it (at most a period). The device stays open. From
-    /// the side's own audio thread (its `onStop`, `onFallback` or period observer) it asks the
+    /// the side's own audio thread (its ``onStop``, ``onFallback`` or period observer) it asks the
     /// run to end and returns at once: the run ends when that callback returns.
     public func stop() {
         let (thread, wake) = state.withLock { ($0.thread, $0.wake) }
@@ -427,9 +435,10 @@ public final class AudioDriverSide: Sendable {
         state.withLock { if $0.thread === thread { $0.thread = nil; $0.wake = nil } }
     }
 
-    /// Stops and closes the device; `initialize` again to reuse the side. From the side's own
-    /// audio thread it only stops (as `stop()` does there): the run still uses the device until
-    /// the callback returns, so call `terminate()` again from another thread to close it.
+    /// Stops and closes the device; ``initialize(device:format:options:)-71hnd`` again to reuse the
+    /// side. From the side's own audio thread it only stops (as ``stop()`` does there): the run
+    /// still uses the device until the callback returns, so call ``terminate()`` again from another
+    /// thread to close it.
     public func terminate() {
         stop()
         if isOwnThread(state.withLock { $0.thread }) { return }
@@ -443,11 +452,12 @@ public final class AudioDriverSide: Sendable {
 
 /// The audio-device contract of `OTAudioDevice` on Linux: a capture side and a render side, each
 /// initialized, started and stopped on its own, exchanging samples with the application through
-/// an `AudioBus`, with delays measured from the device rather than assumed.
+/// an ``AudioBus``, with delays measured from the device rather than assumed.
 ///
 /// ```swift
+/// let microphone = await AudioDevice.discover().inputs[0]
 /// let driver = AudioDriver()
-/// try driver.initializeCapture(device: AudioDevice.inputs[0], format: AudioFormat(sampleRate: 48000, channels: 1))
+/// try driver.initializeCapture(device: microphone, format: AudioFormat(sampleRate: 48000, channels: 1))
 /// try driver.startCapture()
 /// // on any thread: driver.bus.readCaptureData(into: samples)
 /// ```
@@ -473,7 +483,7 @@ public final class AudioDriver: Sendable {
     /// `render.deviceFormat`).
     public var renderFormat: AudioFormat? { render.format }
 
-    /// Opens and configures the input. See `AudioDriverSide.initialize`.
+    /// Opens and configures the input. See ``AudioDriverSide/initialize(device:format:options:)-71hnd``.
     public func initializeCapture(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
         try capture.initialize(device: device, format: format, options: options)
     }
@@ -485,11 +495,12 @@ public final class AudioDriver: Sendable {
     public func stopCapture() { capture.stop() }
     /// Whether capture runs.
     public var isCapturing: Bool { capture.isStarted }
-    /// The measured capture delay (`snd_pcm_delay` / Pulse latency). See `AudioDriverSide.estimatedDelay`.
+    /// The measured capture delay (`snd_pcm_delay` / Pulse latency). See ``AudioDriverSide/estimatedDelay``.
     public var estimatedCaptureDelay: Duration { capture.estimatedDelay }
 
-    /// Opens and configures the output. See `AudioDriverSide.initialize`. Voice processing, if
-    /// on, takes its echo reference at the new format.
+    /// Opens and configures the output. See
+    /// ``AudioDriverSide/initialize(device:format:options:)-71hnd``. Voice processing, if on, takes
+    /// its echo reference at the new format.
     public func initializeRendering(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
         try render.initialize(device: device, format: format, options: options)
         try renderFormatDidChange()
@@ -502,15 +513,16 @@ public final class AudioDriver: Sendable {
     public func stopRendering() { render.stop() }
     /// Whether rendering runs.
     public var isRendering: Bool { render.isStarted }
-    /// The measured render delay. See `AudioDriverSide.estimatedDelay`.
+    /// The measured render delay. See ``AudioDriverSide/estimatedDelay``.
     public var estimatedRenderDelay: Duration { render.estimatedDelay }
 
-    /// Moves capture to another input while it runs. See `AudioDriverSide.switchDevice`.
+    /// Moves capture to another input while it runs. See ``AudioDriverSide/switchDevice(to:options:)-iqo``.
     @discardableResult
     public func switchCaptureDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
         try capture.switchDevice(to: device, options: options)
     }
-    /// Moves rendering to another output while it runs. See `AudioDriverSide.switchDevice`.
+    /// Moves rendering to another output while it runs. See
+    /// ``AudioDriverSide/switchDevice(to:options:)-iqo``.
     @discardableResult
     public func switchRenderDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
         try render.switchDevice(to: device, options: options)

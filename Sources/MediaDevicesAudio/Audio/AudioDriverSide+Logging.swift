@@ -38,7 +38,7 @@ extension AudioDriverSide {
 }
 
 extension AudioDriver {
-    /// The logger of both sides (see `AudioDriverSide.logger`); setting it sets both.
+    /// The logger of both sides (see ``AudioDriverSide/logger``); setting it sets both.
     public var logger: Logger? {
         get { capture.logger }
         set {

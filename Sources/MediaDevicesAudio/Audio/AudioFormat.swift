@@ -57,11 +57,11 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
 
 /// What a device accepts, as the hardware or the server reports it: for ALSA the refined
 /// `snd_pcm_hw_params` space (`snd_pcm_hw_params_any` then min/max and `test_*`), for PulseAudio
-/// the sample specs the server converts from, with the device's own spec as `nativeFormat`.
+/// the sample specs the server converts from, with the device's own spec as ``nativeFormat``.
 public struct AudioFormatCapabilities: Sendable, Hashable {
     /// Lowest and highest sample rate.
     public var sampleRates: ClosedRange<Int>
-    /// Which of the common rates (8000…192000) inside `sampleRates` the device accepts.
+    /// Which of the common rates (8000…192000) inside ``sampleRates`` the device accepts.
     public var standardSampleRates: [Int]
     /// Lowest and highest channel count.
     public var channels: ClosedRange<Int>

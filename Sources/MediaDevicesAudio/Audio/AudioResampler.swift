@@ -2,7 +2,7 @@ import MediaDevicesCore
 import CSoxr
 import CSpeexDSP
 
-/// The resampling libraries `AudioResampler` runs on. Measured against each other by
+/// The resampling libraries ``AudioResampler`` runs on. Measured against each other by
 /// `mediadevices-benchmark audio --resampler` (997 Hz, 44.1 kHz stereo ↔ 48 kHz mono, 10 ms
 /// periods): libsoxr is cleaner (THD+N about −134 dB against −113 dB) and cheaper (the library
 /// alone 6–9× less CPU), but converts in blocks: 7–18 ms of delay against speexdsp's 1 ms.
@@ -13,7 +13,7 @@ public enum AudioResamplerLibrary: String, Sendable, Hashable, CaseIterable, Cus
     /// phase, passband to 91 % of Nyquist).
     case soxr
     /// speexdsp's resampler (PulseAudio's default) at quality 5 (`SPEEX_RESAMPLER_QUALITY_DESKTOP`):
-    /// the default of `AudioStreamOptions.resampler`.
+    /// the default of ``AudioStreamOptions/resampler``.
     case speexDSP = "speexdsp"
 
     /// `soxr`, `speexdsp`.
@@ -22,8 +22,8 @@ public enum AudioResamplerLibrary: String, Sendable, Hashable, CaseIterable, Cus
 
 /// Rate conversion of interleaved float frames through libsoxr or speexdsp, for one channel
 /// count and one pair of rates. Everything is allocated when it is created (and warmed up, so
-/// that libsoxr's internal buffers have grown to their size): `process` never allocates when
-/// given at most `maximumInputFrames` frames at a time. One thread at a time.
+/// that libsoxr's internal buffers have grown to their size): ``process(_:frames:into:capacity:)``
+/// never allocates when given at most ``maximumInputFrames`` frames at a time. One thread at a time.
 public final class AudioResampler {
     /// The library.
     public let library: AudioResamplerLibrary
@@ -33,13 +33,14 @@ public final class AudioResampler {
     public let outputRate: Int
     /// Samples per frame.
     public let channels: Int
-    /// The most input frames one `process` call takes.
+    /// The most input frames one ``process(_:frames:into:capacity:)`` call takes.
     public let maximumInputFrames: Int
     private var soxr: soxr_t?
     private var speex: OpaquePointer?
 
     /// Creates a resampler from `inputRate` to `outputRate` for `channels` channels.
-    /// Throws `.unsupportedFormat` when the library refuses the rates or channel count.
+    /// Throws ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` when the library
+    /// refuses the rates or channel count.
     public init(library: AudioResamplerLibrary, inputRate: Int, outputRate: Int, channels: Int, maximumInputFrames: Int = 4096) throws(MediaDevicesError) {
         self.library = library
         self.inputRate = inputRate
@@ -97,7 +98,7 @@ public final class AudioResampler {
         for _ in 0..<64 where process(input, frames: 0, into: output, capacity: outputFrames).produced > 0 {}
     }
 
-    /// Output room that one call with `maximumInputFrames` never fills (the converted frames plus
+    /// Output room that one call with ``maximumInputFrames`` never fills (the converted frames plus
     /// what the library may hold back from earlier calls).
     public var maximumOutputFrames: Int {
         (maximumInputFrames * outputRate + inputRate - 1) / inputRate + 2048
@@ -125,7 +126,7 @@ public final class AudioResampler {
     }
 
     /// The delay from input to output, in output frames (the filter's group delay and what is
-    /// buffered): added to the device's delay in `AudioDriverSide.estimatedDelay`.
+    /// buffered): added to the device's delay in ``AudioDriverSide/estimatedDelay``.
     public var delayFrames: Double {
         if let soxr { return soxr_delay(soxr) }
         if let speex { return Double(speex_resampler_get_output_latency(speex)) }

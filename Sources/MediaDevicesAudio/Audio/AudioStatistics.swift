@@ -2,13 +2,13 @@ import MediaDevicesCore
 import Synchronization
 import Glibc
 
-/// What one side of an `AudioDriver` measured over its current or last run.
+/// What one side of an ``AudioDriver`` measured over its current or last run.
 public struct AudioStatistics: Sendable, Codable, Equatable {
     /// Frames moved between the device and the bus.
     public var frames: Int = 0
     /// Time from the first to the last period; seconds in JSON.
     @SecondsCoding public var elapsed: Duration = .zero
-    /// Frames per second actually moved (`frames` over `elapsed`, excluding the first
+    /// Frames per second actually moved (``frames`` over ``elapsed``, excluding the first
     /// period and, for rendering, the initial fill of the device buffer, which go at once).
     public var achievedSampleRate: Double = 0
     /// Device underruns (render) or overruns (capture) that were recovered (`-EPIPE` from ALSA).

@@ -14,13 +14,15 @@ public struct AudioStreamOptions: Sendable, Hashable {
     /// bus carries the asked format (true, the default); or let the bus carry the device's
     /// format, as adjusted (false: the rate moved to the nearest, other formats refused).
     public var convertsFormat: Bool
-    /// The library that converts rates when `convertsFormat` needs it (default speexdsp, for
-    /// its 1 ms delay; see `AudioResamplerLibrary` for the comparison).
+    /// The library that converts rates when ``convertsFormat`` needs it (default speexdsp, for
+    /// its 1 ms delay; see ``AudioResamplerLibrary`` for the comparison).
     public var resampler: AudioResamplerLibrary
     /// Sound-server streams (PulseAudio, and PipeWire through pipewire-pulse): how long
-    /// `initialize` waits for the server to accept the client and then the stream before it
-    /// fails with `.timeout` (default 5 s). ALSA devices ignore it. Raise it where the server may
-    /// be slow to answer: a heavily loaded or emulated machine, or a server still starting.
+    /// ``AudioDriverSide/initialize(device:format:options:)-71hnd`` waits for the server to accept
+    /// the client and then the stream before it fails with
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/timeout`` (default 5 s). ALSA devices ignore it.
+    /// Raise it where the server may be slow to answer: a heavily loaded or emulated machine, or a
+    /// server still starting.
     public var serverTimeout: Duration
 
     /// Creates options; the defaults are 512-frame periods, 4 of them, filling with silence,
@@ -57,7 +59,7 @@ protocol AudioBackendStream: AnyObject, Sendable {
 /// so far: the side's audio thread (ALSA), or the connection's own libpulse thread (PulseAudio
 /// and PipeWire through pipewire-pulse, where data moves in libpulse's callbacks). It must not
 /// allocate, lock or block (tests use it to count the thread's heap allocations). Calls to the
-/// side from it (`stop()`, `start()`) behave as from the audio thread.
+/// side from it (``AudioDriverSide/stop()``, ``AudioDriverSide/start()``) behave as from the audio thread.
 public typealias AudioPeriodObserver = @Sendable (_ periods: Int) -> Void
 
 /// Told when a backend's own work for a period begins (true) and ends (false); see

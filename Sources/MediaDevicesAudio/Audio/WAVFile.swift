@@ -14,9 +14,9 @@ public final class WAVWriter {
     private var file: AtomicFile?
 
     /// Starts a file for `path` and writes a header for `format`. The file appears at `path`,
-    /// whole, when `close()` returns (`AtomicFile`: written beside it and renamed, mode 0644 less
+    /// whole, when ``close()`` returns (`AtomicFile`: written beside it and renamed, mode 0644 less
     /// the umask); a failed write removes what was written. A missing or read-only folder is a
-    /// clear `MediaDevicesError` here.
+    /// clear ``/MediaDevicesCore/MediaDevicesError`` here.
     public init(path: String, format: AudioFormat) throws(MediaDevicesError) {
         self.path = path
         self.format = format
@@ -43,7 +43,7 @@ public final class WAVWriter {
         try file.write(bytes)
     }
 
-    /// Appends interleaved samples already in `format` (whole frames).
+    /// Appends interleaved samples already in ``format`` (whole frames).
     public func write(raw bytes: UnsafeRawBufferPointer) throws(MediaDevicesError) {
         try write(bytes)
         framesWritten += bytes.count / format.bytesPerFrame
@@ -59,8 +59,8 @@ public final class WAVWriter {
         try converted.withUnsafeBufferPointer { (buffer) throws(MediaDevicesError) in try write(raw: UnsafeRawBufferPointer(buffer)) }
     }
 
-    /// Patches the header's sizes, closes the file and moves it to `path`. After a failed
-    /// write nothing is left at `path` (or what was there before stays).
+    /// Patches the header's sizes, closes the file and moves it to ``path``. After a failed
+    /// write nothing is left at ``path`` (or what was there before stays).
     public func close() throws(MediaDevicesError) {
         guard let file else { return }
         defer { file.discard(); self.file = nil }
@@ -78,13 +78,14 @@ public final class WAVWriter {
 public struct WAVFile: Sendable {
     /// The samples' format.
     public let format: AudioFormat
-    /// The interleaved sample bytes, in `format`.
+    /// The interleaved sample bytes, in ``format``.
     public let data: [UInt8]
 
     /// Frames in the file.
     public var frames: Int { data.count / format.bytesPerFrame }
 
-    /// Reads `path`; throws `.unsupportedFormat` for other encodings, `.io` for broken files.
+    /// Reads `path`; throws ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` for
+    /// other encodings, ``/MediaDevicesCore/MediaDevicesError/Code/io`` for broken files.
     public init(path: String) throws(MediaDevicesError) {
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw MediaDevicesError(.notFound, device: nil, operation: "read \(path)", detail: "Cannot read \(path); check the path and its permissions")

@@ -41,7 +41,7 @@ public struct VoiceProcessing: OptionSet, Sendable, Hashable, CustomStringConver
     }
 }
 
-/// The libraries `VoiceProcessor` runs on. Both were measured on the same simulated room
+/// The libraries ``VoiceProcessor`` runs on. Both were measured on the same simulated room
 /// (`VoiceProcessorRoomTests`, espeak-ng talkers, 16 kHz): see `VoiceProcessorRoomTests` and
 /// the DocC article AudioAndTheDriver ("Voice processing for calls") for the figures and the choice.
 public enum VoiceProcessingLibrary: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
@@ -56,9 +56,9 @@ public enum VoiceProcessingLibrary: String, Sendable, Hashable, CaseIterable, Cu
     public var description: String { rawValue }
 }
 
-/// How a `VoiceProcessor` is made.
+/// How a ``VoiceProcessor`` is made.
 public struct VoiceProcessingOptions: Sendable, Hashable {
-    /// The processors that run at first (changeable while running: `VoiceProcessor.processing`).
+    /// The processors that run at first (changeable while running: ``VoiceProcessor/processing``).
     public var processing: VoiceProcessing
     /// The library doing the work.
     public var library: VoiceProcessingLibrary
@@ -75,19 +75,21 @@ public struct VoiceProcessingOptions: Sendable, Hashable {
     /// talker kept best in double talk) to 2 (high) (WebRTC's `set_suppression_level`).
     public var echoSuppressionLevel: Int
     /// The longest echo tail the canceller models: the length of speexdsp's linear filter, which
-    /// with `.webRTC` runs before WebRTC's AEC (whose own filter covers about 128 ms).
+    /// with ``VoiceProcessingLibrary/webRTC`` runs before WebRTC's AEC (whose own filter covers
+    /// about 128 ms).
     ///
-    /// With `.webRTC`, `.zero` runs WebRTC's AEC alone with its normal filter (48 ms at 16 kHz),
-    /// as the sound servers' `echo-cancel` modules run it: about a third of the default's CPU
-    /// (instruction-timed in the test rig at 16 kHz: speexdsp's 250 ms filter took 0.6 ms per
-    /// 10 ms, the AEC's extended filter half of its 0.7 ms), the same echo removed where the
+    /// With ``VoiceProcessingLibrary/webRTC``, `.zero` runs WebRTC's AEC alone with its normal
+    /// filter (48 ms at 16 kHz), as the sound servers' `echo-cancel` modules run it: about a third
+    /// of the default's CPU (instruction-timed in the test rig at 16 kHz: speexdsp's 250 ms filter
+    /// took 0.6 ms per 10 ms, the AEC's extended filter half of its 0.7 ms), the same echo removed where the
     /// delay is known, but an echo path that moves by 100 ms is not followed again (in the
     /// simulated room, not within the 6 s measured; the default: within 1.5 s), and in a room that rings longer than the filter the AEC's
     /// suppressor takes more of the near-end talker while both talk (0.84 correlation with the
     /// clean near end in the simulated room of the DocC article "Audio and the driver",
-    /// against 0.93). With `.speexDSP` its filter is the only canceller, at least one 10 ms
-    /// block long. The first 8 ms (`.speexDSP`) or 10 ms (`.webRTC`) of the filter model the
-    /// margin by which the reference is taken early, not echo.
+    /// against 0.93). With ``VoiceProcessingLibrary/speexDSP`` its filter is the only canceller, at
+    /// least one 10 ms block long. The first 8 ms (``VoiceProcessingLibrary/speexDSP``) or 10 ms
+    /// (``VoiceProcessingLibrary/webRTC``) of the filter model the margin by which the reference is
+    /// taken early, not echo.
     public var echoTail: Duration
 
     /// Creates options; the defaults are those of a call.
@@ -103,7 +105,7 @@ public struct VoiceProcessingOptions: Sendable, Hashable {
     }
 }
 
-/// What a `VoiceProcessor`'s echo canceller measured (WebRTC only; speexdsp measures nothing).
+/// What a ``VoiceProcessor``'s echo canceller measured (WebRTC only; speexdsp measures nothing).
 public struct EchoMetrics: Sendable, Hashable {
     /// Echo return loss: how far below the far end the echo arrives, in dB (long-term average).
     public var echoReturnLoss: Double

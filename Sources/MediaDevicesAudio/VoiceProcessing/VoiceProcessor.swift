@@ -2,20 +2,21 @@ import MediaDevicesCore
 import Synchronization
 
 /// Voice processing for calls: echo cancellation with the played signal as reference, noise
-/// suppression and automatic gain (see `VoiceProcessing`), through WebRTC's audio processing
-/// module or speexdsp (`VoiceProcessingLibrary`). What iOS's voice-processing I/O unit does for
+/// suppression and automatic gain (see ``VoiceProcessing``), through WebRTC's audio processing
+/// module or speexdsp (``VoiceProcessingLibrary``). What iOS's voice-processing I/O unit does for
 /// `AVAudioEngine`, for one format on both sides.
 ///
-/// The render thread hands it what it plays (`processRender`), the capture thread what it
-/// captured (`processCapture`, in place) with the delay from one to the other. Both take any
-/// number of frames: the libraries work on 10 ms blocks, so the capture comes out one block
-/// late, and later by what the library delays (`latency`). The played frames wait on a time
+/// The render thread hands it what it plays (``processRender(_:frames:)``), the capture thread what it
+/// captured (``processCapture(_:frames:delay:)``, in place) with the delay from one to the other.
+/// Both take any number of frames: the libraries work on 10 ms blocks, so the capture comes out one block
+/// late, and later by what the library delays (``latency``). The played frames wait on a time
 /// line (`EchoReferenceLine`) and both libraries run on the capture thread, each captured block
 /// with the played block aligned to it, so a capture thread that falls behind, or either side's
 /// xrun, moves nothing out of line: the driver stamps both sides with the device's times and a
-/// side that jumps re-aligns at the next block (`renderJumps`, `captureJumps`). Allocation-free per call once made, except the call after `processing`
-/// changed (the libraries switch their parts then). One render thread and one capture thread;
-/// `processing` may be set from any thread and takes effect at the next capture block.
+/// side that jumps re-aligns at the next block (``renderJumps``, ``captureJumps``). Allocation-free
+/// per call once made, except the call after ``processing`` changed (the libraries switch their
+/// parts then). One render thread and one capture thread; ``processing`` may be set from any thread
+/// and takes effect at the next capture block.
 // @unchecked Sendable: made for two threads at once: the capture side's fields are the capture
 // thread's, the render side hands blocks over the lock-free `line`, `requested` is an atomic.
 public final class VoiceProcessor: @unchecked Sendable {
@@ -49,8 +50,9 @@ public final class VoiceProcessor: @unchecked Sendable {
     /// 1 or 2 channels (speexdsp: 1); `S16_LE` or `FLOAT_LE`.
     public static let sampleRates = [8000, 16000, 32000, 48000]
 
-    /// Makes a processor for `format` with `options.processing` on. Throws `.unsupportedFormat`
-    /// naming what it takes for any other rate, channel count or sample format.
+    /// Makes a processor for `format` with `options.processing` on. Throws
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` naming what it takes for any
+    /// other rate, channel count or sample format.
     public convenience init(format: AudioFormat, options: VoiceProcessingOptions = VoiceProcessingOptions()) throws(MediaDevicesError) {
         try self.init(format: format, options: options, referenceSeconds: 2)
     }
@@ -83,7 +85,8 @@ public final class VoiceProcessor: @unchecked Sendable {
         renderBlock.initialize(repeating: 0, count: blockSamples)
     }
 
-    /// Throws `.unsupportedFormat`, naming what it takes, when `format` is not one of them.
+    /// Throws ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat``, naming what it takes,
+    /// when `format` is not one of them.
     @discardableResult
     public static func check(_ format: AudioFormat, options: VoiceProcessingOptions) throws(MediaDevicesError) -> AudioFormat {
         let maximumChannels = options.library == .speexDSP ? 1 : 2
@@ -114,7 +117,7 @@ public final class VoiceProcessor: @unchecked Sendable {
         blockFrames + engine.delayFrames(for: VoiceProcessing(rawValue: requested.load(ordering: .acquiring)))
     }
 
-    /// `latencyFrames` as a duration (WebRTC at 48 kHz, all on: 34 ms).
+    /// ``latencyFrames`` as a duration (WebRTC at 48 kHz, all on: 34 ms).
     public var latency: Duration { .nanoseconds(Int64(latencyFrames) * 1_000_000_000 / Int64(format.sampleRate)) }
 
     /// Capture blocks processed so far.
@@ -145,19 +148,20 @@ public final class VoiceProcessor: @unchecked Sendable {
     /// than the line holds (2 s, or the capture device's buffer + 2 s in a driver).
     public var droppedReferenceFrames: Int { line.dropped }
 
-    /// Render thread: `frames` frames at `samples` (in `format`) are being played; they are the
-    /// echo reference. Use with `processCapture(_:frames:delay:)`.
+    /// Render thread: `frames` frames at `samples` (in ``format``) are being played; they are the
+    /// echo reference. Use with ``processCapture(_:frames:delay:)``.
     public func processRender(_ samples: UnsafeRawPointer, frames: Int) {
         let start = renderedFrames.load(ordering: .relaxed)
         processRender(samples, frames: frames, time: Double(start), afterGap: false)
         renderedFrames.store(start + frames, ordering: .relaxed)
     }
 
-    /// Capture thread: processes `frames` captured frames at `samples` (in `format`) in place;
-    /// they come out `latency` late. `delay` is the time from the `processRender` of a played
-    /// frame to the `processCapture` of the capture holding its echo: the render device's
-    /// delay plus the capture device's; at least 40 ms with `.webRTC` and 8 ms with `.speexDSP`
-    /// (the reference is taken that far ahead of its echo, and is not there yet with less).
+    /// Capture thread: processes `frames` captured frames at `samples` (in ``format``) in place;
+    /// they come out ``latency`` late. `delay` is the time from the ``processRender(_:frames:)`` of a played
+    /// frame to the ``processCapture(_:frames:delay:)`` of the capture holding its echo: the render device's
+    /// delay plus the capture device's; at least 40 ms with ``VoiceProcessingLibrary/webRTC`` and 8
+    /// ms with ``VoiceProcessingLibrary/speexDSP`` (the reference is taken that far ahead of its
+    /// echo, and is not there yet with less).
     public func processCapture(_ samples: UnsafeMutableRawPointer, frames: Int, delay: Duration) {
         let (seconds, attoseconds) = delay.components
         let delayFrames = (max(0, Double(seconds) + Double(attoseconds) / 1e18) * Double(format.sampleRate)).rounded()
