@@ -13,7 +13,8 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     public enum Action: String, Sendable, Codable {
         /// The device appeared.
         case added
-        /// The device went away; streams from it end with `.disconnected`.
+        /// The device went away; streams from it end with
+        /// ``/MediaDevicesCore/MediaDevicesError/Code/disconnected``.
         case removed
         /// Something about it changed (for screens: a connector was plugged or unplugged).
         case changed
@@ -41,26 +42,31 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     public let action: Action
     /// Which kind of device.
     public let kind: Kind
-    /// The udev facts; for a PipeWire camera node (a monitor watching `.pipewire`), the node's
-    /// (subsystem `pipewire`, see `UdevDevice`).
+    /// The udev facts; for a PipeWire camera node (a monitor watching
+    /// ``/MediaDevicesVideo/CaptureBackend/pipewire``), the node's (subsystem `pipewire`, see
+    /// ``/MediaDevicesVideo/UdevDevice``).
     public let device: UdevDevice
-    /// For cameras: the same description ``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` gives (for a removed camera,
-    /// the one it had while present). `nil` for other kinds, and for a camera that could not
-    /// be opened (see `problem`).
+    /// For cameras: the same description
+    /// ``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` gives (for a removed
+    /// camera, the one it had while present). `nil` for other kinds, and for a camera that could not be
+    /// opened (see ``problem``).
     public let camera: CaptureDevice?
-    /// Why a camera that appeared could not be described (most often `.permissionDenied`).
+    /// Why a camera that appeared could not be described (most often
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied``).
     public let problem: MediaDevicesError?
     /// For screens: the kernel said a connector changed (`HOTPLUG=1`).
     public let isConnectorHotplug: Bool
-    /// For screen (DRM card) events: the card's connected screens as ``/MediaDevicesVideo/ScreenSource/discover(backend:)`` (`.kms`)
-    /// describes them now (for a removed card, the ones it had; for an added one, read again for
-    /// up to half a second while there are none, as its screens follow its uevent by a moment).
+    /// For screen (DRM card) events: the card's connected screens as
+    /// ``/MediaDevicesVideo/ScreenSource/discover(backend:)`` (``/MediaDevicesVideo/ScreenBackend/kms``)
+    /// describes them now (for a removed card, the ones it had; for an added one, read again for up to half a
+    /// second while there are none, as its screens follow its uevent by a moment).
     public var screens: [Screen] = []
-    /// For sound card events: the card's ALSA PCMs as `AudioDevice.enumerate()` describes them
-    /// now (for a removed card, the ones it had).
+    /// For sound card events: the card's ALSA PCMs as
+    /// ``/MediaDevicesAudio/AudioDevice/discover(pulseTimeout:)`` describes them now (for a removed card, the
+    /// ones it had).
     public var audioDevices: [AudioDevice] = []
 
-    /// The identifier enumeration gives: `CaptureDevice.uniqueID` for cameras, else
+    /// The identifier enumeration gives: ``/MediaDevicesVideo/CaptureDevice/uniqueID`` for cameras, else
     /// `device.uniqueID` (each screen and PCM of a card has its own `uniqueID` as well).
     public var uniqueID: String { camera?.uniqueID ?? device.uniqueID }
 
@@ -74,7 +80,7 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
 }
 
 /// Watches for cameras, screens and sound cards coming and going: an `AsyncSequence` of
-/// `DeviceEvent`s, read from libudev's netlink monitor on a dedicated thread.
+/// ``DeviceEvent``s, read from libudev's netlink monitor on a dedicated thread.
 ///
 /// With systemd-udevd running (`/run/udev/control` exists) it listens to udevd's events, which
 /// come after udevd has set permissions and made the `/dev/v4l/by-*` links; without udevd
@@ -93,20 +99,20 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
 
     /// Where events come from.
     public enum Source: String, Sendable, Codable {
-        /// `udev` if systemd-udevd runs, else `kernel`.
+        /// ``udev`` if systemd-udevd runs, else ``kernel``.
         case automatic
         /// systemd-udevd's processed events.
         case udev
         /// The kernel's raw uevents.
         case kernel
 
-        /// What `automatic` means here and now.
+        /// What ``automatic`` means here and now.
         public static var detected: Source {
             FileManager.default.fileExists(atPath: "/run/udev/control") ? .udev : .kernel
         }
     }
 
-    /// The source in use (never `automatic`).
+    /// The source in use (never ``DeviceMonitor/Source-swift.enum/automatic``).
     public let source: Source
     /// The kinds watched.
     public let kinds: Set<DeviceEvent.Kind>
@@ -118,15 +124,16 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     /// given to `init`; `nil`: it does not log (the library makes no logger of its own).
     public let logger: Logger?
 
-    /// Starts watching `kinds` from `source`, logging to `logger` (swift-log's; `nil`: no
-    /// logging; the failures it would log also end the events). Cameras
-    /// come from `cameraBackends`: `.v4l2`, the video capture nodes udev announces; `.pipewire`,
-    /// the camera nodes of the PipeWire session (`PIPEWIRE_REMOTE`, else
-    /// `$XDG_RUNTIME_DIR/pipewire-0`) appearing and going, each described as
-    /// ``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` (`[.pipewire]`) describes it (a camera both offer then
-    /// comes once per backend, with the same `uniqueID`; when the PipeWire daemon goes away its
-    /// cameras are removed). Throws if the netlink socket cannot be opened (`.permissionDenied`
-    /// in a sandbox that forbids netlink), `.notFound` when PipeWire is asked for and no
+    /// Starts watching `kinds` from `source`, logging to `logger` (swift-log's; `nil`: no logging; the
+    /// failures it would log also end the events). Cameras come from `cameraBackends`:
+    /// ``/MediaDevicesVideo/CaptureBackend/v4l2``, the video capture nodes udev announces;
+    /// ``/MediaDevicesVideo/CaptureBackend/pipewire``, the camera nodes of the PipeWire session
+    /// (`PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`) appearing and going, each described as
+    /// ``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` (`[.pipewire]`)
+    /// describes it (a camera both offer then comes once per backend, with the same ``DeviceEvent/uniqueID``;
+    /// when the PipeWire daemon goes away its cameras are removed). Throws if the netlink socket cannot be
+    /// opened (``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` in a sandbox that forbids
+    /// netlink), ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` when PipeWire is asked for and no
     /// session answers.
     public init(kinds: Set<DeviceEvent.Kind> = Set(DeviceEvent.Kind.allCases), source: Source = .automatic,
                 cameraBackends: Set<CaptureBackend> = [.v4l2], logger: Logger? = nil) throws(MediaDevicesError) {

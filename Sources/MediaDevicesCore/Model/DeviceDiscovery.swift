@@ -1,6 +1,6 @@
 /// What looking for devices found: the devices, and why a backend or a device contributed
 /// nothing (no permission on a node, no sound server, no X server). Discovery never throws
-/// and never crashes on a device it cannot read: what it could not read is in `problems`.
+/// and never crashes on a device it cannot read: what it could not read is in ``DeviceDiscovery/problems``.
 ///
 /// Made by `CaptureDevice.discover(backends:pipeWireTimeout:logger:)`,
 /// `AudioDevice.discover(pulseTimeout:)` and `ScreenSource.discover(backend:)`. It is a

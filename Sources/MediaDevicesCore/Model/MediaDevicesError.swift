@@ -3,10 +3,11 @@ import Glibc
 #endif
 import SystemPackage
 
-/// The one error type of MediaDevices. Each error has a stable `code`, names the device and the
-/// operation, says what happened (`detail`) and, where the library knows, what to do about it
-/// (`remedy`, in terms of the library's own calls); an error of another library that caused it
-/// stays readable as `underlying`. `description` joins them into one sentence for people.
+/// The one error type of MediaDevices. Each error has a stable ``MediaDevicesError/code-swift.property``,
+/// names the device and the operation, says what happened (``MediaDevicesError/detail``) and, where
+/// the library knows, what to do about it (``MediaDevicesError/remedy``, in terms of the library's own
+/// calls); an error of another library that caused it stays readable as ``MediaDevicesError/underlying``.
+/// ``MediaDevicesError/description`` joins them into one sentence for people.
 public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A stable error code. New codes may come in later versions, so a `switch` over codes
     /// needs a `default` (codes are static members of a struct, as swift-nio's errors are, not
@@ -54,7 +55,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
         public static let invalidState = Code("invalidState")
         /// No frame or answer arrived in time.
         public static let timeout = Code("timeout")
-        /// Any other I/O or driver failure; `errno` says which.
+        /// Any other I/O or driver failure; ``MediaDevicesError/errno`` says which.
         public static let io = Code("io")
         /// No such device (the path, index or identifier names nothing).
         public static let notFound = Code("notFound")
@@ -86,14 +87,15 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
     /// The errno value behind the error, if it came from a system call (swift-system's
     /// `Errno`: compare with `.resourceBusy`, `.noSuchFileOrDirectory`, …, or read `rawValue`).
     public let errno: Errno?
-    /// What happened, in a sentence (may be empty when `operation` and `errno` say it all). Older
-    /// errors still carry their remedy here too; `remedy` is where new ones put it.
+    /// What happened, in a sentence (may be empty when ``MediaDevicesError/operation`` and
+    /// ``MediaDevicesError/errno`` say it all). Older errors still carry their remedy here too;
+    /// ``MediaDevicesError/remedy`` is where new ones put it.
     public let detail: String
     /// What the caller can do about it, in a sentence that names the library's calls (or a package
     /// to install, a permission to grant), when the library knows; `nil` otherwise.
     public let remedy: String?
     /// The error another library or the standard library threw that caused this one (a decoder's,
-    /// Foundation's), kept whole; `nil` when the cause is `errno` or the library itself.
+    /// Foundation's), kept whole; `nil` when the cause is ``MediaDevicesError/errno`` or the library itself.
     public let underlying: (any Error)?
 
     /// Creates an error. Prefer the factory functions, which write the remedy for you.
@@ -114,7 +116,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
     }
 
     /// `"/dev/video0: VIDIOC_STREAMON failed: device or resource busy (EBUSY). Another process…"`:
-    /// the device, the operation, the errno, then `detail` and `remedy` as sentences.
+    /// the device, the operation, the errno, then ``detail`` and ``remedy`` as sentences.
     public var description: String {
         var text = device.map { "\($0): " } ?? ""
         text += "\(operation) failed"

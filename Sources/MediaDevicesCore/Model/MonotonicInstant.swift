@@ -6,7 +6,7 @@ import Glibc
 ///
 /// This is the one timestamp type of the package. It counts from an unspecified start (usually
 /// boot) and does not advance while the system is suspended. Subtracting two instants gives a
-/// `Duration`; adding a `Duration` gives an instant. `nanoseconds` is the raw count, for
+/// `Duration`; adding a `Duration` gives an instant. ``MonotonicInstant/nanoseconds`` is the raw count, for
 /// handing to APIs that take `CLOCK_MONOTONIC` nanoseconds (GStreamer's running time,
 /// WebRTC's `rtc::TimeNanos` on Linux, `timestamp_us * 1000` of a V4L2 buffer).
 public struct MonotonicInstant: InstantProtocol, Hashable, Sendable, Codable, CustomStringConvertible {

@@ -20,7 +20,7 @@ public struct FramePlane {
 ///
 /// The planes point straight into the driver's mmap'd buffer (zero-copy); the buffer is given
 /// back to the driver when the callback returns, so a consumer that wants to keep the pixels
-/// copies them, or reads a `frames()` sequence, whose `VideoFrameBuffer`s keep the driver's
+/// copies them, or reads a `frames()` sequence, whose ``VideoFrameBuffer``s keep the driver's
 /// buffer on lease. Building a frame allocates nothing.
 /// Frames are deliberately not `Sendable`: they cannot be handed to another task.
 public struct VideoFrame {
@@ -39,8 +39,8 @@ public struct VideoFrame {
     /// Bytes of payload in buffer 0 (`bytesused`): the JPEG size for compressed frames.
     public let bytesUsed: Int
     /// The same pixels as DMA-BUFs, for importing into a hardware encoder, EGL, Vulkan or
-    /// GStreamer without a copy: set when the source exports its buffers (a `CameraSource` or
-    /// a KMS `ScreenSource` made with `exportsDMABuf`); the descriptors are valid as long as the
+    /// GStreamer without a copy: set when the source exports its buffers (a ``CameraSource`` or
+    /// a KMS ``ScreenSource`` made with `exportsDMABuf`); the descriptors are valid as long as the
     /// frame's planes. The `M` formats have one descriptor per plane.
     public let dmaBuf: DMABufFrame?
     /// The driver buffer the planes are in, when the source can lend it past the callback.
@@ -78,7 +78,7 @@ public struct VideoFrame {
         self.plane2 = plane2
     }
 
-    /// Plane `index` (0 ..< `planeCount`).
+    /// Plane `index` (0 ..< ``planeCount``).
     public func plane(_ index: Int) -> FramePlane {
         switch index {
         case 0: return plane0

@@ -6,7 +6,7 @@ import Glibc
 
 /// A camera read through a PipeWire session's camera node rather than its V4L2 device:
 /// shared with the other applications reading the node, and the only way to libcamera
-/// cameras. The same capturer contract, consumers and statistics as `CameraSource`. Built on
+/// cameras. The same capturer contract, consumers and statistics as ``CameraSource``. Built on
 /// `SourceCore`; this file is only the device part: format negotiation over the node's
 /// `EnumFormat` entries and the stream (`PipeWireCapture`) on a capture thread of its own.
 public final class PipeWireCameraSource: VideoCapturer, Sendable {
@@ -66,15 +66,16 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
 
     /// The PipeWire node read (another one after `resumeWhenReconnected`).
     public var node: PipeWireCameraNode { state.withLock { $0.node } }
-    /// The camera's identifier (`CaptureDevice.uniqueID`), which outlives its node.
+    /// The camera's identifier (``CaptureDevice/uniqueID``), which outlives its node.
     package let uniqueID: String
     private let state: PublishedState<State>
     private let core: SourceCore<Stream>
 
-    /// A source reading `device` through its first PipeWire route, in the format `request`
-    /// asks for (chosen from the node's formats as `CameraSource` chooses from the driver's).
-    /// Throws `.notFound` when the device has no PipeWire route (list it with
-    /// ``CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` including `.pipewire`).
+    /// A source reading `device` through its first PipeWire route, in the format `request` asks for (chosen
+    /// from the node's formats as ``CameraSource`` chooses from the driver's). Throws
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` when the device has no PipeWire route (list it
+    /// with ``CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` including
+    /// ``CaptureBackend/pipewire``).
     public convenience init(device: CaptureDevice, request: FormatRequest = FormatRequest()) throws(MediaDevicesError) {
         guard let node = device.pipeWireNodes.first else {
             throw MediaDevicesError(.notFound, device: device.uniqueID, operation: "PipeWire camera",
@@ -104,7 +105,8 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// The outcome of the negotiation over the node's formats.
     public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
-    /// Chooses the format. Not from this source's own callback (`.invalidState`).
+    /// Chooses the format. Not from this source's own callback
+    /// (``/MediaDevicesCore/MediaDevicesError/Code/invalidState``).
     public func initialize() throws(MediaDevicesError) { try core.initialize() }
 
     /// Connects a stream to the node and starts delivering frames. If it fails, the `frames`
@@ -126,7 +128,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         state.withLock { $0.negotiation.map { CaptureSettings(format: $0.format, frameRate: $0.frameRate) } }
     }
 
-    /// `.up`: frames carry the producer's VideoTransform as their own orientation.
+    /// ``VideoOrientation/up``: frames carry the producer's VideoTransform as their own orientation.
     public var orientation: VideoOrientation { .up }
 
     /// The callback consumer.
@@ -135,10 +137,10 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         set { core.delivery.consumer = newValue }
     }
 
-    /// A new asynchronous sequence of frames (see `VideoFrames`).
+    /// A new asynchronous sequence of frames (see ``VideoFrames``).
     public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
 
-    /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
+    /// A new asynchronous sequence of frames converted to `output`; see ``VideoCapturer``.
     public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
         try core.frames(bufferSize: bufferSize, output: output)
     }
@@ -155,36 +157,37 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         set { core.delivery.logger = newValue }
     }
 
-    /// How long capture may go without a frame while the node stays running (a stalled
-    /// camera, a paused or starved node) before it ends with `.timeout`: the frame sequences
-    /// end with that error and the consumer hears `captureDidStop`. `nil` (the default): no
-    /// limit. Takes effect at once, also while capturing. The same option as `CameraSource.frameTimeout`.
+    /// How long capture may go without a frame while the node stays running (a stalled camera, a paused or
+    /// starved node) before it ends with ``/MediaDevicesCore/MediaDevicesError/Code/timeout``: the frame
+    /// sequences end with that error and the consumer hears `captureDidStop`. `nil` (the default): no limit.
+    /// Takes effect at once, also while capturing. The same option as ``CameraSource/frameTimeout``.
     public var frameTimeout: Duration? {
         get { core.delivery.frameTimeout }
         set { core.delivery.frameTimeout = newValue }
     }
 
-    /// The node's controls with their values now (read again from the session: its PropInfo
-    /// and Props params; see `PipeWireCameraNode.controls`). PipeWire 0.3.65's nodes give no
-    /// values: where the node wraps a V4L2 device this process may open, the values are read
-    /// from that device; otherwise they are `.none`. Throws `.notFound` when the node is gone.
+    /// The node's controls with their values now (read again from the session: its PropInfo and Props params;
+    /// see ``PipeWireCameraNode/controls``). PipeWire 0.3.65's nodes give no values: where the node wraps a
+    /// V4L2 device this process may open, the values are read from that device; otherwise they are `.none`.
+    /// Throws ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` when the node is gone.
     public func controls() throws(MediaDevicesError) -> [CameraControl] { try node.controlsWithValues() }
 
-    /// Changes to the node's controls as they happen, made by any program (this source's
-    /// `setControls`, `pw-cli set-param`, `v4l2-ctl`), with the ids and keys `controls()` gives:
-    /// the same sequence as `CaptureDevice.controlChanges()`. PipeWire 0.3.65's nodes announce
-    /// no control change, so they are watched on the V4L2 device the node wraps; `.notFound`
+    /// Changes to the node's controls as they happen, made by any program (this source's ``setControls(_:)``,
+    /// `pw-cli set-param`, `v4l2-ctl`), with the ids and keys ``controls()`` gives: the same sequence as
+    /// ``CaptureDevice/controlChanges()``. PipeWire 0.3.65's nodes announce no control change, so they are
+    /// watched on the V4L2 device the node wraps; ``/MediaDevicesCore/MediaDevicesError/Code/notFound``
     /// (naming why) for a node without one this process may open, such as a libcamera node.
     public func controlChanges() throws(MediaDevicesError) -> ControlChanges { try node.controlChanges() }
 
-    /// Sets the controls `settings` name (by id, a `CameraControl.id` of `controls()`, or by
-    /// name) through the node's Props, without stopping the stream. Every setting is checked
-    /// first, and nothing is set when one fails: `.notFound` for a control the node does not
-    /// list, `.invalidValue` for a value outside its range or menu. Then each is set in turn;
-    /// `.io` when PipeWire does not take one.
+    /// Sets the controls `settings` name (by id, a ``CameraControl/id`` of ``controls()``, or by name)
+    /// through the node's Props, without stopping the stream. Every setting is checked first, and nothing is
+    /// set when one fails: ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` for a control the node does
+    /// not list, ``/MediaDevicesCore/MediaDevicesError/Code/invalidValue`` for a value outside its range or
+    /// menu. Then each is set in turn; ``/MediaDevicesCore/MediaDevicesError/Code/io`` when PipeWire does not
+    /// take one.
     public func setControls(_ settings: [ControlSetting]) throws(MediaDevicesError) { try node.apply(settings) }
 
-    /// Sets control `id` (a `CameraControl.id` of `controls()`) to `value` as `setControls` does.
+    /// Sets control `id` (a ``CameraControl/id`` of ``controls()``) to `value` as ``setControls(_:)`` does.
     public func setControl(_ id: UInt32, to value: Int64) throws(MediaDevicesError) {
         try node.apply([ControlSetting(id: id, value: .integer(value))])
     }

@@ -3,12 +3,12 @@ import Synchronization
 
 /// An asynchronous sequence of captured frames with a bounded buffer. When the application
 /// falls behind, the oldest waiting frame is dropped (AVFoundation's
-/// `alwaysDiscardsLateVideoFrames`) and counted in `droppedFrames`. The sequence ends when the
-/// source stops, and throws the source's `MediaDevicesError` when it fails.
+/// `alwaysDiscardsLateVideoFrames`) and counted in ``droppedFrames``. The sequence ends when the
+/// source stops, and throws the source's ``/MediaDevicesCore/MediaDevicesError`` when it fails.
 ///
 /// Frames of a camera's own format come on lease: the element is the driver's buffer, held until
-/// the loop body ends (see `VideoFrameBuffer`), copied only when a lease would starve the
-/// driver. A KMS screen made with `exportsDMABuf` lends its framebuffer the same way (live
+/// the loop body ends (see ``VideoFrameBuffer``), copied only when a lease would starve the
+/// driver. A KMS screen made with ``ScreenSource/exportsDMABuf`` lends its framebuffer the same way (live
 /// scanout memory, not a snapshot). Converted sequences and sources that cannot lend (other
 /// screens, the test pattern) give pooled copies.
 ///

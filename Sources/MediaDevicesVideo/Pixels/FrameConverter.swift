@@ -1,6 +1,6 @@
 import MediaDevicesCore
 /// Converts frames of any format the pipeline reads (the raw formats cameras and screens give,
-/// MJPEG/JPEG and Bayer) into one `OutputFormat`, with libyuv, libjpeg-turbo and (for Bayer)
+/// MJPEG/JPEG and Bayer) into one ``OutputFormat``, with libyuv, libjpeg-turbo and (for Bayer)
 /// libv4lconvert, into buffers it owns.
 ///
 /// When the request needs no scaling, rotation or mirroring, a frame costs one libyuv call from
@@ -9,7 +9,7 @@ import MediaDevicesCore
 /// the largest frame seen and are reused: steady-state conversion allocates nothing (libjpeg
 /// allocates inside each JPEG decode; that is its memory manager, not ours).
 ///
-/// To convert a stream of frames yourself, make one converter and call `convert(_:_:)` for every
+/// To convert a stream of frames yourself, make one converter and call ``convert(_:_:)`` for every
 /// frame: the first frame of a shape (format, size, orientation) allocates the converter's
 /// buffers and, for MJPEG, its TurboJPEG decompressor; every later frame of that shape reuses
 /// them and allocates nothing, except, for MJPEG, what libjpeg-turbo allocates inside each header
@@ -39,8 +39,9 @@ public final class FrameConverter {
     /// The DCT scale the last MJPEG frame was decoded at (`nil` after a frame of another format).
     private(set) var lastDecodeScale: JPEGScale?
 
-    /// A converter to `output`; `device` names the source in errors. Throws `.unsupportedFormat`
-    /// when `output.pixelFormat` is not one of `OutputFormat.producibleFormats`.
+    /// A converter to `output`; `device` names the source in errors. Throws
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` when `output.pixelFormat` is not one of
+    /// ``OutputFormat/producibleFormats``.
     public init(output: OutputFormat, device: String? = nil) throws(MediaDevicesError) {
         guard OutputFormat.producibleFormats.contains(output.pixelFormat) else {
             throw MediaDevicesError(.unsupportedFormat, device: device, operation: "convert",
@@ -57,13 +58,14 @@ public final class FrameConverter {
     /// Whether the pipeline reads frames of `format`.
     public static func canConvert(_ format: PixelFormat) -> Bool { PixelKind(format) != nil }
 
-    /// Converts `frame` and calls `body` with the result, which is valid only during the call
-    /// (it is in the converter's buffers, which the next call overwrites). Call it again on the
-    /// same converter for the next frame: after the first frame of a shape, nothing is
-    /// allocated (see the type's notes for MJPEG). Throws `.unsupportedFormat` for a format the
-    /// pipeline cannot read and `.corruptFrame` for a frame it cannot use (a corrupt JPEG, a
-    /// short buffer): drop that frame and go on. An error `body` throws comes out as a
-    /// `MediaDevicesError` whose `underlying` is that error.
+    /// Converts `frame` and calls `body` with the result, which is valid only during the call (it is in the
+    /// converter's buffers, which the next call overwrites). Call it again on the same converter for the next
+    /// frame: after the first frame of a shape, nothing is allocated (see the type's notes for MJPEG). Throws
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` for a format the pipeline cannot read
+    /// and ``/MediaDevicesCore/MediaDevicesError/Code/corruptFrame`` for a frame it cannot use (a corrupt
+    /// JPEG, a short buffer): drop that frame and go on. An error `body` throws comes out as a
+    /// ``/MediaDevicesCore/MediaDevicesError`` whose ``/MediaDevicesCore/MediaDevicesError/underlying`` is
+    /// that error.
     public func convert<R>(_ frame: VideoFrame, _ body: (VideoFrame) throws -> R) throws(MediaDevicesError) -> R {
         try convertTyped(frame) { (converted) throws(MediaDevicesError) in
             try MediaDevicesError.catching(device: device, operation: "FrameConverter.convert's body") { try body(converted) }

@@ -3,19 +3,20 @@ import MediaDevicesCore
 /// reached by centre-cropping to its aspect ratio and then scaling, a rotation and mirroring.
 /// Several consumers of one source may ask for different outputs.
 public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
-    /// The output pixel format: `.nv12`, `.yu12` (I420) or `.argb`.
+    /// The output pixel format: ``PixelFormat/nv12``, ``PixelFormat/yu12`` (I420) or ``PixelFormat/argb``.
     public var pixelFormat: PixelFormat
     /// The output size, after rotation; `nil` keeps the (cropped, rotated) source size.
     public var size: Size?
     /// A clockwise rotation, applied after cropping and scaling.
     public var rotation: FrameRotation
-    /// Rotate each frame by its own `orientation` as well, so that it arrives upright (`.up`).
+    /// Rotate each frame by its own ``VideoFrame/orientation`` as well, so that it arrives upright
+    /// (``VideoOrientation/up``).
     public var upright: Bool
     /// Mirror left to right, last (a selfie view).
     public var mirrored: Bool
     /// A region of the source to use, before everything else; `nil` is the whole frame.
     public var crop: Rect?
-    /// How MJPEG/JPEG frames are decoded (`.fast` unless asked; see `JPEGDecoding`). Raw
+    /// How MJPEG/JPEG frames are decoded (``JPEGDecoding/fast`` unless asked; see ``JPEGDecoding``). Raw
     /// sources ignore it.
     public var jpegDecoding: JPEGDecoding
     /// Whether an MJPEG/JPEG frame may be decoded at 1/2, 1/4 or 1/8 of its size inside
@@ -27,7 +28,7 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
     /// The formats the pipeline produces.
     public static let producibleFormats: [PixelFormat] = [.nv12, .yu12, .argb]
 
-    /// An output request. `pixelFormat` must be one of `producibleFormats`.
+    /// An output request. `pixelFormat` must be one of ``producibleFormats``.
     public init(_ pixelFormat: PixelFormat = .nv12, size: Size? = nil, rotation: FrameRotation = .none,
                 upright: Bool = false, mirrored: Bool = false, crop: Rect? = nil, jpegDecoding: JPEGDecoding = .fast,
                 jpegScaledDecoding: Bool = true) {

@@ -29,9 +29,9 @@ public struct DisplayMode: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// One screen that `ScreenSource` captures: a connected display output of a DRM/KMS card, a
+/// One screen that ``ScreenSource`` captures: a connected display output of a DRM/KMS card, a
 /// RandR monitor of an X server, or a source type of the Wayland screen-cast portal (`monitor`,
-/// `window`: the user picks which one) (`backend` says which). Values are snapshots taken at
+/// `window`: the user picks which one) (``backend`` says which). Values are snapshots taken at
 /// enumeration (``ScreenSource/discover(backend:)``).
 public struct Screen: Sendable, Hashable, CustomStringConvertible {
     /// The backend that reads this screen.

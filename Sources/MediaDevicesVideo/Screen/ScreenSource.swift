@@ -5,18 +5,18 @@ import Synchronization
 
 /// Screen sharing: frames of a screen, paced at the requested rate (15 fps by default, as the
 /// seeds' screen capturer), with monotonic timestamps and the same capturer contract,
-/// consumers and statistics as a camera, through one of three backends (`Screen.backend`):
+/// consumers and statistics as a camera, through one of three backends (``Screen/backend``):
 ///
 /// - **KMS**, below any compositor: what a DRM/KMS output scans out, grabbed from the primary
 ///   plane's framebuffer (`GETFB2`, dumb-buffer map or PRIME).
 /// - **X11**: a RandR monitor of an X server, grabbed with MIT-SHM into one shared segment (a
 ///   memfd where the server speaks MIT-SHM 1.2, so a client in its own IPC namespace, such as a
-///   container, works too; else System V); DAMAGE skips grabs when nothing changed (counted in `CaptureStatistics.unchangedFrames`,
-///   no frame delivered twice), and the cursor comes from XFIXES.
+///   container, works too; else System V); DAMAGE skips grabs when nothing changed (counted in
+///   ``CaptureStatistics/unchangedFrames``, no frame delivered twice), and the cursor comes from XFIXES.
 /// - **Portal**, in a Wayland session: the xdg-desktop-portal ScreenCast portal asks the user
 ///   which monitor or window to share (once: the restore token brings the choice back), and
 ///   the compositor streams it through PipeWire, a picture only when something changed
-///   (counted in `unchangedFrames` as on X11); the cursor is embedded by the compositor.
+///   (counted in ``CaptureStatistics/unchangedFrames`` as on X11); the cursor is embedded by the compositor.
 ///
 /// ``ScreenSource/discover(backend:)`` lists the portal's source types when `WAYLAND_DISPLAY` is set and the portal
 /// answers, else the X server's monitors when `DISPLAY` is set and answers, else the KMS
@@ -25,24 +25,25 @@ import Synchronization
 /// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888; always that on
 /// X11), zero-copy: the planes point into the scanout buffer (or the shared segment) for the
 /// duration of the callback; ask
-/// `frames(bufferSize:output:)` (or wrap the consumer in a `ConvertingConsumer`) for ARGB or
+/// ``frames(bufferSize:output:)`` (or wrap the consumer in a ``ConvertingConsumer``) for ARGB or
 /// NV12. A mode change while capturing is followed: frames go on at the new size.
-/// `exportsDMABuf` (KMS) makes frames carry the framebuffer's PRIME export as `dmaBuf`.
+/// ``exportsDMABuf`` (KMS) makes frames carry the framebuffer's PRIME export as ``VideoFrame/dmaBuf``.
 ///
 /// KMS grabs at every deadline. X11 (without the cursor) and the portal are told of changes:
 /// between them the capture thread sleeps until one comes (waking once a second as a safety
 /// net), so a still screen costs about no CPU; the rate still caps delivery.
 ///
-/// Reading another program's framebuffer (KMS) needs `CAP_SYS_ADMIN` or being the DRM master;
-/// without either, `initialize()` throws `.permissionDenied` saying how to grant it. X11 needs
-/// only a connection to the server.
+/// Reading another program's framebuffer (KMS) needs `CAP_SYS_ADMIN` or being the DRM master; without either,
+/// ``initialize()`` throws ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` saying how to grant
+/// it. X11 needs only a connection to the server.
 public final class ScreenSource: VideoCapturer, Sendable {
     /// The rate used when none is given: 15 fps, the seeds' screen-sharing rate.
     public static let defaultFrameRate = FrameRate(15)
 
-    /// The screens of the screen-cast portal on the session bus at `busAddress` (a D-Bus
-    /// address, `unix:path=…`; the environment's session bus when `nil`): one per source type
-    /// it offers. Throws `.notFound`, naming what to install, when no portal answers there.
+    /// The screens of the screen-cast portal on the session bus at `busAddress` (a D-Bus address,
+    /// `unix:path=…`; the environment's session bus when `nil`): one per source type it offers. Throws
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/notFound``, naming what to install, when no portal answers
+    /// there.
     public static func portalScreens(busAddress: String? = nil) throws(MediaDevicesError) -> [Screen] {
         #if PipeWire
         try PortalScreens.screens(address: busAddress)
@@ -51,8 +52,8 @@ public final class ScreenSource: VideoCapturer, Sendable {
         #endif
     }
 
-    /// The RandR monitors of the X server on `display` (`DISPLAY` when `nil`), as screens of
-    /// the X11 backend. Throws `.notFound` when no X server answers there.
+    /// The RandR monitors of the X server on `display` (`DISPLAY` when `nil`), as screens of the X11 backend.
+    /// Throws ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` when no X server answers there.
     public static func x11Screens(display: String? = nil) throws(MediaDevicesError) -> [Screen] {
         #if X11
         try X11Monitors.screens(display: display)
@@ -75,21 +76,21 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// How framebuffers are mapped (KMS only).
     public let mapping: FramebufferMapping
     /// Whether a grab that finds the screen unchanged since the last frame delivers nothing
-    /// (counted in `CaptureStatistics.unchangedFrames`), as screen sharing wants; `false` gives
+    /// (counted in ``CaptureStatistics/unchangedFrames``), as screen sharing wants; `false` gives
     /// a frame at every deadline, as a constant-rate file wants. X11 and the portal track changes.
     public let skipsUnchangedFrames: Bool
-    /// Whether frames carry the screen's framebuffer as a DMA-BUF (`VideoFrame.dmaBuf`: the PRIME
-    /// descriptor, the DRM fourcc and modifier from `GETFB2`, the pitch and the offset of the
-    /// region's first pixel) for encoders, EGL, Vulkan or GStreamer to import without a copy.
-    /// KMS only, on drivers with PRIME export (virtio-gpu, i915, amdgpu; not bochs):
-    /// `initialize()` throws `.unsupportedFormat` otherwise, and on X11 and portal screens. The DMA-BUF is the live
-    /// scanout buffer, not a snapshot; its descriptor belongs to the source and is valid during
-    /// the callback (`dup` it to keep it). `frames` sequences then lease the framebuffer instead
-    /// of copying it: a held frame keeps it mapped and exported (across mode changes, stop and
+    /// Whether frames carry the screen's framebuffer as a DMA-BUF (``VideoFrame/dmaBuf``: the PRIME
+    /// descriptor, the DRM fourcc and modifier from `GETFB2`, the pitch and the offset of the region's first
+    /// pixel) for encoders, EGL, Vulkan or GStreamer to import without a copy. KMS only, on drivers with
+    /// PRIME export (virtio-gpu, i915, amdgpu; not bochs): ``initialize()`` throws
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` otherwise, and on X11 and portal
+    /// screens. The DMA-BUF is the live scanout buffer, not a snapshot; its descriptor belongs to the source
+    /// and is valid during the callback (`dup` it to keep it). `frames` sequences then lease the framebuffer
+    /// instead of copying it: a held frame keeps it mapped and exported (across mode changes, stop and
     /// release) until let go, and reads it live, without `DMA_BUF_IOCTL_SYNC` (use
-    /// `DMABufPlane.withCPUAccess` where caches are not coherent). Frames with the cursor
-    /// blended in are copies and carry none. With `.automatic` mapping the pixels are read
-    /// through the same export (the grab between `DMA_BUF_IOCTL_SYNC` start and end).
+    /// ``DMABufPlane/withCPUAccess(_:)`` where caches are not coherent). Frames with the cursor blended in
+    /// are copies and carry none. With ``FramebufferMapping/automatic`` mapping the pixels are read through
+    /// the same export (the grab between `DMA_BUF_IOCTL_SYNC` start and end).
     public let exportsDMABuf: Bool
     /// How the portal is asked (portal screens only).
     public let portalOptions: PortalOptions
@@ -230,27 +231,32 @@ public final class ScreenSource: VideoCapturer, Sendable {
 
     deinit { core.release() }
 
-    /// Opens the card (KMS) or connects to the X server (X11) and grabs once, to learn the
-    /// format and check the privilege. KMS throws `.permissionDenied` (with the remedy) when
-    /// framebuffers cannot be read, `.unsupportedFormat` for tiled or compressed framebuffers,
-    /// `.invalidState` when the output is off. X11 throws `.notFound` when the X server does
-    /// not answer, `.disconnected` when the monitor is gone, `.unsupportedFormat` without
-    /// MIT-SHM, DAMAGE or XFIXES. While capturing, both follow mode changes; an output turned
-    /// off (KMS) or a monitor removed (X11) gives no frames, and sequence gaps, until it is back.
-    /// The portal asks the user (or restores an earlier choice) and waits for the first
-    /// picture: `.notFound` without a portal (the detail names what to install),
-    /// `.permissionDenied` when the user cancels the dialog, `.timeout` when no answer or
-    /// picture comes in time; a shared screen or window that goes away while capturing ends
-    /// the capture with `.disconnected`.
+    /// Opens the card (KMS) or connects to the X server (X11) and grabs once, to learn the format and check
+    /// the privilege. KMS throws ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` (with the
+    /// remedy) when framebuffers cannot be read,
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` for tiled or compressed framebuffers,
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/invalidState`` when the output is off. X11 throws
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` when the X server does not answer,
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/disconnected`` when the monitor is gone,
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` without MIT-SHM, DAMAGE or XFIXES.
+    /// While capturing, both follow mode changes; an output turned off (KMS) or a monitor removed (X11) gives
+    /// no frames, and sequence gaps, until it is back. The portal asks the user (or restores an earlier
+    /// choice) and waits for the first picture: ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` without
+    /// a portal (the detail names what to install),
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` when the user cancels the dialog,
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/timeout`` when no answer or picture comes in time; a shared
+    /// screen or window that goes away while capturing ends the capture with
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/disconnected``.
     public func initialize() throws(MediaDevicesError) { try core.initialize() }
 
-    /// Does what `initialize()` does, as a call that waits without holding a thread of Swift's
+    /// Does what ``initialize()`` does, as a call that waits without holding a thread of Swift's
     /// cooperative pool or the source's lock, and that task cancellation ends: for a portal
-    /// screen, the user's answer to the portal's dialog (up to `PortalOptions.responseTimeout`)
+    /// screen, the user's answer to the portal's dialog (up to ``PortalOptions/responseTimeout``)
     /// and the first picture are waited for on a thread of its own. Prefer it to
-    /// `initialize()` for portal screens, before `start()`.
-    /// - Throws: what `initialize()` throws; `.cancelled` when the task was cancelled while it
-    ///   waited (the portal's request and session are closed, nothing is left open).
+    /// ``initialize()`` for portal screens, before ``start()``.
+    /// - Throws: what ``initialize()`` throws; ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when
+    ///   the task was cancelled while it waited (the portal's request and session are closed, nothing is left
+    ///   open).
     public func prepare() async throws(MediaDevicesError) {
         if state.withLock({ $0.grabbing }) != nil { return }
         let grab = self.grab
@@ -321,12 +327,14 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// elsewhere to close the card.
     public func release() { core.release() }
 
-    /// Grabs one frame now and lends it to `body` (a screenshot); initializes first if needed.
-    /// Not while capturing (use the consumer or `frames` then): throws `.invalidState`. `body`
-    /// runs without the source's lock: it may read the source and call `release()` (the screen
-    /// is let go when the grab returns); `start()` and another `grabFrame` from it throw
-    /// `.invalidState`, as they do from other threads until this grab returns. An error `body`
-    /// throws comes out as a `MediaDevicesError` whose `underlying` is that error.
+    /// Grabs one frame now and lends it to `body` (a screenshot); initializes first if needed. Not while
+    /// capturing (use the consumer or `frames` then): throws
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/invalidState``. `body` runs without the source's lock: it
+    /// may read the source and call ``release()`` (the screen is let go when the grab returns); ``start()``
+    /// and another ``grabFrame(_:)`` from it throw ``/MediaDevicesCore/MediaDevicesError/Code/invalidState``,
+    /// as they do from other threads until this grab returns. An error `body` throws comes out as a
+    /// ``/MediaDevicesCore/MediaDevicesError`` whose ``/MediaDevicesCore/MediaDevicesError/underlying`` is
+    /// that error.
     public func grabFrame<R>(_ body: (VideoFrame) throws -> R) throws(MediaDevicesError) -> R {
         // The grabber is taken under the control lock and marked in use; the grab and `body` run
         // outside it, so that `body` may call this source (a `release()` lets the grabber go
@@ -362,8 +370,8 @@ public final class ScreenSource: VideoCapturer, Sendable {
     }
 
     /// The token that brings back the user's portal choice in a later session without asking
-    /// (give it as `PortalOptions.restoreToken`; it is also kept for this process and in
-    /// `PortalOptions.restoreTokenFile`); `nil` before initialization, on other backends, and
+    /// (give it as ``PortalOptions/restoreToken``; it is also kept for this process and in
+    /// ``PortalOptions/restoreTokenFile``); `nil` before initialization, on other backends, and
     /// when the portal does not persist choices.
     public var portalRestoreToken: String? {
         #if PipeWire
@@ -382,7 +390,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
     #endif
 
     /// The screen as the backend sees it now: for the portal, with the size of what the user
-    /// chose (`screen` is the one asked for); `nil` before initialization.
+    /// chose (``screen`` is the one asked for); `nil` before initialization.
     public var currentScreen: Screen? { state.withLock { $0.grabbing }?.grabber.screen }
 
     /// The framebuffer grabbed last (id, format, modifier, pitch, mapping method); `nil` on X11.
@@ -392,10 +400,10 @@ public final class ScreenSource: VideoCapturer, Sendable {
     public var isCapturing: Bool { core.isCapturing }
 
     /// The format at initialization (it follows the screen's mode while capturing: each
-    /// frame's own `format` is the truth) and the requested rate.
+    /// frame's own ``VideoFrame/format`` is the truth) and the requested rate.
     public var captureSettings: CaptureSettings? { state.withLock { $0.settings } }
 
-    /// Always `.up`: KMS framebuffers are stored upright (a rotated panel shows as a plane
+    /// Always ``VideoOrientation/up``: KMS framebuffers are stored upright (a rotated panel shows as a plane
     /// rotation, which is not applied), and X11 root windows are upright (RandR rotates them).
     public var orientation: VideoOrientation { .up }
 
@@ -405,11 +413,11 @@ public final class ScreenSource: VideoCapturer, Sendable {
         set { core.delivery.consumer = newValue }
     }
 
-    /// A new asynchronous sequence of frames (see `VideoFrames`).
+    /// A new asynchronous sequence of frames (see ``VideoFrames``).
     public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
 
     /// A new asynchronous sequence of frames converted to `output` on the capture thread — the
-    /// seeds' screen capturer publishes `OutputFormat(.argb)`; encoders want `.nv12`. Give
+    /// seeds' screen capturer publishes `OutputFormat(.argb)`; encoders want ``PixelFormat/nv12``. Give
     /// `output.size` to keep one size across mode changes (frames are scaled to it).
     public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
         try core.frames(bufferSize: bufferSize, output: output)

@@ -84,10 +84,11 @@ public final class TestPatternSource: VideoCapturer, Sendable {
 
     deinit { core.release() }
 
-    /// The outcome of the negotiation over `supportedFormats`.
+    /// The outcome of the negotiation over ``supportedFormats``.
     public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
-    /// Chooses the format. Not from this source's own callback (`.invalidState`).
+    /// Chooses the format. Not from this source's own callback
+    /// (``/MediaDevicesCore/MediaDevicesError/Code/invalidState``).
     public func initialize() throws(MediaDevicesError) { try core.initialize() }
 
     /// Starts drawing and delivering frames. If it fails, the `frames` sequences end with the error.
@@ -129,7 +130,7 @@ public final class TestPatternSource: VideoCapturer, Sendable {
         state.withLock { $0.negotiation.map { CaptureSettings(format: $0.format, frameRate: $0.frameRate) } }
     }
 
-    /// Always `.up`: the pattern is drawn upright.
+    /// Always ``VideoOrientation/up``: the pattern is drawn upright.
     public var orientation: VideoOrientation { .up }
 
     /// The callback consumer.
@@ -138,10 +139,10 @@ public final class TestPatternSource: VideoCapturer, Sendable {
         set { core.delivery.consumer = newValue }
     }
 
-    /// A new asynchronous sequence of frames (see `VideoFrames`).
+    /// A new asynchronous sequence of frames (see ``VideoFrames``).
     public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
 
-    /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
+    /// A new asynchronous sequence of frames converted to `output`; see ``VideoCapturer``.
     public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
         try core.frames(bufferSize: bufferSize, output: output)
     }

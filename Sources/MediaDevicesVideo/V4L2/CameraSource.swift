@@ -3,7 +3,7 @@ import MediaDevicesCore
 import Foundation
 import Synchronization
 
-/// Captures video from a V4L2 device: the `VideoCapturer` for cameras (Twilio's `CameraSource`).
+/// Captures video from a V4L2 device: the ``VideoCapturer`` for cameras (Twilio's `CameraSource`).
 ///
 /// ```swift
 /// let camera = CameraSource(device: (await CaptureDevice.discover()).devices[0],
@@ -71,7 +71,7 @@ public final class CameraSource: VideoCapturer, Sendable {
     /// lease (at least 1): a frame whose lease would leave fewer is copied instead.
     public let minimumQueuedBuffers: Int
     /// Whether every buffer is exported as DMA-BUF (`VIDIOC_EXPBUF`), so frames carry
-    /// `dmaBuf` for zero-copy hand-off to encoders, EGL, Vulkan or GStreamer. Costs one
+    /// ``VideoFrame/dmaBuf`` for zero-copy hand-off to encoders, EGL, Vulkan or GStreamer. Costs one
     /// descriptor per buffer and plane while capturing.
     public let exportsDMABuf: Bool
     private let snapshot: PublishedState<Snapshot>
@@ -100,7 +100,7 @@ public final class CameraSource: VideoCapturer, Sendable {
     public var negotiation: FormatNegotiation? { snapshot.withLock { $0.negotiation } }
 
     /// Opens the device and negotiates the requested format. Not from this source's own
-    /// callback (`.invalidState`).
+    /// callback (``/MediaDevicesCore/MediaDevicesError/Code/invalidState``).
     public func initialize() throws(MediaDevicesError) { try core.initialize() }
 
     /// Starts capturing (initializing first if needed). The corresponding ioctls are
@@ -114,7 +114,7 @@ public final class CameraSource: VideoCapturer, Sendable {
     public func stop() { core.stop() }
 
     /// Stops and closes the device (once the capture thread has let go of it). From this
-    /// source's own callback it only stops: the device closes at the next `release()` or when
+    /// source's own callback it only stops: the device closes at the next ``release()`` or when
     /// the source is freed (the thread's own reference keeps it open until its buffers are gone).
     public func release() { core.release() }
 
@@ -126,18 +126,18 @@ public final class CameraSource: VideoCapturer, Sendable {
         snapshot.withLock { $0.negotiation.map { CaptureSettings(format: $0.format, frameRate: $0.frameRate) } }
     }
 
-    /// The orientation frames carry now: the sensor's mounting rotation (`.up` when the driver
-    /// does not say) plus the `orientationTracker`'s orientation (mirrored for a front camera).
+    /// The orientation frames carry now: the sensor's mounting rotation (``VideoOrientation/up`` when the
+    /// driver does not say) plus the ``orientationTracker``'s orientation (mirrored for a front camera).
     public var orientation: VideoOrientation {
         snapshot.withLock { FrameOrientation(mount: $0.orientation, tracker: $0.tracker, facesUser: $0.device.position == .front).current }
     }
 
     /// Tells which way up the device is (Twilio's `orientationTracker`); every frame carries
     /// the sensor's mounting rotation plus the tracker's orientation at capture time. `nil`
-    /// (the default): the mounting alone. Set it with `setOrientationTracker(_:)`.
+    /// (the default): the mounting alone. Set it with ``setOrientationTracker(_:)``.
     public var orientationTracker: (any OrientationTracker)? { snapshot.withLock { $0.tracker } }
 
-    /// Sets (or with `nil` removes) the `orientationTracker`. While capturing, the stream
+    /// Sets (or with `nil` removes) the ``orientationTracker``. While capturing, the stream
     /// restarts with it (consumers stay subscribed). Not from this source's own callback.
     public func setOrientationTracker(_ tracker: (any OrientationTracker)?) throws(MediaDevicesError) {
         try core.withControl("setOrientationTracker") { camera, control in
@@ -156,15 +156,15 @@ public final class CameraSource: VideoCapturer, Sendable {
     /// Runs the tasks that prefer it on this source's capture thread:
     /// `Task(executorPreference: camera.captureExecutor) { for try await frame in camera.frames() { … } }`
     /// reads frames with one wake-up per frame, no allocation and no task switch (the reader
-    /// steps the capture loop itself while its sequence is empty; see `CaptureExecutor`). Make
-    /// the task after `start()`: from then on its jobs run on the capture thread; before, they
+    /// steps the capture loop itself while its sequence is empty; see ``CaptureExecutor``). Make
+    /// the task after ``start()``: from then on its jobs run on the capture thread; before, they
     /// go to Swift's global executor.
     public var captureExecutor: CaptureExecutor { core.delivery.executor }
 
-    /// A new asynchronous sequence of frames (see `VideoFrames`).
+    /// A new asynchronous sequence of frames (see ``VideoFrames``).
     public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
 
-    /// A new asynchronous sequence of frames converted to `output`; see `VideoCapturer`.
+    /// A new asynchronous sequence of frames converted to `output`; see ``VideoCapturer``.
     public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
         try core.frames(bufferSize: bufferSize, output: output)
     }
@@ -181,11 +181,11 @@ public final class CameraSource: VideoCapturer, Sendable {
         set { core.delivery.logger = newValue }
     }
 
-    /// How long capture may go without a frame while the device keeps streaming (a stalled
-    /// sensor pipeline or driver) before it ends with `.timeout`: the frame sequences end with
-    /// that error and the consumer hears `captureDidStop`. `nil` (the default): no limit (a
-    /// camera may legitimately wait long, e.g. in the dark at long exposures). Takes effect at
-    /// once, also while capturing. The same option as `PipeWireCameraSource.frameTimeout`.
+    /// How long capture may go without a frame while the device keeps streaming (a stalled sensor pipeline or
+    /// driver) before it ends with ``/MediaDevicesCore/MediaDevicesError/Code/timeout``: the frame sequences
+    /// end with that error and the consumer hears `captureDidStop`. `nil` (the default): no limit (a camera
+    /// may legitimately wait long, e.g. in the dark at long exposures). Takes effect at once, also while
+    /// capturing. The same option as ``PipeWireCameraSource/frameTimeout``.
     public var frameTimeout: Duration? {
         get { core.delivery.frameTimeout }
         set { core.delivery.frameTimeout = newValue }
@@ -227,7 +227,7 @@ public final class CameraSource: VideoCapturer, Sendable {
     /// `selectCaptureDevice(_:format:)`). The new device is opened and configured before the
     /// old one stops, so a failure to open or configure it leaves the old one running; a
     /// failure to start it ends capture with that error. The same device (by path) takes the
-    /// `setFormat` path. `request` defaults to the current request. Not from this source's own
+    /// ``setFormat(_:)`` path. `request` defaults to the current request. Not from this source's own
     /// callback.
     @discardableResult
     public func selectCaptureDevice(_ device: CaptureDevice, format request: FormatRequest? = nil) throws(MediaDevicesError) -> FormatNegotiation {

@@ -5,7 +5,7 @@ import Logging
 
 /// A V4L2 video capture device (a `/dev/video*` node that captures video, single- or
 /// multi-planar): what it is and what it offers. AVFoundation's `AVCaptureDevice`.
-/// Capture from it with `CameraSource`.
+/// Capture from it with ``CameraSource``.
 public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConvertible {
     /// Where the camera faces, from `V4L2_CID_CAMERA_ORIENTATION` where the driver has it.
     public enum Position: String, Sendable, Codable {
@@ -36,22 +36,22 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     public let position: Position
     /// Whether the node uses the multi-planar API.
     public let isMultiplanar: Bool
-    /// The ways to reach this camera: its V4L2 node, and the PipeWire nodes that offer it when
-    /// the listing included PipeWire (`devices(backends:)`). A camera only PipeWire offers (a
-    /// libcamera camera) has only PipeWire routes; its `path` is then `pipewire:NODE_NAME`.
+    /// The ways to reach this camera: its V4L2 node, and the PipeWire nodes that offer it when the listing
+    /// included PipeWire (``discover(backends:pipeWireTimeout:logger:)``). A camera only PipeWire offers (a
+    /// libcamera camera) has only PipeWire routes; its ``path`` is then `pipewire:NODE_NAME`.
     public let routes: [CaptureRoute]
 
-    /// The backends `routes` use, V4L2 first.
+    /// The backends ``routes`` use, V4L2 first.
     public var backends: [CaptureBackend] {
         CaptureBackend.allCases.filter { backend in routes.contains { $0.backend == backend } }
     }
 
-    /// The PipeWire camera nodes among `routes`.
+    /// The PipeWire camera nodes among ``routes``.
     public var pipeWireNodes: [PipeWireCameraNode] {
         routes.compactMap { if case .pipewire(let node) = $0 { node } else { nil } }
     }
 
-    /// The `uniqueID`.
+    /// The ``uniqueID``.
     public var id: String { uniqueID }
 
     /// `"/dev/video0: vivid (vivid) platform:vivid-000"`.
