@@ -98,12 +98,19 @@ final class PipeWireCaptureTests: XCTestCase {
         while held.count < 9, let buffer = try await iterator.next() { held.append(buffer) }
         let heldLeases = held.filter(\.isLeased).count, heldCopies = held.count - heldLeases
         // The policy: a lease never leaves the producer without a buffer, so at most all but one
-        // of the stream's buffers are on lease at once; past that, copies. (CI once saw all 9
-        // held on lease under heavy load: the stream had more buffers then; now it is said.)
+        // of the stream's buffers are on lease at once; past that, copies. The policy is per
+        // buffer set: when the stream replaces its buffers (a renegotiation), the leased ones
+        // stay readable outside it (`on_remove_buffer` disowns them) and the new set is lent from
+        // afresh. More leases held than the set has buffers proves that happened (each held
+        // lease is a distinct buffer, out of the stream until given back): loaded CI runs saw
+        // 9 of 9 held on lease with a set of 8, twice. Then the count says nothing, and it is said.
         let buffers = source.statistics.buffers
         XCTAssertGreaterThan(buffers, 2, "the stream's buffers are known: \(source.statistics)")
-        XCTAssertLessThanOrEqual(heldLeases, buffers - 1, "leases leave the producer a buffer (\(heldLeases) of \(held.count) held on lease, \(buffers) buffers)")
-        if held.count > buffers - 1 {
+        let replaced = heldLeases > buffers
+        if replaced {
+            print("PipeWire leases: \(heldLeases) of \(held.count) held on lease, more than the stream's \(buffers) buffers: it replaced its buffers meanwhile; the per-set limit is not judged in this run")
+        } else if held.count > buffers - 1 {
+            XCTAssertLessThanOrEqual(heldLeases, buffers - 1, "leases leave the producer a buffer (\(heldLeases) of \(held.count) held on lease, \(buffers) buffers)")
             XCTAssertGreaterThan(heldCopies, 0, "copies once the policy refuses leases (\(heldLeases) of \(held.count) held on lease, \(buffers) buffers)")
         } else {
             print("PipeWire leases: the stream has \(buffers) buffers, room for the \(held.count) held on lease; the copy once refused not reached")
