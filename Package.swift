@@ -182,6 +182,7 @@ let package = Package(
                 "MediaDevices", "MediaDevicesCommandLine",
                 "CYUV", "CTurboJPEG",   // the references: libyuv and libjpeg-turbo called directly
                 "USBDevices",   // the emulated USB camera's picture, decoded on the host as in the rig
+                "TestSupport",  // the test signals (sine, noise) and their analysis (sine fit)
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

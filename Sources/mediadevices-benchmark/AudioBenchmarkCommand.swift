@@ -4,6 +4,7 @@ import Glibc
 import MediaDevices
 import MediaDevicesCommandLine
 import Synchronization
+import TestSupport
 
 /// `mediadevices-benchmark audio`: the audio bus against memcpy, and (with `--latency`) the round
 /// trip through snd-aloop with our capture→render forwarding against `arecord | aplay`, and

@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevices
 import XCTest
+import TestSupport
 
 /// Issue 14's device switch while running: snd-aloop (ALSA) ↔ a real PulseAudio null sink, on
 /// the capture side and on the render side, with a tone playing. The application's bus reader

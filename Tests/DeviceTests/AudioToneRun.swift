@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevices
 import XCTest
+import TestSupport
 
 /// Plays a 997 Hz tone through an `AudioDriver`'s render side and records through its capture
 /// side at the same time, as an application would: one thread keeps the render bus a few

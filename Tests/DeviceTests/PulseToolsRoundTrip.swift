@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevices
 import XCTest
+import TestSupport
 
 /// The reference round trip: PulseAudio's own `pacat` into a sink and `parec` from its monitor,
 /// with `--latency-msec` requests (which make them ask with `PA_STREAM_ADJUST_LATENCY`), fed and

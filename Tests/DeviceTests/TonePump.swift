@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevices
 import Synchronization
+import TestSupport
 
 /// An application's audio code on a thread of its own: plays the test tone into the driver's
 /// render side (if initialized), keeping 16 periods queued, and drains its capture side (if

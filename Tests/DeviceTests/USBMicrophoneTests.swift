@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MediaDevices
 import XCTest
+import TestSupport
 
 /// A USB Audio Class 1 microphone (emulated in Tests/USBDevices, plugged into vhci-hcd) through
 /// the real snd-usb-audio: listed by `AudioDevice` as `arecord -l` lists it, with 48 kHz mono

@@ -3,6 +3,7 @@ import XCTest
 @testable import MediaDevicesAudio
 @testable import MediaDevicesVideo
 @testable import MediaDevicesCore
+import TestSupport
 
 /// Levels (peak and RMS per channel, dBFS, the meter line) and the chunk sequence over a bus:
 /// fixed-size chunks in order, the rest as a short last chunk once capture is not running.

@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevices
 import XCTest
+import TestSupport
 
 /// Sine and noise generators, tone analysis and WAV files.
 final class AudioSignalTests: XCTestCase {

@@ -291,4 +291,48 @@ extension FrameLeaseTests {
         queue.finish(error: nil)
         XCTAssertEqual(lender.leased, 0, "given back")
     }
+
+    func testSpansReadTheLeasedBufferInPlaceAndAReleaseWaitsForThem() async throws {
+        let lender = FakeLender(count: 4, size: 8, minimumQueued: 2)
+        let queue = FrameQueue(capacity: 2)
+        lender.deliver(1, fill: 9, sequence: 1, into: queue)
+        guard let buffer = try await queue.next() else { return XCTFail("the sequence ended") }
+        XCTAssertTrue(buffer.isLeased)
+        lender.memory[1][3] = 42   // the driver's buffer itself: a copy would not see it
+        let (count, fourth, sum) = buffer.withSpan { bytes in
+            buffer.release()   // from inside the read: takes effect when the read ends
+            XCTAssertEqual(lender.giveBacks, 0, "given back while a span is lent")
+            var sum = 0
+            for index in bytes.indices { sum += Int(bytes[index]) }
+            return (bytes.count, bytes[3], sum)
+        }
+        XCTAssertEqual(count, 8)
+        XCTAssertEqual(fourth, 42)
+        XCTAssertEqual(sum, 7 * 9 + 42)
+        XCTAssertEqual(lender.giveBacks, 1, "given back once the span's read ended")
+        XCTAssertEqual(buffer.withSpan { $0.count }, 0, "empty after release")
+        XCTAssertEqual(buffer.withRawSpan { $0.byteCount }, 0)
+        struct Stop: Error {}
+        XCTAssertThrowsError(try buffer.withSpan { (_) throws(Stop) in throw Stop() }) { XCTAssertTrue($0 is Stop, "the body's own error") }
+        queue.finish(error: nil)
+    }
+
+    func testARawSpanGathersPlanesThatLieApartAsWithUnsafeBytes() {
+        let luma = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 16)
+        let chroma = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 16)
+        defer { luma.deallocate(); chroma.deallocate() }
+        for offset in 0..<8 { luma[offset] = UInt8(offset) }
+        for offset in 0..<4 { chroma[offset] = UInt8(200 + offset) }
+        let format = VideoFormat(pixelFormat: .nv12m, width: 4, height: 2, bytesPerRow: [4, 4], bufferSizes: [8, 4])
+        let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 1), sequence: 1, orientation: .up, captureDelay: .zero,
+                               planeCount: 2, bytesUsed: 8, plane0: FramePlane(bytes: UnsafeRawBufferPointer(luma), bytesPerRow: 4),
+                               plane1: FramePlane(bytes: UnsafeRawBufferPointer(chroma), bytesPerRow: 4), plane2: .empty, dmaBuf: nil, lendable: nil)
+        XCTAssertEqual(frame.withSpan(plane: 1) { $0[2] }, 202)
+        XCTAssertEqual(frame.plane(0).withRawSpan { $0.unsafeLoad(fromByteOffset: 4, as: UInt8.self) }, 4)
+        let buffer = VideoFrameBuffer(format: format)
+        buffer.fill(from: frame)
+        let gathered = buffer.withRawSpan { span in (0..<span.byteCount).map { span.unsafeLoad(fromByteOffset: $0, as: UInt8.self) } }
+        XCTAssertEqual(gathered, buffer.withUnsafeBytes { Array($0) })
+        XCTAssertEqual(gathered, (0..<8).map(UInt8.init) + (200..<204).map(UInt8.init))
+    }
 }

@@ -38,7 +38,7 @@ public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
     public let deviceNumber: Int?
 
     /// Creates a description (enumeration makes these; tests and custom backends may too).
-    public init(name: String, description: String, direction: Direction, isDefault: Bool, backend: Backend,
+    package init(name: String, description: String, direction: Direction, isDefault: Bool, backend: Backend,
                 card: Int? = nil, deviceNumber: Int? = nil) {
         self.name = name
         self.description = description

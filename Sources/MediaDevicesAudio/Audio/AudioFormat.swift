@@ -71,7 +71,7 @@ public struct AudioFormatCapabilities: Sendable, Hashable {
     public var nativeFormat: AudioFormat?
 
     /// Creates a capability description.
-    public init(sampleRates: ClosedRange<Int>, standardSampleRates: [Int], channels: ClosedRange<Int>,
+    package init(sampleRates: ClosedRange<Int>, standardSampleRates: [Int], channels: ClosedRange<Int>,
                 sampleFormats: [SampleFormat], nativeFormat: AudioFormat? = nil) {
         self.sampleRates = sampleRates
         self.standardSampleRates = standardSampleRates

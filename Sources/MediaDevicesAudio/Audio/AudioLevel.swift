@@ -10,7 +10,7 @@ public struct AudioLevel: Sendable, Hashable {
     public var rms: [Float]
 
     /// Creates a level from per-channel peaks and RMS values.
-    public init(peak: [Float], rms: [Float]) {
+    package init(peak: [Float], rms: [Float]) {
         self.peak = peak
         self.rms = rms
     }

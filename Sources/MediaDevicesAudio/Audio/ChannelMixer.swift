@@ -7,10 +7,10 @@ import MediaDevicesCore
 /// - any other pair (4 → 2, 2 → 6, 5.1 → stereo, …): channel i goes to channel i, for i below
 ///   the smaller count; extra output channels are silent and extra input channels are dropped.
 ///   No surround downmix matrix: MediaDevices does not know the devices' channel positions.
-public enum ChannelMixer {
+package enum ChannelMixer {
     /// Mixes `frames` frames of `from` channels at `source` into `to` channels at `destination`
     /// (which must not overlap `source` unless the counts are equal).
-    public static func mix(_ source: UnsafePointer<Float>, channels from: Int,
+    package static func mix(_ source: UnsafePointer<Float>, channels from: Int,
                            into destination: UnsafeMutablePointer<Float>, channels to: Int, frames: Int) {
         if from == to {
             destination.update(from: source, count: frames * from)

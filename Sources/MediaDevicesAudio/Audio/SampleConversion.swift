@@ -3,9 +3,9 @@ import MediaDevicesCore
 /// integers scale to -1...1 floats by 2^15 or 2^31, floats are clipped and rounded back (NaN
 /// becomes 0).
 /// Allocation-free: audio threads and the bus call it on ring regions.
-public enum SampleConversion {
+package enum SampleConversion {
     /// Converts `count` samples at `source` in `from` to `to` at `destination`.
-    public static func convert(_ source: UnsafeRawPointer, _ from: SampleFormat,
+    package static func convert(_ source: UnsafeRawPointer, _ from: SampleFormat,
                                to destination: UnsafeMutableRawPointer, _ to: SampleFormat, count: Int) {
         if from == to {
             destination.copyMemory(from: source, byteCount: count * from.bytesPerSample)
@@ -37,7 +37,7 @@ public enum SampleConversion {
 
     /// A float sample as a 16-bit integer, clipped and rounded.
     @inline(__always)
-    public static func int16(_ value: Float) -> Int16 {
+    package static func int16(_ value: Float) -> Int16 {
         guard !value.isNaN else { return 0 }
         // Clip, then round half away from zero by truncating ±0.5 (cvttss2si: no libm call).
         let scaled = Swift.min(Swift.max(value * 32768, -32768), 32767)
@@ -46,7 +46,7 @@ public enum SampleConversion {
 
     /// A float sample as a 32-bit integer, clipped and rounded.
     @inline(__always)
-    public static func int32(_ value: Float) -> Int32 {
+    package static func int32(_ value: Float) -> Int32 {
         guard !value.isNaN else { return 0 }
         let scaled = Swift.min(Swift.max(Double(value) * 2147483648.0, -2147483648.0), 2147483647.0)
         return Int32(scaled + (scaled < 0 ? -0.5 : 0.5))

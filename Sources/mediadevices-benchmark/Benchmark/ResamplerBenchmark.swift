@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevices
 import MediaDevicesCommandLine
+import TestSupport
 
 /// `mediadevices-benchmark audio --resampler`: libsoxr against speexdsp in the same process, on the
 /// conversion a call needs (a 44.1 kHz stereo device, a 48 kHz mono application, both ways):

@@ -1,4 +1,4 @@
-import MediaDevicesCore
+import MediaDevices
 import Foundation
 
 /// A least-squares fit of one sine (IEEE 1057's four-parameter fit: amplitude, phase, offset

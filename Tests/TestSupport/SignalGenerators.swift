@@ -1,4 +1,5 @@
-import MediaDevicesCore
+import MediaDevices
+import MediaDevicesAudio
 import Foundation
 
 /// A sine tone, continuous across calls (the phase carries over), written into interleaved
