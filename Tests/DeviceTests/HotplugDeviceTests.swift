@@ -1,5 +1,6 @@
 import Foundation
 import MediaDevices
+import TestSupport
 import XCTest
 
 /// Hotplug against real kernel events in the rig (no udevd runs: kernel uevents): vivid and
@@ -123,6 +124,8 @@ final class HotplugDeviceTests: XCTestCase {
         let node = try Rig.loadVivid("n_devs=1")[0]
         let device = try CaptureDevice(path: node)
         let source = CameraSource(device: device, request: FormatRequest(pixelFormat: .yuyv, size: .vga))
+        let log = LogRecorder()
+        source.logger = log.logger(label: "app.camera")
         let first = FrameRecorder(target: 3)
         source.consumer = first
         try source.start()
@@ -136,6 +139,10 @@ final class HotplugDeviceTests: XCTestCase {
         try Rig.run("modprobe -r vivid")
         let none = try await source.resumeWhenReconnected(timeout: .milliseconds(500))
         XCTAssertFalse(none, "nothing to resume on while the camera is away")
+        let waits = log.lines.filter { $0.contains("camera=\(device.uniqueID)") }
+        XCTAssertEqual(waits.count, 2, "the wait and that it gave up: \(log.lines)")
+        XCTAssertTrue(waits.first?.hasPrefix("info: waiting for the camera to come back camera=\(device.uniqueID)") ?? false, "\(waits)")
+        XCTAssertTrue(waits.last?.hasPrefix("warning: camera did not come back in time camera=\(device.uniqueID)") ?? false, "\(waits)")
         let again = FrameRecorder(target: 3)
         source.consumer = again
         let resumer = Task { try await source.resumeWhenReconnected(timeout: .seconds(20)) }
@@ -143,6 +150,10 @@ final class HotplugDeviceTests: XCTestCase {
         try Rig.run("modprobe vivid n_devs=1")
         let resumed = try await resumer.value
         XCTAssertTrue(resumed)
+        let back = log.lines.filter { $0.contains("camera=\(device.uniqueID)") }.dropFirst(2)
+        XCTAssertEqual(back.count, 2, "the second wait, then where it resumed: \(log.lines)")
+        XCTAssertTrue(back.last?.hasPrefix("info: camera came back; capturing again") ?? false, "\(back)")
+        XCTAssertTrue(back.last?.contains("device=\(source.device.path)") ?? false, "where it resumed: \(back)")
         let framesAgain = await again.wait(seconds: 20)
         XCTAssertTrue(framesAgain, "frames again after the camera came back")
         XCTAssertEqual(source.device.uniqueID, device.uniqueID)
