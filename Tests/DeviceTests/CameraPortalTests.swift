@@ -1,5 +1,6 @@
 import Foundation
 import MediaDevices
+import TestSupport
 import XCTest
 
 /// Issue 34: the Camera portal headless (xdg-desktop-portal 1.16 with the test Access backend
@@ -21,7 +22,8 @@ final class CameraPortalTests: XCTestCase {
         let session = try CameraSession(name: "portal", devices: [path], portal: true)
         setenv("DBUS_SESSION_BUS_ADDRESS", try XCTUnwrap(session.bus), 1)
         defer { session.stop(); unsetenv("DBUS_SESSION_BUS_ADDRESS") }
-        let portal = CameraPortal()
+        let log = LogRecorder()
+        let portal = CameraPortal(logger: log.logger(label: "app.portal"))
         XCTAssertTrue(try portal.isCameraPresent(), "the portal counts PipeWire's camera node\n\(session.report)")
         let before = await Self.code { if let problem = await CaptureDevice.discover(backends: [.portal]).problems.first { throw problem } }
         XCTAssertEqual(before, .permissionDenied, "no remote before access was granted")
@@ -66,6 +68,11 @@ final class CameraPortalTests: XCTestCase {
         let refused = await Self.code { try await portal.requestAccess(timeout: .seconds(60)) }
         XCTAssertEqual(refused, .permissionDenied)
         XCTAssertEqual(session.dialogs, 2)
+        // Each request logged with its answer: granted twice, refused twice (stored, then in the dialog).
+        let answers = log.lines.filter { !$0.hasPrefix("info: asking the Camera portal") }.map { $0.components(separatedBy: " after=").first ?? $0 }
+        XCTAssertEqual(log.lines.filter { $0.hasPrefix("info: asking the Camera portal for camera access") }.count, 4, "\(log.lines)")
+        XCTAssertEqual(answers, ["info: camera access granted", "info: camera access granted",
+                                 "warning: camera access refused", "warning: camera access refused"], "\(log.lines)")
         // A user who does not answer: cancelling the waiting task ends the wait.
         try session.answerDialogs("hang")
         let waiting = Task { () -> MediaDevicesError? in

@@ -1,6 +1,7 @@
 #if PipeWire
 import MediaDevicesCore
 import Glibc
+import Logging
 
 /// The Camera portal (`org.freedesktop.portal.Camera` of xdg-desktop-portal on the session
 /// bus), through which sandboxed applications (Flatpak, Snap) reach cameras: `IsCameraPresent`,
@@ -18,8 +19,16 @@ public struct CameraPortal: Sendable {
     /// The session bus address (`nil`: the environment's, `DBUS_SESSION_BUS_ADDRESS`).
     public let busAddress: String?
 
-    /// The portal on the session bus at `busAddress` (the environment's when `nil`).
-    public init(busAddress: String? = nil) { self.busAddress = busAddress }
+    /// Where ``requestAccess(timeout:)`` logs the request and its answer (`nil`: nowhere; the
+    /// library makes no logger of its own).
+    public let logger: Logger?
+
+    /// The portal on the session bus at `busAddress` (the environment's when `nil`), logging to
+    /// `logger` (swift-log's; `nil`: no logging).
+    public init(busAddress: String? = nil, logger: Logger? = nil) {
+        self.busAddress = busAddress
+        self.logger = logger
+    }
 
     /// `IsCameraPresent`: whether the portal sees a camera (it counts PipeWire's camera nodes,
     /// not `/dev/video*`). Throws `.notFound`, naming what to install, without a Camera portal.
@@ -38,12 +47,26 @@ public struct CameraPortal: Sendable {
     /// permission store's stored answer is used without asking). Runs on a thread of its own;
     /// cancelling the calling task ends the wait (`.cancelled`, the request is closed). Throws
     /// `.permissionDenied` when the user (or the stored answer) refuses, `.notFound` without a
-    /// Camera portal, `.timeout` without an answer in time.
+    /// Camera portal, `.timeout` without an answer in time. Logs the request (info) and its
+    /// answer: granted (info), refused (warning), anything else (error), with the time it took.
     public func requestAccess(timeout: Duration = .seconds(120)) async throws(MediaDevicesError) {
         let address = busAddress
-        try await runBlocking(name: "md-camera-portal", device: address, operation: "AccessCamera") {
-            try CameraPortal(busAddress: address).accessCamera(timeout: timeout)
+        let started = ContinuousClock.now
+        logger?.info("asking the Camera portal for camera access", metadata: ["timeout": "\(timeout)"])
+        do {
+            try await runBlocking(name: "md-camera-portal", device: address, operation: "AccessCamera") {
+                try CameraPortal(busAddress: address).accessCamera(timeout: timeout)
+            }
+        } catch {
+            let metadata: Logger.Metadata = ["code": "\(error.code)", "after": "\(ContinuousClock.now - started)"]
+            if error.code == .permissionDenied {
+                logger?.warning("camera access refused", metadata: metadata)
+            } else {
+                logger?.error("camera access request failed: \(error)", metadata: metadata)
+            }
+            throw error
         }
+        logger?.info("camera access granted", metadata: ["after": "\(ContinuousClock.now - started)"])
     }
 
     /// `AccessCamera`, waiting on the calling thread.
