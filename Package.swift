@@ -146,6 +146,8 @@ let package = Package(
                 .target(name: "CSDBus", condition: .when(traits: ["PipeWire"])),
                 .target(name: "CPipeWire", condition: .when(traits: ["PipeWire"])),
                 .product(name: "Logging", package: "swift-log"),
+                // FileDescriptor in the public API (DMABufPlane.descriptor, PortalScreenCast.pipeWireRemote).
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The umbrella: every capability (re-exported) and what spans them (DeviceMonitor).

@@ -117,8 +117,8 @@ struct OrientationCommand: ParsableCommand {
             }
             matrix = parsed
         }
-        let sensor = try accelerometer.map { try Accelerometer(sysfsPath: $0, mountMatrix: matrix) }
-            ?? Accelerometer.all().first.map { try Accelerometer(sysfsPath: $0.sysfsPath, mountMatrix: matrix) }
+        let sensor = try accelerometer.map { try Accelerometer(sysfsPath: $0, matrix: matrix) }
+            ?? Accelerometer.all().first.map { try Accelerometer(sysfsPath: $0.sysfsPath, matrix: matrix) }
         guard let sensor else {
             // The library's error names a library type; a CLI user has options instead.
             throw MediaDevicesError(.notFound, device: "/sys/bus/iio/devices", operation: "find an accelerometer",

@@ -20,7 +20,7 @@ final class DMABufVirtioTests: XCTestCase {
             guard let dmaBuf = frame.dmaBuf else { return }
             let taken = descriptor.withLock { state -> Bool in
                 guard state.fd < 0 else { return false }
-                state = (dup(dmaBuf.plane(0).descriptor), dmaBuf)
+                state = (dup(dmaBuf.plane(0).descriptor.rawValue), dmaBuf)
                 return true
             }
             if taken { done.signal() }

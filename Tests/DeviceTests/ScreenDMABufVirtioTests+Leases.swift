@@ -28,13 +28,13 @@ extension ScreenDMABufVirtioTests {
                 guard let buffer = try await iterator.next() else { break }
                 guard buffer.format.size == Size(width: 800, height: 600) else { continue }
                 after = try buffer.withFrame { frame in
-                    (buffer.isLeased, frame.dmaBuf?.plane(0).descriptor,
+                    (buffer.isLeased, frame.dmaBuf?.plane(0).descriptor.rawValue,
                      try frame.dmaBuf.map { try Self.mismatch(frame, $0) == nil } ?? false)
                 }
                 break
             }
             XCTAssertEqual(after?.leased, true, "frames of the new framebuffer are leased too")
-            XCTAssertNotEqual(after?.descriptor, heldExport.plane(0).descriptor, "the new framebuffer has its own export")
+            XCTAssertNotEqual(after?.descriptor, heldExport.plane(0).descriptor.rawValue, "the new framebuffer has its own export")
             XCTAssertEqual(after?.matches, true, "and it reads back as the frame")
             source.stop()
             // The mode changed and the run ended; the held frame is still the old framebuffer.

@@ -37,7 +37,7 @@ final class ScreenDMABufVirtioTests: XCTestCase {
             var descriptor: Int32 = -1
             let mismatch = try source.grabFrame { frame -> String? in
                 let dmaBuf = try XCTUnwrap(frame.dmaBuf, "exportsDMABuf: the frame carries its framebuffer")
-                descriptor = dup(dmaBuf.plane(0).descriptor)
+                descriptor = dup(dmaBuf.plane(0).descriptor.rawValue)
                 XCTAssertEqual(dmaBuf.planeCount, 1)
                 XCTAssertEqual(dmaBuf.plane(0).offset, 0, "the whole screen starts at the framebuffer's first pixel")
                 XCTAssertGreaterThanOrEqual(dmaBuf.plane(0).length, 480 * dmaBuf.plane(0).bytesPerRow)
@@ -116,7 +116,7 @@ final class ScreenDMABufVirtioTests: XCTestCase {
                 figures.frames += 1
                 if let dmaBuf {
                     figures.withDMABuf += 1
-                    figures.descriptors.insert(dmaBuf.plane(0).descriptor)
+                    figures.descriptors.insert(dmaBuf.plane(0).descriptor.rawValue)
                 }
                 if equal { figures.equal += 1 }
                 return figures.frames

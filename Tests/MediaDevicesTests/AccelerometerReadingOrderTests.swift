@@ -28,7 +28,7 @@ final class AccelerometerReadingOrderTests: XCTestCase {
         let fifo = "\(folder)/in_accel_z_raw"
         XCTAssertEqual(mkfifo(fifo, 0o600), 0, "mkfifo: \(String(cString: strerror(errno)))")
 
-        let accelerometer = try Accelerometer(sysfsPath: folder, mountMatrix: .identity)
+        let accelerometer = try Accelerometer(sysfsPath: folder, matrix: .identity)
         // The thread's first reading starts now: x and y upright, then it waits in the FIFO's
         // open() for a writer.
         let tracker = try AccelerometerOrientationTracker(accelerometer: accelerometer, interval: .seconds(3600))

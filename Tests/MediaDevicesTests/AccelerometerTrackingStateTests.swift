@@ -20,7 +20,7 @@ final class AccelerometerTrackingStateTests: XCTestCase {
         }
         try make()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let tracker = try AccelerometerOrientationTracker(accelerometer: try Accelerometer(sysfsPath: folder, mountMatrix: .identity),
+        let tracker = try AccelerometerOrientationTracker(accelerometer: try Accelerometer(sysfsPath: folder, matrix: .identity),
                                                           interval: .milliseconds(20))
         defer { tracker.stop() }
         XCTAssertTrue(tracker.isTracking)

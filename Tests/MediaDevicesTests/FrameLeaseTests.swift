@@ -190,7 +190,7 @@ final class FrameLeaseTests: XCTestCase {
         let queue = FrameQueue(capacity: 2)
         lender.deliver(0, fill: 1, sequence: 1, into: queue)
         guard let buffer = try await queue.next() else { return XCTFail("no frame") }
-        XCTAssertEqual(buffer.dmaBuf?.plane(0).descriptor, 100, "a leased frame offers its buffer's DMA-BUF")
+        XCTAssertEqual(buffer.dmaBuf?.plane(0).descriptor.rawValue, 100, "a leased frame offers its buffer's DMA-BUF")
         let done = expectation(description: "released on another thread")
         Thread.detachNewThread {
             buffer.release()
@@ -280,7 +280,7 @@ extension FrameLeaseTests {
         XCTAssertEqual(queue.figures.leased, 1)
         try await next(queue) { buffer in
             XCTAssertTrue(buffer.isLeased)
-            XCTAssertEqual(buffer.dmaBuf?.plane(1).descriptor, 103)
+            XCTAssertEqual(buffer.dmaBuf?.plane(1).descriptor.rawValue, 103)
             buffer.withFrame { frame in
                 XCTAssertEqual(frame.plane(0).bytes.baseAddress, UnsafeRawPointer(luma.baseAddress))
                 XCTAssertEqual(frame.plane(1).bytes.baseAddress, UnsafeRawPointer(chroma.baseAddress), "the chroma buffer, not a copy")

@@ -10,7 +10,7 @@ import Synchronization
 /// A device that came, went or changed.
 public struct DeviceEvent: Sendable, CustomStringConvertible {
     /// What happened.
-    public enum Action: String, Sendable, Codable {
+    public enum Action: String, Sendable {
         /// The device appeared.
         case added
         /// The device went away; streams from it end with
@@ -21,7 +21,7 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     }
 
     /// Which kind of device.
-    public enum Kind: String, Sendable, Codable, CaseIterable {
+    public enum Kind: String, Sendable, CaseIterable {
         /// A V4L2 video capture node (`video4linux`).
         case camera
         /// A DRM card (`drm`): displays.
@@ -42,10 +42,18 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     public let action: Action
     /// Which kind of device.
     public let kind: Kind
-    /// The udev facts; for a PipeWire camera node (a monitor watching
-    /// ``/MediaDevicesVideo/CaptureBackend/pipewire``), the node's (subsystem `pipewire`, see
-    /// ``/MediaDevicesVideo/UdevDevice``).
-    public let device: UdevDevice
+    /// The udev facts (subsystem, sysfs path, device node, card number, `ID_PATH`); for a
+    /// PipeWire camera node (a monitor watching ``/MediaDevicesVideo/CaptureBackend/pipewire``),
+    /// the node's (subsystem `pipewire`). What apps use of them is ``devnode`` and ``name``.
+    package let device: UdevDevice
+    /// The device node (`/dev/video0`, `/dev/dri/card1`); `nil` for a sound card (its control,
+    /// PCM and timer nodes are children: see ``audioDevices``); for a PipeWire camera node, the
+    /// V4L2 device it wraps, if any.
+    public var devnode: String? { device.devnode }
+    /// A human name: for cameras the V4L2 `name` attribute, for screens the DRM driver
+    /// (`bochs-drm`), for sound cards the ALSA card id (`Loopback`); for a removed device, the
+    /// one it had while present.
+    public var name: String? { device.name }
     /// For cameras: the same description
     /// ``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` gives (for a removed
     /// camera, the one it had while present). `nil` for other kinds, and for a camera that could not be
@@ -67,7 +75,7 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     public var audioDevices: [AudioDevice] = []
 
     /// The identifier enumeration gives: ``/MediaDevicesVideo/CaptureDevice/uniqueID`` for cameras, else
-    /// `device.uniqueID` (each screen and PCM of a card has its own `uniqueID` as well).
+    /// the udev device's (each screen and PCM of a card has its own `uniqueID` as well).
     public var uniqueID: String { camera?.uniqueID ?? device.uniqueID }
 
     /// `"added camera /dev/video0 (v4l2:vivid:platform:vivid-000)"`, with " through PipeWire"

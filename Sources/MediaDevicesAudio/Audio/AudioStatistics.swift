@@ -7,7 +7,10 @@ public struct AudioStatistics: Sendable, Codable, Equatable {
     /// Frames moved between the device and the bus.
     public var frames: Int = 0
     /// Time from the first to the last period; seconds in JSON.
-    @SecondsCoding public var elapsed: Duration = .zero
+    public var elapsed: Duration {
+        get { elapsedSeconds.wrappedValue }
+        set { elapsedSeconds.wrappedValue = newValue }
+    }
     /// Frames per second actually moved (``frames`` over ``elapsed``, excluding the first
     /// period and, for rendering, the initial fill of the device buffer, which go at once).
     public var achievedSampleRate: Double = 0
@@ -19,15 +22,36 @@ public struct AudioStatistics: Sendable, Codable, Equatable {
     /// the PulseAudio stream latency.
     public var delayFrames: Int = 0
     /// The mean measured delay; seconds in JSON.
-    @SecondsCoding public var meanDelay: Duration = .zero
+    public var meanDelay: Duration {
+        get { meanDelaySeconds.wrappedValue }
+        set { meanDelaySeconds.wrappedValue = newValue }
+    }
     /// The largest measured delay; seconds in JSON.
-    @SecondsCoding public var maxDelay: Duration = .zero
+    public var maxDelay: Duration {
+        get { maxDelaySeconds.wrappedValue }
+        set { maxDelaySeconds.wrappedValue = newValue }
+    }
     /// The mean time the audio thread spent per period copying and converting (excluding the
     /// device call itself): over each of the first 16 periods, then every 8th; seconds in JSON.
-    @SecondsCoding public var meanPeriodCost: Duration = .zero
+    public var meanPeriodCost: Duration {
+        get { meanPeriodCostSeconds.wrappedValue }
+        set { meanPeriodCostSeconds.wrappedValue = newValue }
+    }
     /// Render side: samples the application had not supplied in time (played as silence).
     /// Capture side: samples dropped because the application did not read them in time.
     public var busShortfallSamples: Int = 0
+    /// The durations as stored and coded (a number of seconds in JSON).
+    private var elapsedSeconds = SecondsCoding(wrappedValue: .zero)
+    private var meanDelaySeconds = SecondsCoding(wrappedValue: .zero)
+    private var maxDelaySeconds = SecondsCoding(wrappedValue: .zero)
+    private var meanPeriodCostSeconds = SecondsCoding(wrappedValue: .zero)
+
+    /// The JSON keys: the properties' names (the durations' under their public names).
+    private enum CodingKeys: String, CodingKey {
+        case frames, elapsedSeconds = "elapsed", achievedSampleRate, xruns, periods, delayFrames
+        case meanDelaySeconds = "meanDelay", maxDelaySeconds = "maxDelay", meanPeriodCostSeconds = "meanPeriodCost"
+        case busShortfallSamples
+    }
 }
 
 /// Counters the audio thread updates with relaxed atomic adds (no lock, no allocation).

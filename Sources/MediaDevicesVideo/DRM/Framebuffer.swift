@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 
 /// How a framebuffer's memory is reached.
-public enum FramebufferMapping: String, Sendable, Codable, CaseIterable {
+public enum FramebufferMapping: String, Sendable, CaseIterable {
     /// The dumb-buffer map (`DRM_IOCTL_MODE_MAP_DUMB` + `mmap` of the card), else PRIME.
     case automatic
     /// `DRM_IOCTL_MODE_MAP_DUMB` and `mmap` of the card node only (works on bochs, whose
@@ -20,9 +20,11 @@ public struct FramebufferDescription: Sendable, Hashable, CustomStringConvertibl
     public let id: UInt32
     /// The pixel format.
     public let pixelFormat: PixelFormat
-    /// The DRM format code `GETFB2` gave (`DRM_FORMAT_XRGB8888` is `XR24`); what a DMA-BUF of
-    /// the framebuffer is imported as.
-    public let drmFourCC: FourCC
+    /// The DRM format code `GETFB2` gave.
+    package let drmFourCC: FourCC
+    /// The DRM format code (`DRM_FORMAT_*`) `GETFB2` gave (`DRM_FORMAT_XRGB8888` is `XR24`); what
+    /// a DMA-BUF of the framebuffer is imported as.
+    public var drmFormat: UInt32 { drmFourCC.rawValue }
     /// The format modifier (`nil` when the framebuffer was made without one: linear).
     public let modifier: UInt64?
     /// Width in pixels.

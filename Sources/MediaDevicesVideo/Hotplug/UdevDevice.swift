@@ -4,29 +4,29 @@ import Foundation
 
 /// What udev (or the kernel's uevent, when no udevd runs) says about a device: the facts a
 /// hotplug event carries for every kind of device.
-public struct UdevDevice: Sendable, Hashable, Codable {
+package struct UdevDevice: Sendable, Hashable, Codable {
     /// `video4linux`, `drm` or `sound`.
-    public let subsystem: String
+    package let subsystem: String
     /// The kernel name (`video0`, `card1`).
-    public let sysname: String
+    package let sysname: String
     /// The sysfs path (`/sys/devices/platform/vivid.0/video4linux/video0`).
-    public let syspath: String
+    package let syspath: String
     /// The device node (`/dev/video0`, `/dev/dri/card1`, `/dev/snd/controlC1`...); sound cards
     /// have none themselves (their control, PCM and timer nodes are children).
-    public let devnode: String?
+    package let devnode: String?
     /// The card number for DRM and sound cards (`card1` → 1).
-    public let cardNumber: Int?
+    package let cardNumber: Int?
     /// udev's `ID_PATH` (`platform-snd_aloop.0`, `pci-0000:00:02.0`), where udevd ran.
-    public let idPath: String?
+    package let idPath: String?
     /// A human name: the ALSA card id (`Loopback`), the DRM driver (`bochs-drm`), or for
     /// cameras the V4L2 `name` attribute.
-    public package(set) var name: String?
+    package var name: String?
     /// The physical device the node belongs to: the sysfs path under `/sys/devices`, up to the
     /// class folder (`platform/snd_aloop.0`, `pci0000:00/0000:00:02.0`).
-    public let physicalPath: String
+    package let physicalPath: String
     /// An identifier that survives renumbering: `alsa:`/`drm:`/`v4l2:` then `ID_PATH` where
     /// udevd gave one, else the physical path.
-    public let uniqueID: String
+    package let uniqueID: String
 
     package init(_ device: OpaquePointer) {
         func string(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }

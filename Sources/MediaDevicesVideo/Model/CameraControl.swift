@@ -13,7 +13,7 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     /// What kind of value it holds.
     public let type: ControlType
     /// The control class it belongs to, as the driver groups them (user, camera, ...).
-    public let controlClass: ControlClass
+    package let controlClass: ControlClass
     /// The smallest value (integer and menu types) or the shortest length (strings); 0 for
     /// `.float` controls, whose range is `floatRange`.
     public let minimum: Int64
@@ -24,7 +24,7 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     /// The value after a reset.
     public let defaultValue: Int64
     /// Flags: read-only, inactive, volatile and the others.
-    public let flags: ControlFlags
+    package let flags: ControlFlags
     /// The entries of a menu or integer menu, without the gaps drivers leave.
     public let menu: [MenuEntry]
     /// Bytes per element, for arrays and other compound types.
@@ -47,7 +47,7 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
         public let value: Int64?
 
         /// An entry.
-        public init(index: Int64, name: String, value: Int64? = nil) {
+        package init(index: Int64, name: String, value: Int64? = nil) {
             self.index = index
             self.name = name
             self.value = value
@@ -65,7 +65,7 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
         public let defaultValue: Double
 
         /// A range.
-        public init(minimum: Double, maximum: Double, defaultValue: Double) {
+        package init(minimum: Double, maximum: Double, defaultValue: Double) {
             self.minimum = minimum
             self.maximum = maximum
             self.defaultValue = defaultValue
@@ -73,7 +73,7 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     }
 
     /// A control description.
-    public init(id: UInt32, name: String, type: ControlType, minimum: Int64, maximum: Int64, step: UInt64,
+    package init(id: UInt32, name: String, type: ControlType, minimum: Int64, maximum: Int64, step: UInt64,
                 defaultValue: Int64, flags: ControlFlags, menu: [MenuEntry] = [], elementSize: UInt32 = 0,
                 dimensions: [UInt32] = [], floatRange: FloatRange? = nil, value: ControlValue) {
         self.id = id
@@ -96,7 +96,7 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     /// `v4l2-ctl`'s variable name for a control name: letters and digits in lower case, every
     /// run of other characters one `_`, none at the ends ("White Balance, Automatic" gives
     /// "white_balance_automatic").
-    public static func key(for name: String) -> String {
+    package static func key(for name: String) -> String {
         var key = "", pendingUnderscore = false
         for character in name.unicodeScalars {
             if character.properties.isAlphabetic || ("0"..."9").contains(character) {
@@ -114,6 +114,15 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     public var isWritable: Bool {
         flags.isDisjoint(with: [.readOnly, .inactive, .disabled, .grabbed]) && type != .controlClass
     }
+
+    /// Whether an automatic mode governs the control now (`V4L2_CTRL_FLAG_INACTIVE`: exposure
+    /// time while automatic exposure is on): show it greyed out; ``ControlChange`` says when
+    /// that changes.
+    public var isInactive: Bool { flags.contains(.inactive) }
+
+    /// Whether the device changes the value by itself (`V4L2_CTRL_FLAG_VOLATILE`: a gain an
+    /// automatic mode sets): read it again rather than keep the last one.
+    public var isVolatile: Bool { flags.contains(.volatile) }
 
     /// The menu entry with this name (case-insensitive) or index.
     public func menuEntry(_ text: String) -> MenuEntry? {
@@ -245,31 +254,31 @@ public struct ControlType: RawRepresentable, Sendable, Hashable, Codable, Custom
 }
 
 /// A control class (`V4L2_CTRL_CLASS_*`): how drivers group their controls.
-public struct ControlClass: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+package struct ControlClass: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The class bits of a control id (`V4L2_CTRL_ID2WHICH`).
-    public let rawValue: UInt32
+    package let rawValue: UInt32
     /// The class with these bits.
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// `V4L2_CTRL_CLASS_USER`: brightness, contrast, gain, white balance, ...
-    public static let user = ControlClass(rawValue: 0x0098_0000)
+    package static let user = ControlClass(rawValue: 0x0098_0000)
     /// `V4L2_CTRL_CLASS_CODEC`.
-    public static let codec = ControlClass(rawValue: 0x0099_0000)
+    package static let codec = ControlClass(rawValue: 0x0099_0000)
     /// `V4L2_CTRL_CLASS_CAMERA`: exposure, focus, zoom, pan, tilt, ...
-    public static let camera = ControlClass(rawValue: 0x009a_0000)
+    package static let camera = ControlClass(rawValue: 0x009a_0000)
     /// `V4L2_CTRL_CLASS_FLASH`.
-    public static let flash = ControlClass(rawValue: 0x009c_0000)
+    package static let flash = ControlClass(rawValue: 0x009c_0000)
     /// `V4L2_CTRL_CLASS_JPEG`.
-    public static let jpeg = ControlClass(rawValue: 0x009d_0000)
+    package static let jpeg = ControlClass(rawValue: 0x009d_0000)
     /// `V4L2_CTRL_CLASS_IMAGE_SOURCE` (sensors).
-    public static let imageSource = ControlClass(rawValue: 0x009e_0000)
+    package static let imageSource = ControlClass(rawValue: 0x009e_0000)
     /// `V4L2_CTRL_CLASS_IMAGE_PROC`.
-    public static let imageProcessing = ControlClass(rawValue: 0x009f_0000)
+    package static let imageProcessing = ControlClass(rawValue: 0x009f_0000)
     /// `V4L2_CTRL_CLASS_DETECT`.
-    public static let detection = ControlClass(rawValue: 0x00a3_0000)
+    package static let detection = ControlClass(rawValue: 0x00a3_0000)
 
     /// "User Controls", "Camera Controls", ... (the kernel's class names).
-    public var description: String {
+    package var description: String {
         switch self {
         case .user: "User Controls"
         case .codec: "Codec Controls"
@@ -285,42 +294,42 @@ public struct ControlClass: RawRepresentable, Sendable, Hashable, Codable, Custo
 }
 
 /// A control's flags (`V4L2_CTRL_FLAG_*`).
-public struct ControlFlags: OptionSet, Sendable, Hashable, Codable, CustomStringConvertible {
+package struct ControlFlags: OptionSet, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The kernel's flag bits.
-    public let rawValue: UInt32
+    package let rawValue: UInt32
     /// Flags from the kernel's bits.
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// The driver does not offer it (now).
-    public static let disabled = ControlFlags(rawValue: 0x0001)
+    package static let disabled = ControlFlags(rawValue: 0x0001)
     /// It cannot change now (for example while streaming).
-    public static let grabbed = ControlFlags(rawValue: 0x0002)
+    package static let grabbed = ControlFlags(rawValue: 0x0002)
     /// It can be read, not set.
-    public static let readOnly = ControlFlags(rawValue: 0x0004)
+    package static let readOnly = ControlFlags(rawValue: 0x0004)
     /// Setting this control may change others (an auto mode and the values it governs).
-    public static let update = ControlFlags(rawValue: 0x0008)
+    package static let update = ControlFlags(rawValue: 0x0008)
     /// It has no effect now (an automatic mode governs it).
-    public static let inactive = ControlFlags(rawValue: 0x0010)
+    package static let inactive = ControlFlags(rawValue: 0x0010)
     /// Best shown as a slider.
-    public static let slider = ControlFlags(rawValue: 0x0020)
+    package static let slider = ControlFlags(rawValue: 0x0020)
     /// It can be set, not read (buttons, relative moves).
-    public static let writeOnly = ControlFlags(rawValue: 0x0040)
+    package static let writeOnly = ControlFlags(rawValue: 0x0040)
     /// The device changes its value by itself (gain under automatic gain).
-    public static let volatile = ControlFlags(rawValue: 0x0080)
+    package static let volatile = ControlFlags(rawValue: 0x0080)
     /// Its value is a payload (strings, arrays, compound types).
-    public static let hasPayload = ControlFlags(rawValue: 0x0100)
+    package static let hasPayload = ControlFlags(rawValue: 0x0100)
     /// Setting it acts even when the value is the same.
-    public static let executeOnWrite = ControlFlags(rawValue: 0x0200)
+    package static let executeOnWrite = ControlFlags(rawValue: 0x0200)
     /// Setting it may change the buffer layout.
-    public static let modifyLayout = ControlFlags(rawValue: 0x0400)
+    package static let modifyLayout = ControlFlags(rawValue: 0x0400)
     /// An array whose length varies.
-    public static let dynamicArray = ControlFlags(rawValue: 0x0800)
+    package static let dynamicArray = ControlFlags(rawValue: 0x0800)
 
     /// The flags as `v4l2-ctl` names them, comma-separated ("inactive,volatile").
-    public var description: String { names.joined(separator: ",") }
+    package var description: String { names.joined(separator: ",") }
 
     /// The flags' names, in v4l2-ctl's order.
-    public var names: [String] {
+    package var names: [String] {
         let table: [(ControlFlags, String)] = [
             (.disabled, "disabled"), (.grabbed, "grabbed"), (.readOnly, "read-only"), (.update, "update"),
             (.inactive, "inactive"), (.slider, "slider"), (.writeOnly, "write-only"), (.volatile, "volatile"),

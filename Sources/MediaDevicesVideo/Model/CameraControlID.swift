@@ -1,7 +1,7 @@
 import MediaDevicesCore
 /// The kernel's ids of the standard camera controls (`V4L2_CID_*`), for typed access:
 /// `try device.setControl(.brightness, to: 10)`, `controls[.exposureAbsolute]`.
-public struct CameraControlID: RawRepresentable, Sendable, Hashable, Codable {
+public struct CameraControlID: RawRepresentable, Sendable, Hashable {
     /// The kernel's control id.
     public let rawValue: UInt32
     /// The control with this kernel id.
@@ -47,8 +47,8 @@ public struct CameraControlID: RawRepresentable, Sendable, Hashable, Codable {
     public static let zoomAbsolute = CameraControlID(rawValue: 0x009a_090d)
 }
 
-/// Typed access to the standard controls in a list from `CaptureDevice.controls()`: `nil` where
-/// the driver has no such control.
+/// Typed access to the standard controls in a list from `CaptureDevice.controls()`
+/// (`controls[.brightness]`): `nil` where the driver has no such control.
 extension Array where Element == CameraControl {
     /// The control with this id.
     public subscript(id: CameraControlID) -> CameraControl? { first { $0.id == id.rawValue } }
@@ -58,41 +58,41 @@ extension Array where Element == CameraControl {
     }
 
     /// The `brightness` control, if the driver has one.
-    public var brightness: CameraControl? { self[.brightness] }
+    package var brightness: CameraControl? { self[.brightness] }
     /// The `contrast` control, if the driver has one.
-    public var contrast: CameraControl? { self[.contrast] }
+    package var contrast: CameraControl? { self[.contrast] }
     /// The `saturation` control, if the driver has one.
-    public var saturation: CameraControl? { self[.saturation] }
+    package var saturation: CameraControl? { self[.saturation] }
     /// The `hue` control, if the driver has one.
-    public var hue: CameraControl? { self[.hue] }
+    package var hue: CameraControl? { self[.hue] }
     /// The `gamma` control, if the driver has one.
-    public var gamma: CameraControl? { self[.gamma] }
+    package var gamma: CameraControl? { self[.gamma] }
     /// The `sharpness` control, if the driver has one.
-    public var sharpness: CameraControl? { self[.sharpness] }
+    package var sharpness: CameraControl? { self[.sharpness] }
     /// The `gain` control, if the driver has one.
-    public var gain: CameraControl? { self[.gain] }
+    package var gain: CameraControl? { self[.gain] }
     /// The `backlightCompensation` control, if the driver has one.
-    public var backlightCompensation: CameraControl? { self[.backlightCompensation] }
+    package var backlightCompensation: CameraControl? { self[.backlightCompensation] }
     /// The `powerLineFrequency` control, if the driver has one.
-    public var powerLineFrequency: CameraControl? { self[.powerLineFrequency] }
+    package var powerLineFrequency: CameraControl? { self[.powerLineFrequency] }
     /// The `whiteBalanceAutomatic` control, if the driver has one.
-    public var whiteBalanceAutomatic: CameraControl? { self[.whiteBalanceAutomatic] }
+    package var whiteBalanceAutomatic: CameraControl? { self[.whiteBalanceAutomatic] }
     /// The `whiteBalanceTemperature` control, if the driver has one.
-    public var whiteBalanceTemperature: CameraControl? { self[.whiteBalanceTemperature] }
+    package var whiteBalanceTemperature: CameraControl? { self[.whiteBalanceTemperature] }
     /// The `exposureAuto` control, if the driver has one.
-    public var exposureAuto: CameraControl? { self[.exposureAuto] }
+    package var exposureAuto: CameraControl? { self[.exposureAuto] }
     /// The `exposureAbsolute` control, if the driver has one.
-    public var exposureAbsolute: CameraControl? { self[.exposureAbsolute] }
+    package var exposureAbsolute: CameraControl? { self[.exposureAbsolute] }
     /// The `exposureAutoPriority` control, if the driver has one.
-    public var exposureAutoPriority: CameraControl? { self[.exposureAutoPriority] }
+    package var exposureAutoPriority: CameraControl? { self[.exposureAutoPriority] }
     /// The `focusAuto` control, if the driver has one.
-    public var focusAuto: CameraControl? { self[.focusAuto] }
+    package var focusAuto: CameraControl? { self[.focusAuto] }
     /// The `focusAbsolute` control, if the driver has one.
-    public var focusAbsolute: CameraControl? { self[.focusAbsolute] }
+    package var focusAbsolute: CameraControl? { self[.focusAbsolute] }
     /// The `zoomAbsolute` control, if the driver has one.
-    public var zoomAbsolute: CameraControl? { self[.zoomAbsolute] }
+    package var zoomAbsolute: CameraControl? { self[.zoomAbsolute] }
     /// The `panAbsolute` control, if the driver has one.
-    public var panAbsolute: CameraControl? { self[.panAbsolute] }
+    package var panAbsolute: CameraControl? { self[.panAbsolute] }
     /// The `tiltAbsolute` control, if the driver has one.
-    public var tiltAbsolute: CameraControl? { self[.tiltAbsolute] }
+    package var tiltAbsolute: CameraControl? { self[.tiltAbsolute] }
 }

@@ -14,12 +14,12 @@ public struct CaptureFormat: Sendable, Hashable {
     public let isEmulated: Bool
     /// All of the driver's flags for the format (`V4L2_FMT_FLAG_*`), including the two above and
     /// the colour-space conversion flags (`V4L2_FMT_FLAG_CSC_*`).
-    public let flags: UInt32
+    package let flags: UInt32
     /// The frame sizes, each with its frame rates, in driver order.
     public let frameSizes: [FrameSizeOption]
 
     /// A format entry.
-    public init(pixelFormat: PixelFormat, description: String, isCompressed: Bool, isEmulated: Bool,
+    package init(pixelFormat: PixelFormat, description: String, isCompressed: Bool, isEmulated: Bool,
                 flags: UInt32 = 0, frameSizes: [FrameSizeOption]) {
         self.pixelFormat = pixelFormat
         self.description = description
@@ -39,7 +39,7 @@ public struct FrameSizeOption: Sendable, Hashable {
     public let frameRateRanges: [FrameRateRange]
 
     /// A size entry.
-    public init(sizes: FrameSizeRange, frameRateRanges: [FrameRateRange]) {
+    package init(sizes: FrameSizeRange, frameRateRanges: [FrameRateRange]) {
         self.sizes = sizes
         self.frameRateRanges = frameRateRanges
     }

@@ -4,7 +4,7 @@ import MediaDevicesCore
 /// `quantization`); conversion to and from RGB uses them where libyuv offers the matrix.
 public struct Colorimetry: Hashable, Sendable, CustomStringConvertible {
     /// The YCbCr encoding matrix.
-    public enum Matrix: String, Hashable, Sendable, Codable {
+    public enum Matrix: String, Hashable, Sendable {
         /// ITU-R BT.601 (standard definition, most webcams, JPEG).
         case bt601
         /// ITU-R BT.709 (HD).
@@ -14,7 +14,7 @@ public struct Colorimetry: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The quantization range.
-    public enum Range: String, Hashable, Sendable, Codable {
+    public enum Range: String, Hashable, Sendable {
         /// Y in 16...235, Cb/Cr in 16...240 (video).
         case limited
         /// 0...255 (JPEG, sRGB).

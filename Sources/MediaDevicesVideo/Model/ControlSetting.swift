@@ -4,7 +4,7 @@ import MediaDevicesCore
 /// index or name, booleans as true/false/on/off/1/0, arrays comma-separated).
 public struct ControlSetting: Sendable, Hashable, CustomStringConvertible {
     /// Which control.
-    public enum Target: Sendable, Hashable {
+    package enum Target: Sendable, Hashable {
         /// The control with this kernel id.
         case id(UInt32)
         /// The control with this key (`v4l2-ctl`'s name) or driver name.
@@ -12,7 +12,7 @@ public struct ControlSetting: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value to set.
-    public enum Value: Sendable, Hashable {
+    package enum Value: Sendable, Hashable {
         /// A typed value.
         case value(ControlValue)
         /// Text read for the control's type.
@@ -20,9 +20,9 @@ public struct ControlSetting: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Which control.
-    public let target: Target
+    package let target: Target
     /// The value to set.
-    public let value: Value
+    package let value: Value
 
     /// `control` to the integer `value` (integers, booleans, menu indexes, bitmasks).
     public init(_ control: CameraControlID, _ value: Int64) {

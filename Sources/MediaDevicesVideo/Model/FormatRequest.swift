@@ -46,7 +46,7 @@ public struct FormatRequest: Sendable, Hashable, CustomStringConvertible {
 /// One thing that came out different from what was asked, and why.
 public struct FormatAdjustment: Sendable, Hashable, CustomStringConvertible {
     /// What was adjusted.
-    public enum Field: String, Sendable, Codable {
+    public enum Field: String, Sendable {
         /// The pixel format.
         case pixelFormat
         /// The frame size.
@@ -66,7 +66,7 @@ public struct FormatAdjustment: Sendable, Hashable, CustomStringConvertible {
     public let reason: String
 
     /// An adjustment.
-    public init(field: Field, requested: String, chosen: String, reason: String) {
+    package init(field: Field, requested: String, chosen: String, reason: String) {
         self.field = field
         self.requested = requested
         self.chosen = chosen
@@ -90,7 +90,7 @@ public struct FormatNegotiation: Sendable, Hashable {
     public let adjustments: [FormatAdjustment]
 
     /// A negotiation result.
-    public init(request: FormatRequest, format: VideoFormat, frameRate: FrameRate?, adjustments: [FormatAdjustment]) {
+    package init(request: FormatRequest, format: VideoFormat, frameRate: FrameRate?, adjustments: [FormatAdjustment]) {
         self.request = request
         self.format = format
         self.frameRate = frameRate

@@ -24,10 +24,10 @@ public struct Fraction: Hashable, Sendable, Comparable, CustomStringConvertible,
     public init(_ value: Int) { self.init(value, 1) }
 
     /// Whether the denominator is non-zero.
-    public var isValid: Bool { denominator != 0 }
+    package var isValid: Bool { denominator != 0 }
 
     /// The reciprocal (`1/30` for `30/1`).
-    public var reciprocal: Fraction { Fraction(denominator, numerator) }
+    package var reciprocal: Fraction { Fraction(denominator, numerator) }
 
     /// The nearest `Double`, for display and measurement only.
     public var doubleValue: Double { Double(numerator) / Double(denominator) }
@@ -38,12 +38,12 @@ public struct Fraction: Hashable, Sendable, Comparable, CustomStringConvertible,
     }
 
     /// The exact sum.
-    public static func + (lhs: Fraction, rhs: Fraction) -> Fraction {
+    package static func + (lhs: Fraction, rhs: Fraction) -> Fraction {
         Fraction(lhs.numerator * rhs.denominator + rhs.numerator * lhs.denominator, lhs.denominator * rhs.denominator)
     }
 
     /// The exact product.
-    public static func * (lhs: Fraction, rhs: Fraction) -> Fraction {
+    package static func * (lhs: Fraction, rhs: Fraction) -> Fraction {
         Fraction(lhs.numerator * rhs.numerator, lhs.denominator * rhs.denominator)
     }
 

@@ -61,7 +61,7 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     public let kind: Kind
 
     /// The kind of V4L2 frame interval entry (`V4L2_FRMIVAL_TYPE_*`).
-    public enum Kind: String, Sendable, Codable {
+    public enum Kind: String, Sendable {
         /// One rate (`V4L2_FRMIVAL_TYPE_DISCRETE`).
         case discrete
         /// Rates on a grid of intervals (`V4L2_FRMIVAL_TYPE_STEPWISE`).
@@ -71,13 +71,13 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A single rate.
-    public init(discrete rate: FrameRate) {
+    package init(discrete rate: FrameRate) {
         minFrameRate = rate; maxFrameRate = rate; intervalStep = nil; kind = .discrete
     }
 
     /// The rates whose intervals lie between `minInterval` and `maxInterval`, in `step`s
     /// (`step == nil` means continuous).
-    public init(minInterval: Fraction, maxInterval: Fraction, step: Fraction?) {
+    package init(minInterval: Fraction, maxInterval: Fraction, step: Fraction?) {
         minFrameRate = FrameRate(interval: maxInterval)
         maxFrameRate = FrameRate(interval: minInterval)
         intervalStep = step
@@ -102,7 +102,7 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The highest rate in this range that is at or below `rate`, if any.
-    public func bestRate(atOrBelow rate: FrameRate) -> FrameRate? {
+    package func bestRate(atOrBelow rate: FrameRate) -> FrameRate? {
         if rate < minFrameRate { return nil }
         if rate >= maxFrameRate { return maxFrameRate }
         guard let step = intervalStep, step.numerator > 0 else {

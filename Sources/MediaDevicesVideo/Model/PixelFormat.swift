@@ -3,19 +3,20 @@ import MediaDevicesCore
 /// layout. Formats the library does not know are kept with their fourcc and no layout.
 public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     /// The V4L2 pixel format code (`V4L2_PIX_FMT_*`).
-    public let fourCC: FourCC
+    package let fourCC: FourCC
     /// The DRM format code (`DRM_FORMAT_*`) with the same memory layout, if there is one.
-    public let drmFourCC: FourCC?
+    package let drmFourCC: FourCC?
     /// A short name (`"YUYV"`, `"NV12"`, `"YU12"`); the fourcc string for unknown formats.
     public let name: String
     /// The memory layout; `nil` when the format is not in the library's table.
-    public let layout: PlaneLayout?
+    package let layout: PlaneLayout?
     /// Whether the format holds luma and chroma (YCbCr) rather than RGB or grey.
     public let isYUV: Bool
 
-    /// The V4L2 code as a number.
+    /// The V4L2 pixel format code (`V4L2_PIX_FMT_*`): four characters, the first in the lowest byte.
     public var v4l2Code: UInt32 { fourCC.rawValue }
-    /// The DRM code as a number, if there is one.
+    /// The DRM format code (`DRM_FORMAT_*`) with the same memory layout, if there is one (what
+    /// EGL's `EGL_LINUX_DRM_FOURCC_EXT` takes).
     public var drmCode: UInt32? { drmFourCC?.rawValue }
     /// Whether the library knows this format's layout.
     public var isKnown: Bool { layout != nil }
@@ -34,13 +35,20 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The format with this V4L2 code: the table's entry, or an unknown format that keeps the code.
-    public init(v4l2 fourCC: FourCC) {
+    package init(v4l2 fourCC: FourCC) {
         self = PixelFormat.byV4L2Code[fourCC] ?? PixelFormat(fourCC, drm: nil, name: fourCC.description,
                                                                layout: nil, yuv: false)
     }
 
+    /// The format with this V4L2 code (`V4L2_PIX_FMT_*`, ``v4l2Code``): the table's entry, or an
+    /// unknown format that keeps the code.
+    public init(v4l2Code: UInt32) { self.init(v4l2: FourCC(rawValue: v4l2Code)) }
+
+    /// The format with this DRM code (`DRM_FORMAT_*`, ``drmCode``), if the table has one.
+    public init?(drmCode: UInt32) { self.init(drm: FourCC(rawValue: drmCode)) }
+
     /// The format with this DRM code, if the table has one.
-    public init?(drm fourCC: FourCC) {
+    package init?(drm fourCC: FourCC) {
         guard let format = PixelFormat.all.first(where: { $0.drmFourCC == fourCC }) else { return nil }
         self = format
     }

@@ -1,27 +1,27 @@
 import MediaDevicesCore
 /// How one plane of an image is laid out in memory.
-public struct PlaneDescription: Hashable, Sendable {
+package struct PlaneDescription: Hashable, Sendable {
     /// Bytes per sample in this plane (2 for YUYV's packed plane, 2 for NV12's interleaved CbCr).
-    public let bytesPerSample: Int
+    package let bytesPerSample: Int
     /// Horizontal subsampling of this plane relative to the image width (2 for 4:2:x chroma).
-    public let horizontalSubsampling: Int
+    package let horizontalSubsampling: Int
     /// Vertical subsampling of this plane relative to the image height (2 for 4:2:0 chroma).
-    public let verticalSubsampling: Int
+    package let verticalSubsampling: Int
 
     /// Describes a plane.
-    public init(bytesPerSample: Int, horizontalSubsampling: Int = 1, verticalSubsampling: Int = 1) {
+    package init(bytesPerSample: Int, horizontalSubsampling: Int = 1, verticalSubsampling: Int = 1) {
         self.bytesPerSample = bytesPerSample
         self.horizontalSubsampling = horizontalSubsampling
         self.verticalSubsampling = verticalSubsampling
     }
 
     /// The tight number of bytes in one row for an image `width` pixels wide.
-    public func minimumBytesPerRow(width: Int) -> Int {
+    package func minimumBytesPerRow(width: Int) -> Int {
         (width + horizontalSubsampling - 1) / horizontalSubsampling * bytesPerSample
     }
 
     /// The number of rows for an image `height` pixels high.
-    public func rows(height: Int) -> Int {
+    package func rows(height: Int) -> Int {
         (height + verticalSubsampling - 1) / verticalSubsampling
     }
 
@@ -36,20 +36,20 @@ public struct PlaneDescription: Hashable, Sendable {
 
 /// The memory layout of a pixel format: its planes, chroma subsampling, whether the data is
 /// compressed, and how many separate memory buffers a frame uses.
-public struct PlaneLayout: Hashable, Sendable {
+package struct PlaneLayout: Hashable, Sendable {
     /// The planes in order (Y, then Cb/Cr or CbCr; a packed format has one plane).
-    public let planes: [PlaneDescription]
+    package let planes: [PlaneDescription]
     /// The number of separately allocated buffers (V4L2 `num_planes`): 1 for contiguous formats
     /// such as NV12, 2 for NV12M, 3 for YUV420M.
-    public let memoryPlaneCount: Int
+    package let memoryPlaneCount: Int
     /// Whether the data is compressed (MJPEG, JPEG); such frames have a variable size.
-    public let isCompressed: Bool
+    package let isCompressed: Bool
     /// Chroma subsampling as (horizontal, vertical): (2, 1) for 4:2:2, (2, 2) for 4:2:0,
     /// (1, 1) for 4:4:4 and RGB.
-    public let chromaSubsampling: (horizontal: Int, vertical: Int)
+    package let chromaSubsampling: (horizontal: Int, vertical: Int)
 
     /// Describes a layout.
-    public init(planes: [PlaneDescription], memoryPlaneCount: Int = 1, isCompressed: Bool = false,
+    package init(planes: [PlaneDescription], memoryPlaneCount: Int = 1, isCompressed: Bool = false,
                 chromaSubsampling: (horizontal: Int, vertical: Int) = (1, 1)) {
         self.planes = planes
         self.memoryPlaneCount = memoryPlaneCount
@@ -58,17 +58,17 @@ public struct PlaneLayout: Hashable, Sendable {
     }
 
     /// Bytes per pixel of the first plane (2 for YUYV, 1 for NV12's Y plane, 4 for XRGB).
-    public var bytesPerPixel: Int { planes.first?.bytesPerSample ?? 0 }
+    package var bytesPerPixel: Int { planes.first?.bytesPerSample ?? 0 }
 
     /// Compares planes, memory plane count, compression and subsampling.
-    public static func == (lhs: PlaneLayout, rhs: PlaneLayout) -> Bool {
+    package static func == (lhs: PlaneLayout, rhs: PlaneLayout) -> Bool {
         lhs.planes == rhs.planes && lhs.memoryPlaneCount == rhs.memoryPlaneCount
             && lhs.isCompressed == rhs.isCompressed
             && lhs.chromaSubsampling == rhs.chromaSubsampling
     }
 
     /// Hashes the same fields `==` compares.
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(planes)
         hasher.combine(memoryPlaneCount)
         hasher.combine(isCompressed)

@@ -24,7 +24,7 @@ public enum VideoOrientation: String, Sendable, Codable, CaseIterable {
 
     /// The orientation for a camera whose `V4L2_CID_CAMERA_SENSOR_ROTATION` is `degrees`: the
     /// kernel gives the counter-clockwise rotation that makes the image upright.
-    public init?(sensorRotation degrees: Int) {
+    package init?(sensorRotation degrees: Int) {
         self.init(rotationDegrees: 360 - degrees)
     }
 

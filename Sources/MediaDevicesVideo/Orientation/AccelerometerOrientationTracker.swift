@@ -7,7 +7,7 @@ import Synchronization
 /// An IIO accelerometer as sysfs shows it (`/sys/bus/iio/devices/iio:deviceN`).
 public struct Accelerometer: Sendable, Hashable, CustomStringConvertible {
     /// Where the mount matrix came from.
-    public enum MountMatrixSource: String, Sendable, Codable {
+    package enum MountMatrixSource: String, Sendable, Codable {
         /// Given by the app.
         case app
         /// The udev hwdb's `ACCEL_MOUNT_MATRIX` property (needs systemd-udevd).
@@ -23,13 +23,13 @@ public struct Accelerometer: Sendable, Hashable, CustomStringConvertible {
     /// The IIO device name (`accel_3d` for HID sensor hubs, `mxc4005`, `bmc150_accel`, …).
     public let name: String
     /// m/s² per raw unit (`in_accel_scale`).
-    public let scale: Double
+    package let scale: Double
     /// Added to raw values before scaling (`in_accel_offset`, usually 0).
-    public let offset: Double
+    package let offset: Double
     /// Maps the sensor's axes onto the device's.
-    public let mountMatrix: MountMatrix
+    package let mountMatrix: MountMatrix
     /// Where `mountMatrix` came from.
-    public let mountMatrixSource: MountMatrixSource
+    package let mountMatrixSource: MountMatrixSource
 
     /// `"iio:device0 accel_3d (scale 0.0980665, mount matrix identity)"`.
     public var description: String {
@@ -41,11 +41,27 @@ public struct Accelerometer: Sendable, Hashable, CustomStringConvertible {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
             .filter { $0.hasPrefix("iio:device") }
             .sorted { (Int($0.dropFirst(10)) ?? 0) < (Int($1.dropFirst(10)) ?? 0) }
-        return names.compactMap { try? Accelerometer(sysfsPath: "\(folder)/\($0)") }
+        return names.compactMap { try? Accelerometer(sysfsPath: "\(folder)/\($0)", matrix: nil) }
     }
 
-    /// The accelerometer at `sysfsPath`; `mountMatrix` overrides what udev and the kernel say.
-    public init(sysfsPath: String, mountMatrix: MountMatrix? = nil) throws(MediaDevicesError) {
+    /// The accelerometer at `sysfsPath`; `mountMatrix` overrides what udev and the kernel say,
+    /// in their text form: three rows of three numbers, rows separated by `;`, numbers by `,`
+    /// (`"0, -1, 0; 1, 0, 0; 0, 0, 1"` maps the sensor's x onto the device's y). A matrix that
+    /// is not that, or is all zeros, throws `.invalidState`.
+    public init(sysfsPath: String, mountMatrix: String? = nil) throws(MediaDevicesError) {
+        var matrix: MountMatrix?
+        if let mountMatrix {
+            guard let parsed = MountMatrix(mountMatrix) else {
+                throw MediaDevicesError(.invalidState, device: sysfsPath, operation: "set the mount matrix",
+                                        detail: "\"\(mountMatrix)\" is not three rows of three numbers (\"1, 0, 0; 0, 1, 0; 0, 0, 1\")")
+            }
+            matrix = parsed
+        }
+        try self.init(sysfsPath: sysfsPath, matrix: matrix)
+    }
+
+    /// The accelerometer at `sysfsPath`; `matrix` overrides what udev and the kernel say.
+    package init(sysfsPath: String, matrix mountMatrix: MountMatrix?) throws(MediaDevicesError) {
         let path = URL(fileURLWithPath: sysfsPath).resolvingSymlinksInPath().path
         for axis in ["x", "y", "z"] where !FileManager.default.fileExists(atPath: "\(path)/in_accel_\(axis)_raw") {
             throw MediaDevicesError(.notFound, device: sysfsPath, operation: "read in_accel_\(axis)_raw",

@@ -2,7 +2,7 @@ import MediaDevicesCore
 import Foundation
 
 /// Which edge of a device is up, as iio-sensor-proxy (and so GNOME and KDE) names it.
-public enum DeviceOrientation: String, Sendable, Codable, CaseIterable {
+public enum DeviceOrientation: String, Sendable, CaseIterable {
     /// Upright in its natural orientation (landscape for a laptop or tablet).
     case normal
     /// Upside down.
@@ -44,18 +44,18 @@ public struct AccelerationReading: Sendable, Hashable, Codable {
 /// A 3×3 matrix that maps a sensor's axes onto the device's, as the kernel's `mount_matrix`
 /// sysfs attribute and the udev hwdb's `ACCEL_MOUNT_MATRIX` give it: three rows separated by
 /// `;`, three numbers each separated by `,` (`"0, -1, 0; 1, 0, 0; 0, 0, 1"`).
-public struct MountMatrix: Sendable, Hashable, CustomStringConvertible {
+package struct MountMatrix: Sendable, Hashable, CustomStringConvertible {
     /// The rows.
-    public let rows: [[Double]]
+    package let rows: [[Double]]
 
     /// The identity (sensor axes are the device's).
-    public static let identity = MountMatrix(unchecked: [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    package static let identity = MountMatrix(unchecked: [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
 
     private init(unchecked rows: [[Double]]) { self.rows = rows }
 
     /// Parses the kernel/hwdb text form; `nil` if it is not three rows of three numbers or
     /// is all zeros.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let rows = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ";").map {
             $0.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
         }
@@ -66,13 +66,13 @@ public struct MountMatrix: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `matrix × (x, y, z)`.
-    public func apply(_ reading: AccelerationReading) -> AccelerationReading {
+    package func apply(_ reading: AccelerationReading) -> AccelerationReading {
         func row(_ r: [Double]) -> Double { r[0] * reading.x + r[1] * reading.y + r[2] * reading.z }
         return AccelerationReading(x: row(rows[0]), y: row(rows[1]), z: row(rows[2]))
     }
 
     /// `"1, 0, 0; 0, 1, 0; 0, 0, 1"`.
-    public var description: String {
+    package var description: String {
         rows.map { $0.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }.joined(separator: ", ") }.joined(separator: "; ")
     }
 }
@@ -83,26 +83,26 @@ public struct MountMatrix: Sendable, Hashable, CustomStringConvertible {
 /// no edge leans more than 35° (lying flat, or held near flat) the last orientation stays.
 /// That dead band is the whole hysteresis: iio-sensor-proxy's extra "same axis" limit of 5°
 /// sits inside a branch that needs more than 35°, so it never applies, and it is left out here.
-public struct OrientationCalculator: Sendable {
+package struct OrientationCalculator: Sendable {
     /// The lean in degrees past which a side counts as up.
-    public static let threshold = 35
+    package static let threshold = 35
 
     /// The orientation so far (`nil` until one side was clearly up).
-    public private(set) var orientation: DeviceOrientation?
+    package private(set) var orientation: DeviceOrientation?
 
     /// Starts from `orientation` (`nil`: undefined).
-    public init(orientation: DeviceOrientation? = nil) { self.orientation = orientation }
+    package init(orientation: DeviceOrientation? = nil) { self.orientation = orientation }
 
     /// Feeds one reading (m/s², device frame) and returns the orientation after it.
     @discardableResult
-    public mutating func update(_ reading: AccelerationReading) -> DeviceOrientation? {
+    package mutating func update(_ reading: AccelerationReading) -> DeviceOrientation? {
         orientation = OrientationCalculator.next(after: orientation, reading)
         return orientation
     }
 
     /// The lean towards the x axis and towards the y axis, in whole degrees: positive when the
     /// right (x) or top (y) edge points down (gravity pulls along the positive axis).
-    public static func leans(_ reading: AccelerationReading) -> (x: Int, y: Int) {
+    package static func leans(_ reading: AccelerationReading) -> (x: Int, y: Int) {
         // iio-sensor-proxy works in units of 1 g = 256 and truncates to integers first; doing
         // the same keeps our answers identical to it at the boundaries.
         let x = Double(Int(reading.x * 256 / 9.81)), y = Double(Int(reading.y * 256 / 9.81)), z = Double(Int(reading.z * 256 / 9.81))
@@ -115,7 +115,7 @@ public struct OrientationCalculator: Sendable {
     }
 
     /// The orientation after `reading` given the one before.
-    public static func next(after previous: DeviceOrientation?, _ reading: AccelerationReading) -> DeviceOrientation? {
+    package static func next(after previous: DeviceOrientation?, _ reading: AccelerationReading) -> DeviceOrientation? {
         let lean = leans(reading)
         // The portrait axis (x) first; the landscape axis only if x is within the threshold.
         if abs(lean.x) > threshold {

@@ -13,15 +13,15 @@ import Synchronization
 /// `refresh()` then (the `DeviceMonitor` reports both as `.changed` DRM events).
 public final class DisplayOrientationTracker: OrientationTracker, Sendable {
     /// What was read from the card.
-    public struct Properties: Sendable, Hashable, Codable {
+    package struct Properties: Sendable, Hashable, Codable {
         /// The connector (`Virtual-1`, `eDP-1`).
-        public var connector: String
+        package var connector: String
         /// The "panel orientation" enum name (`Normal`, `Upside Down`, `Left Side Up`,
         /// `Right Side Up`), `nil` if the connector lacks the property.
-        public var panelOrientation: String?
+        package var panelOrientation: String?
         /// The primary plane's "rotation" bits (`DRM_MODE_ROTATE_*`, `DRM_MODE_REFLECT_*`),
         /// `nil` if the plane lacks the property or no plane scans out to the connector.
-        public var planeRotation: UInt64?
+        package var planeRotation: UInt64?
     }
 
     /// The card node (`/dev/dri/card0`).
@@ -47,7 +47,7 @@ public final class DisplayOrientationTracker: OrientationTracker, Sendable {
     public func orientationChanges() -> AsyncStream<VideoOrientation> { cell.changes() }
 
     /// What the last read found.
-    public var properties: Properties { current.withLock { $0 } }
+    package var properties: Properties { current.withLock { $0 } }
 
     /// Reads the properties again (after a mode set or hotplug).
     @discardableResult
@@ -63,7 +63,7 @@ public final class DisplayOrientationTracker: OrientationTracker, Sendable {
     /// `planeRotation`: the kernel's `DRM_MODE_ROTATE_90` turns the framebuffer 90°
     /// counter-clockwise on the way out, and a panel mounted "Left Side Up" turns what it
     /// shows 90° clockwise for the viewer.
-    public static func orientation(_ properties: Properties) -> VideoOrientation {
+    package static func orientation(_ properties: Properties) -> VideoOrientation {
         let panel: VideoOrientation
         switch properties.panelOrientation {
         case "Upside Down": panel = .down

@@ -7,7 +7,7 @@ public struct PipeWireCameraNode: Sendable, Hashable, CustomStringConvertible {
     /// when the node is made again.
     public let id: UInt32
     /// `object.serial`: never reused within one PipeWire daemon's life.
-    public let serial: UInt64
+    package let serial: UInt64
     /// `node.name` (`v4l2_input.platform-vivid.0-video-index0`), stable while the camera stays.
     public let name: String
     /// `node.description`, the name desktops show (`"Integrated Camera (V4L2)"`).
@@ -15,11 +15,11 @@ public struct PipeWireCameraNode: Sendable, Hashable, CustomStringConvertible {
     /// `api.v4l2.path` when the node wraps a V4L2 device (`/dev/video0`).
     public let v4l2Path: String?
     /// `api.v4l2.cap.bus_info`, `api.v4l2.cap.card` and `api.v4l2.cap.driver` of a V4L2 node.
-    public let v4l2BusInfo: String?, v4l2Card: String?, v4l2Driver: String?
+    package let v4l2BusInfo: String?, v4l2Card: String?, v4l2Driver: String?
     /// `api.libcamera.path` when the node is a libcamera camera (`"platform/vimc.0 Sensor B"`).
-    public let libcameraPath: String?
+    package let libcameraPath: String?
     /// `device.vendor.id` and `device.product.id` where the monitor knew them (`"0x046d"`).
-    public let vendorID: String?, productID: String?
+    package let vendorID: String?, productID: String?
     /// The formats its `EnumFormat` params list, grouped by pixel format in the node's order.
     public let formats: [CaptureFormat]
     /// Whether the node gives frame rates with its formats. libcamera nodes in Debian 12's
@@ -27,7 +27,7 @@ public struct PipeWireCameraNode: Sendable, Hashable, CustomStringConvertible {
     /// "not said", not "no rate".
     public let givesFrameRates: Bool
     /// SPA formats the node offers that MediaDevices has no pixel format for (their names).
-    public let unmappedFormats: [String]
+    package let unmappedFormats: [String]
     /// The controls its `PropInfo` params describe, with the values its `Props` gave when the
     /// node was read: `id` is the Props key (SPA's `SPA_PROP_brightness`…, or the SPA's own
     /// id space: V4L2 nodes put unnamed V4L2 controls at `SPA_PROP_START_CUSTOM` + CID,
@@ -36,7 +36,7 @@ public struct PipeWireCameraNode: Sendable, Hashable, CustomStringConvertible {
     /// `.none` (V4L2 nodes in PipeWire 0.3.65 report ranges and defaults, not current values).
     public let controls: [CameraControl]
     /// Every property of the node, as PipeWire gives them.
-    public let properties: [String: String]
+    package let properties: [String: String]
     /// The connection that reaches it: the session's default remote, or the Camera portal's.
     var remote: PipeWireRemote = .session
     /// Whether its RGB formats' SPA names have the bytes in reverse order (a libcamera node of
@@ -45,7 +45,7 @@ public struct PipeWireCameraNode: Sendable, Hashable, CustomStringConvertible {
     var labelsRGBReversed = false
 
     /// A node description, as read from a session.
-    public init(id: UInt32, serial: UInt64, properties: [String: String], formats: [CaptureFormat],
+    package init(id: UInt32, serial: UInt64, properties: [String: String], formats: [CaptureFormat],
                 givesFrameRates: Bool, unmappedFormats: [String], controls: [CameraControl] = []) {
         self.controls = controls
         self.id = id

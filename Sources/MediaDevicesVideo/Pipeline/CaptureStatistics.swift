@@ -13,9 +13,18 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// Delivered frames per second, measured from driver timestamps of the first and last frame.
     public var measuredFrameRate: Double = 0
     /// Mean capture delay (dequeue time minus driver timestamp); seconds in JSON.
-    @SecondsCoding public var meanCaptureDelay: Duration = .zero
+    public var meanCaptureDelay: Duration {
+        get { meanCaptureDelaySeconds.wrappedValue }
+        set { meanCaptureDelaySeconds.wrappedValue = newValue }
+    }
     /// Largest capture delay seen; seconds in JSON.
-    @SecondsCoding public var maxCaptureDelay: Duration = .zero
+    public var maxCaptureDelay: Duration {
+        get { maxCaptureDelaySeconds.wrappedValue }
+        set { maxCaptureDelaySeconds.wrappedValue = newValue }
+    }
+    /// The two delays as stored and coded (a number of seconds in JSON).
+    private var meanCaptureDelaySeconds = SecondsCoding(wrappedValue: .zero)
+    private var maxCaptureDelaySeconds = SecondsCoding(wrappedValue: .zero)
     /// Frames dropped because they could not be used (a truncated or corrupt JPEG, a short buffer).
     public var corruptFrames: Int = 0
     /// Why the last corrupt frame was dropped.
@@ -44,6 +53,14 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
 
     /// Empty statistics.
     public init() {}
+
+    /// The JSON keys: the properties' names (the delays' under their public names).
+    private enum CodingKeys: String, CodingKey {
+        case deliveredFrames, droppedFrames, queueDroppedFrames, measuredFrameRate
+        case meanCaptureDelaySeconds = "meanCaptureDelay", maxCaptureDelaySeconds = "maxCaptureDelay"
+        case corruptFrames, lastCorruptFrameReason, unchangedFrames, scaledDecodeFrames, lastDecodeScale
+        case sharedDecodeFrames, leasedFrames, copiedFrames, buffers
+    }
 }
 
 /// The frames a source's sequences hand out leased and copied, counted by the queues as they

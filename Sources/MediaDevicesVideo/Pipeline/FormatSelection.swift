@@ -1,15 +1,15 @@
 import MediaDevicesCore
 /// The choice `FormatSelection` makes from a source's supported formats: a pixel format, a size
 /// and a rate, with the reasons wherever the request could not be met as asked.
-public struct FormatChoice: Sendable, Hashable {
+package struct FormatChoice: Sendable, Hashable {
     /// The chosen pixel format.
-    public let pixelFormat: PixelFormat
+    package let pixelFormat: PixelFormat
     /// The chosen size.
-    public let size: Size
+    package let size: Size
     /// The chosen rate, `nil` if the format lists none.
-    public let frameRate: FrameRate?
+    package let frameRate: FrameRate?
     /// What differs from the request, and why.
-    public let adjustments: [FormatAdjustment]
+    package let adjustments: [FormatAdjustment]
 }
 
 /// Chooses a pixel format, size and rate from a capability table. Pure: no device is touched,
@@ -23,12 +23,12 @@ public struct FormatChoice: Sendable, Hashable {
 /// compressed ones. A requested size that is not
 /// offered is replaced by the nearest offered size. The rate is the highest at or below the
 /// requested one (the exact rate when it is offered); if none is at or below, the lowest offered.
-public enum FormatSelection {
+package enum FormatSelection {
     /// The size used when the request names none.
-    public static let defaultSize = Size.vga
+    package static let defaultSize = Size.vga
 
     /// Chooses for `request` among `formats`; `device` names the source in errors.
-    public static func choose(_ request: FormatRequest, from formats: [CaptureFormat], device: String) throws(MediaDevicesError) -> FormatChoice {
+    package static func choose(_ request: FormatRequest, from formats: [CaptureFormat], device: String) throws(MediaDevicesError) -> FormatChoice {
         guard !formats.isEmpty else {
             throw MediaDevicesError(.unsupportedFormat, device: device, operation: "choose format",
                                     detail: "The device lists no formats; it may be busy or not a capture device")
@@ -179,7 +179,7 @@ public enum FormatSelection {
 
     /// The best rate at or below `desired` among `ranges`; the highest if `desired` is nil; the
     /// lowest offered if every offered rate is above `desired`.
-    public static func chooseRate(_ desired: FrameRate?, from ranges: [FrameRateRange],
+    package static func chooseRate(_ desired: FrameRate?, from ranges: [FrameRateRange],
                                   adjustments: inout [FormatAdjustment]) -> FrameRate? {
         guard let highest = ranges.map(\.maxFrameRate).max() else { return nil }
         guard let desired else { return highest }

@@ -5,13 +5,14 @@ import Glibc
 /// by ffplay and mpv) at the chroma resolution the source has — 4:2:0 (`C420jpeg`: YU12, YV12,
 /// YUV420M), 4:2:2 (`C422`: YUYV, UYVY and their swapped twins, NV16, NV61, 422P, YUV422M...),
 /// 4:4:4 (`C444`: NV24, NV42, YUV444M, packed 4:4:4 YUV, and ARGB, which is how RGB, Bayer and
-/// HSV sources reach the file: `y4mIntermediate(for:)`), `Cmono` for grey (8 to 16 bits) —, the
-/// camera's JPEGs as they came (`.mjpeg`), or raw frames one after another. As with FFmpeg, the
-/// file name decides (`container(for:)`). Rows are written without stride padding. Writing a
-/// frame allocates nothing.
+/// HSV sources reach the file once converted to ARGB), `Cmono` for grey (8 to 16 bits) —, or raw
+/// frames one after another where Y4M cannot hold the format as it comes (ask the source for
+/// I420, `OutputFormat(.yu12)`, for a playable file). The command-line tool's `--output` also
+/// writes the camera's JPEGs as they came (`.mjpeg`) and picks the container by the file name,
+/// as FFmpeg does. Rows are written without stride padding. Writing a frame allocates nothing.
 public final class FrameFileWriter {
     /// How frames are stored.
-    public enum Container: String, Sendable, Codable {
+    package enum Container: String, Sendable, Codable {
         /// YUV4MPEG2 with a `FRAME` header per frame.
         case y4m
         /// Raw frames, tightly packed, one after another (JPEG frames as they came).
@@ -21,14 +22,14 @@ public final class FrameFileWriter {
     }
 
     /// The file name extensions that mean raw frames.
-    public static let rawExtensions: Set<String> = ["raw", "yuv", "rgb", "bgr", "rgba", "bgra", "argb", "gray", "grey",
+    package static let rawExtensions: Set<String> = ["raw", "yuv", "rgb", "bgr", "rgba", "bgra", "argb", "gray", "grey",
                                                     "nv12", "nv21", "nv16", "yuyv", "uyvy", "i420", "yv12", "yu12", "rgb565"]
 
     /// The container a file name asks for, as FFmpeg decides by the name: `.y4m` and `-`
     /// (standard output) are Y4M, `.mjpeg`/`.mjpg` motion JPEG, a raw extension (`.yuv`,
     /// `.nv12`, …) raw frames, and so does a character device such as `/dev/null`. Any other name
     /// is an error that says what the names mean.
-    public static func container(for path: String) throws(MediaDevicesError) -> Container {
+    package static func container(for path: String) throws(MediaDevicesError) -> Container {
         if path == "-" { return .y4m }
         // A device such as /dev/null takes the frames as they come (benchmarks, pipes to a driver).
         var status = stat()
@@ -48,7 +49,7 @@ public final class FrameFileWriter {
     /// The file path.
     public let path: String
     /// The container chosen for the format.
-    public let container: Container
+    package let container: Container
     /// The frame format written.
     public let format: VideoFormat
     /// Frames written so far.
@@ -59,7 +60,7 @@ public final class FrameFileWriter {
 
     /// Whether a Y4M file takes frames of `pixelFormat` as they come (splitting packed and
     /// semi-planar layouts itself), without the pixel pipeline converting them first.
-    public static func canWriteY4M(_ pixelFormat: PixelFormat) -> Bool {
+    package static func canWriteY4M(_ pixelFormat: PixelFormat) -> Bool {
         Y4MPlanes.chroma(of: pixelFormat) != nil
     }
 
@@ -68,9 +69,20 @@ public final class FrameFileWriter {
     /// (written as 4:4:4: FFmpeg 5 refuses RGB for Y4M and asks for a `-pix_fmt`, and 4:4:4 is
     /// the one of Y4M's layouts that keeps all the colour an RGB pixel has); I420 for the rest
     /// (MJPEG, NV12/NV21).
-    public static func y4mIntermediate(for pixelFormat: PixelFormat) -> PixelFormat? {
+    package static func y4mIntermediate(for pixelFormat: PixelFormat) -> PixelFormat? {
         if canWriteY4M(pixelFormat) { return nil }
         return !pixelFormat.isYUV && !pixelFormat.isCompressed && FrameConverter.canConvert(pixelFormat) ? .argb : .yu12
+    }
+
+    /// Starts a YUV4MPEG2 file (`.y4m`, playable by ffplay and mpv) for frames of `format` at
+    /// `frameRate`, which appears at `path`, whole, when ``close()`` returns (written beside it
+    /// and renamed; a failed write removes what was written); `-` writes Y4M to standard output.
+    /// Frames whose pixel format Y4M cannot hold as it comes (RGB, Bayer, HSV, NV12, MJPEG) are
+    /// written raw, one after another: ask the source for I420 (`OutputFormat(.yu12)`) to get a
+    /// playable file of any of them. (The command-line tool's `--output` also picks raw and
+    /// motion JPEG files by their name.)
+    public convenience init(path: String, format: VideoFormat, frameRate: FrameRate?) throws(MediaDevicesError) {
+        try self.init(path: path, format: format, frameRate: frameRate, container: nil)
     }
 
     /// Starts a file for frames of `format` at `frameRate`, which appears at `path`, whole, when
@@ -78,7 +90,7 @@ public final class FrameFileWriter {
     /// failed write removes what was written; a character device such as /dev/null is written in
     /// place); `-` writes to `standardOutput` (a descriptor the caller may have set aside, so
     /// that nothing else reaches the stream). `container` defaults to Y4M when the format allows it.
-    public init(path: String, format: VideoFormat, frameRate: FrameRate?, container: Container? = nil,
+    package init(path: String, format: VideoFormat, frameRate: FrameRate?, container: Container?,
                 standardOutput: Int32 = STDOUT_FILENO) throws(MediaDevicesError) {
         self.path = path
         self.format = format

@@ -2,7 +2,7 @@ import MediaDevicesCore
 import CYUV
 
 /// A clockwise rotation applied to frames by the pixel pipeline.
-public enum FrameRotation: Int, Sendable, Hashable, CaseIterable, Codable {
+public enum FrameRotation: Int, Sendable, Hashable, CaseIterable {
     /// No rotation.
     case none = 0
     /// A quarter turn clockwise.

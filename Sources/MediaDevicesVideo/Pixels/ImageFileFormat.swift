@@ -1,7 +1,7 @@
 import MediaDevicesCore
 /// The still-image files the library writes, chosen by the file name's extension as FFmpeg
 /// does: `.png` (lossless, libpng) or `.jpg`/`.jpeg` (libjpeg-turbo).
-public enum ImageFileFormat: String, Sendable, CaseIterable {
+package enum ImageFileFormat: String, Sendable, CaseIterable {
     /// PNG through libpng: 8-bit RGB, lossless after the conversion.
     case png
     /// JPEG through libjpeg-turbo: 4:2:0, quality 90.
@@ -9,7 +9,7 @@ public enum ImageFileFormat: String, Sendable, CaseIterable {
 
     /// The format `path`'s extension names (case-insensitive); throws `.unsupportedFormat`
     /// for any other name, so a tool can refuse it before opening a device.
-    public init(path: String) throws(MediaDevicesError) {
+    package init(path: String) throws(MediaDevicesError) {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let suffix = name.split(separator: ".", omittingEmptySubsequences: false).dropFirst().last?.lowercased()
         switch suffix {
@@ -22,7 +22,7 @@ public enum ImageFileFormat: String, Sendable, CaseIterable {
     }
 
     /// Writes `frame` to `path` in this format.
-    public func write(_ frame: VideoFrame, to path: String) throws(MediaDevicesError) {
+    package func write(_ frame: VideoFrame, to path: String) throws(MediaDevicesError) {
         switch self {
         case .png: try PNGWriter.write(frame, to: path)
         case .jpeg: try JPEGWriter.write(frame, to: path)
@@ -30,5 +30,5 @@ public enum ImageFileFormat: String, Sendable, CaseIterable {
     }
 
     /// The format's usual name, as messages say it.
-    public var displayName: String { self == .png ? "PNG" : "JPEG" }
+    package var displayName: String { self == .png ? "PNG" : "JPEG" }
 }

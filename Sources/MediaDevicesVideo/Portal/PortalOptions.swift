@@ -8,7 +8,7 @@ public struct PortalOptions: Sendable, Hashable {
     /// process received), else the one in `restoreTokenFile`, else none (the user is asked).
     public var restoreToken: String?
     /// Where tokens the portal returns are kept in memory for the next session: by default
-    /// `PortalRestoreTokens.shared`, the process's; give a store of its own to keep one user's or
+    /// the process's store (every `PortalOptions` that names none shares it); give a store of its own to keep one user's or
     /// one session's choices apart from another's.
     public var restoreTokens: PortalRestoreTokens
     /// A file that keeps the restore token across runs: read when no token is given, rewritten
@@ -32,12 +32,12 @@ public struct PortalOptions: Sendable, Hashable {
     public var firstFrameTimeout: Duration
 
     /// Options with a restore token or a file keeping one, the store for new tokens (the
-    /// process's by default), and the waits (2 minutes for the user, 10 seconds for the first picture).
-    public init(restoreToken: String? = nil, restoreTokenFile: String? = nil, restoreTokens: PortalRestoreTokens = .shared,
+    /// process's when `restoreTokens` is `nil`), and the waits (2 minutes for the user, 10 seconds for the first picture).
+    public init(restoreToken: String? = nil, restoreTokenFile: String? = nil, restoreTokens: PortalRestoreTokens? = nil,
                 responseTimeout: Duration = .seconds(120), firstFrameTimeout: Duration = .seconds(10)) {
         self.restoreToken = restoreToken
         self.restoreTokenFile = restoreTokenFile
-        self.restoreTokens = restoreTokens
+        self.restoreTokens = restoreTokens ?? .shared
         self.responseTimeout = responseTimeout
         self.firstFrameTimeout = firstFrameTimeout
     }

@@ -2,6 +2,7 @@
 import MediaDevicesCore
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// A screen the user shared through the Wayland screen-cast portal, handed to another PipeWire
 /// consumer instead of read by `ScreenSource`: GStreamer (`pipewiresrc fd=FD path=NODE`), OBS,
@@ -26,7 +27,7 @@ public final class PortalScreenCast: @unchecked Sendable {
     /// valid until `close()`). PipeWire clients take ownership of the descriptor they connect
     /// with: give them a `dup` (GStreamer's `pipewiresrc fd=` does not close it, but another
     /// consumer may).
-    public let pipeWireRemote: Int32
+    public let pipeWireRemote: FileDescriptor
     private let grant: PortalGrant
     private let isClosed = Atomic<Bool>(false)
 
@@ -47,7 +48,7 @@ public final class PortalScreenCast: @unchecked Sendable {
         nodeID = grant.stream.nodeID
         size = grant.stream.size
         restoreToken = grant.restoreToken
-        pipeWireRemote = grant.remote
+        pipeWireRemote = FileDescriptor(rawValue: grant.remote)
     }
 
     deinit { close() }
@@ -57,7 +58,7 @@ public final class PortalScreenCast: @unchecked Sendable {
     public func close() {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         grant.close()
-        Glibc.close(pipeWireRemote)
+        Glibc.close(pipeWireRemote.rawValue)
     }
 }
 #endif

@@ -13,7 +13,7 @@ public struct DisplayMode: Sendable, Hashable, CustomStringConvertible {
     public let refreshRate: FrameRate
 
     /// Describes a mode.
-    public init(name: String, width: Int, height: Int, refreshRate: FrameRate) {
+    package init(name: String, width: Int, height: Int, refreshRate: FrameRate) {
         self.name = name
         self.width = width
         self.height = height
@@ -44,7 +44,7 @@ public struct Screen: Sendable, Hashable, CustomStringConvertible {
     public let driver: String
     /// KMS: the connector's KMS object id. X11: the RandR monitor's name atom (0 for a whole
     /// X screen without RandR). Portal: the source type (1 monitor, 2 window).
-    public let connectorID: UInt32
+    package let connectorID: UInt32
     /// KMS: the connector's name as the kernel names it (`Virtual-1`, `HDMI-A-1`, `eDP-1`).
     /// X11: the monitor's name (`DP-1`, `screen`, or what `xrandr --setmonitor` named it).
     public let name: String
@@ -56,12 +56,12 @@ public struct Screen: Sendable, Hashable, CustomStringConvertible {
     /// the user has chosen, then the stream's size (refresh 0: frames come on change).
     public let mode: DisplayMode?
     /// The CRTC that drives the connector; `nil` when none does (the output is off) and on X11.
-    public let crtcID: UInt32?
+    package let crtcID: UInt32?
     /// The primary plane of that CRTC (its framebuffer is what is grabbed); `nil` on X11.
-    public let primaryPlaneID: UInt32?
+    package let primaryPlaneID: UInt32?
     /// The cursor plane of that CRTC, if the driver has one (virtio-gpu does, bochs does not);
     /// `nil` on X11 (the cursor comes from XFIXES).
-    public let cursorPlaneID: UInt32?
+    package let cursorPlaneID: UInt32?
     /// The physical size in millimetres as the monitor reports it; `nil` when unknown (0).
     public let physicalSize: Size?
     /// The monitor name from the EDID (descriptor 0xFC), when there is an EDID with a name.
@@ -90,7 +90,7 @@ public struct Screen: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Describes a screen. Applications get screens from ``ScreenSource/discover(backend:)``.
-    public init(card: String, driver: String, connectorID: UInt32, name: String, connectorType: String,
+    package init(card: String, driver: String, connectorID: UInt32, name: String, connectorType: String,
                 mode: DisplayMode?, crtcID: UInt32?, primaryPlaneID: UInt32?, cursorPlaneID: UInt32?,
                 physicalSize: Size?, monitorName: String?, backend: ScreenBackend = .kms, frame: Rect? = nil) {
         self.backend = backend

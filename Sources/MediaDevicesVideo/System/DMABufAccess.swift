@@ -10,6 +10,7 @@ extension DMABufPlane {
     /// meant for checks and occasional CPU reads, not for a per-frame path (read the frame's
     /// planes for that: they are the same memory, already mapped).
     public func withCPUAccess<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws(MediaDevicesError) -> R {
+        let descriptor = self.descriptor.rawValue
         let mapping = try MappedMemory(descriptor: descriptor, device: "dma-buf fd \(descriptor)", length: length,
                                        offset: 0, protection: PROT_READ, operation: "mmap(dma-buf)")
         defer { mapping.unmap() }

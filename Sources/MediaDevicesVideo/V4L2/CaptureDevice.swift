@@ -8,7 +8,7 @@ import Logging
 /// Capture from it with ``CameraSource``.
 public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConvertible {
     /// Where the camera faces, from `V4L2_CID_CAMERA_ORIENTATION` where the driver has it.
-    public enum Position: String, Sendable, Codable {
+    public enum Position: String, Sendable {
         /// Faces the user.
         case front
         /// Faces away from the user.
@@ -28,7 +28,7 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     /// The bus the device sits on (`usb-0000:00:14.0-1`, `platform:vivid-000`).
     public let busInfo: String
     /// The node's V4L2 capability bits (`device_caps`).
-    public let capabilities: UInt32
+    package let capabilities: UInt32
     /// An identifier that survives renumbering: the `/dev/v4l/by-id` or `by-path` link name
     /// where udev made one, else `v4l2:DRIVER:BUS_INFO`.
     public let uniqueID: String

@@ -4,18 +4,18 @@ import Glibc
 
 /// A control changed (`V4L2_EVENT_CTRL`): its value, its range, its flags, or several.
 public struct ControlChange: Sendable, Hashable, CustomStringConvertible {
-    /// What changed.
-    public struct Changes: OptionSet, Sendable, Hashable {
+    /// What changed (see ``valueChanged``, ``flagsChanged``, ``rangeChanged``).
+    package struct Changes: OptionSet, Sendable, Hashable {
         /// The kernel's `V4L2_EVENT_CTRL_CH_*` bits.
-        public let rawValue: UInt32
+        package let rawValue: UInt32
         /// Changes from the kernel's bits.
-        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        package init(rawValue: UInt32) { self.rawValue = rawValue }
         /// `V4L2_EVENT_CTRL_CH_VALUE`.
-        public static let value = Changes(rawValue: 1)
+        package static let value = Changes(rawValue: 1)
         /// `V4L2_EVENT_CTRL_CH_FLAGS` (e.g. inactive when an auto mode turns on).
-        public static let flags = Changes(rawValue: 2)
+        package static let flags = Changes(rawValue: 2)
         /// `V4L2_EVENT_CTRL_CH_RANGE`.
-        public static let range = Changes(rawValue: 4)
+        package static let range = Changes(rawValue: 4)
     }
 
     /// The control's id.
@@ -23,12 +23,24 @@ public struct ControlChange: Sendable, Hashable, CustomStringConvertible {
     /// The control's key (`exposure_time_absolute`).
     public let key: String
     /// What changed.
-    public let changes: Changes
+    package let changes: Changes
+    /// The value changed (`V4L2_EVENT_CTRL_CH_VALUE`).
+    public var valueChanged: Bool { changes.contains(.value) }
+    /// The flags changed (`V4L2_EVENT_CTRL_CH_FLAGS`): the control became inactive when an
+    /// automatic mode turned on, or active again (``isInactive``, ``isWritable``).
+    public var flagsChanged: Bool { changes.contains(.flags) }
+    /// The range, step or default changed (`V4L2_EVENT_CTRL_CH_RANGE`).
+    public var rangeChanged: Bool { changes.contains(.range) }
     /// The value after the change (integer controls; `.none` for strings and arrays, which
     /// events do not carry).
     public let value: ControlValue
     /// The flags after the change.
-    public let flags: ControlFlags
+    package let flags: ControlFlags
+    /// Whether a value can be set now (after the change), as ``CameraControl/isWritable`` says.
+    public var isWritable: Bool { flags.isDisjoint(with: [.readOnly, .inactive, .disabled, .grabbed]) }
+    /// Whether an automatic mode governs the control now (after the change), as
+    /// ``CameraControl/isInactive`` says.
+    public var isInactive: Bool { flags.contains(.inactive) }
     /// The range after the change.
     public let minimum: Int64
     /// The range after the change.

@@ -131,7 +131,7 @@ struct PortalScreenBenchmark {
                 let cast = try PortalScreenCast(screen: screen)
                 defer { cast.close() }
                 let usage = try ProcessCPU.run(["gst-launch-1.0", "-q", "pipewiresrc", "fd=0", "path=\(cast.nodeID)", "num-buffers=\(count)"]
-                                               + pipeline, log: log, standardInput: cast.pipeWireRemote)
+                                               + pipeline, log: log, standardInput: cast.pipeWireRemote.rawValue)
                 guard usage.status == 0 else { throw BenchmarkError("gst-launch-1.0 exited with status \(usage.status); see \(log)") }
                 best = min(best, usage.cpuNanoseconds)
             }

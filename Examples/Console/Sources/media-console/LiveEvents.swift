@@ -21,7 +21,7 @@ enum LiveEvents {
 
     /// A control's new state.
     struct ControlEcho: Encodable, Sendable {
-        let key: String, value: ControlValue, flags: ControlFlags, minimum: Int64, maximum: Int64
+        let key: String, value: ControlValue, isWritable: Bool, minimum: Int64, maximum: Int64
     }
 
     /// A running capture's figures.
@@ -45,7 +45,7 @@ enum LiveEvents {
             let reader = Task {
                 for await event in monitor {
                     await feed.send("devices", DeviceChange(action: event.action.rawValue, kind: event.kind.rawValue,
-                                                            uniqueID: event.uniqueID, devnode: event.device.devnode))
+                                                            uniqueID: event.uniqueID, devnode: event.devnode))
                 }
                 await feed.ended()
             }
@@ -96,7 +96,7 @@ enum LiveEvents {
             let watching = changes.map { changes in
                 Task {
                     for await change in changes {
-                        await feed.send("control", ControlEcho(key: change.key, value: change.value, flags: change.flags,
+                        await feed.send("control", ControlEcho(key: change.key, value: change.value, isWritable: change.isWritable,
                                                                minimum: change.minimum, maximum: change.maximum))
                     }
                     await feed.ended()   // the camera went (after a stop, this start is no longer the feed's)
