@@ -49,6 +49,11 @@ struct cpw_capture {
     uint8_t lent[CPW_MAX_SLOTS];      // lent out (cpw_capture_lend): neither held nor the producer's
     uint8_t disowned[CPW_MAX_SLOTS];  // removed while lent: the slot waits for cpw_capture_return
     struct cpw_mapping *disowned_mapping[CPW_MAX_SLOTS];
+    // For the operator's log (cpw_capture_negotiations): formats the stream took, buffers it
+    // was given and let go.
+    uint32_t formats;
+    uint32_t buffers_added;
+    uint32_t buffers_removed;
 };
 
 /// One buffer's record (pw_buffer.user_data): its slot and, for camera buffers in memfd or
@@ -164,6 +169,7 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     }
     c->info = info;
     c->has_format = 1;
+    c->formats++;
 
     // Buffers we can read with the CPU: memfd (mapped by the stream), plain memory and, for
     // cameras, DMA-BUF (mapped in on_add_buffer); the header meta, whose flags say when a
@@ -196,6 +202,7 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
 // of our own, and the buffer gets a slot (a free one not awaiting a lent buffer's return).
 static void on_add_buffer(void *data, struct pw_buffer *buffer) {
     struct cpw_capture *c = data;
+    c->buffers_added++;
     buffer->user_data = NULL;
     struct cpw_mapping *mapping = calloc(1, sizeof *mapping);
     if (mapping == NULL) return;
@@ -254,6 +261,7 @@ static void cpw_give_back(struct cpw_capture *c, struct pw_buffer *buffer, int w
 // cpw_capture_return during the run, by the lender with cpw_mapping_free after it).
 static void on_remove_buffer(void *data, struct pw_buffer *buffer) {
     struct cpw_capture *c = data;
+    c->buffers_removed++;
     if (c->held == buffer) {
         cpw_sync(buffer, DMA_BUF_SYNC_END);
         c->held = NULL;
@@ -455,6 +463,10 @@ enum cpw_state cpw_capture_state(const cpw_capture *c) { return c->state; }
 const char *cpw_capture_error(const cpw_capture *c) { return c->error; }
 
 uint64_t cpw_capture_skipped(const cpw_capture *c) { return c->skipped; }
+
+cpw_negotiations cpw_capture_negotiations(const cpw_capture *c) {
+    return (cpw_negotiations){.formats = c->formats, .buffers_added = c->buffers_added, .buffers_removed = c->buffers_removed};
+}
 
 /// Whether `buffer` holds a picture the CPU can read (not empty, not flagged corrupt).
 static int cpw_has_picture(struct pw_buffer *buffer) {

@@ -3,16 +3,18 @@ import MediaDevices
 
 /// A capturer made from a DEVICE argument, with a name for messages and its negotiation.
 package struct OpenedCapturer {
-    package let capturer: any VideoCapturer
+    package let capturer: VideoSource
     package let name: String
-    package let adjustments: () -> [FormatAdjustment]
+
+    /// What the negotiation adjusted (none before the source is initialized).
+    package var adjustments: [FormatAdjustment] { capturer.negotiation?.adjustments ?? [] }
 
     /// The camera, when it captures from one (for its controls).
     package var camera: CaptureDevice?
 
-    /// The camera source's capture executor: a `frames` reader preferring it runs on the
-    /// capture thread (one wake-up per frame).
-    package var captureExecutor: CaptureExecutor?
+    /// The source's capture executor: a `frames` reader preferring it runs on the capture
+    /// thread (one wake-up per frame), whatever the source.
+    package var captureExecutor: CaptureExecutor { capturer.captureExecutor }
 
     /// Whether it captures a screen (framebuffer formats: converted for Y4M files).
     package var isScreen = false
@@ -35,16 +37,15 @@ package struct OpenedCapturer {
         }
         switch selection {
         case .camera(let camera):
-            (capturer, adjustments, name, self.camera, captureExecutor)
+            (capturer, name, self.camera)
                 = try Self.cameraCapturer(camera, request: request, buffers: buffers, automatic: backend == nil)
         case .testPattern(let pattern):
-            let source = TestPatternSource(pattern: pattern, request: request)
-            (capturer, adjustments, name) = (source, { source.negotiation?.adjustments ?? [] }, "testpattern")
+            (capturer, name) = (TestPatternSource(pattern: pattern, request: request), "testpattern")
         case .screen(let screen):
-            let source = ScreenSource(screen: screen, frameRate: request.frameRate ?? ScreenSource.defaultFrameRate,
-                                      region: screenRegion, showsCursor: showsCursor,
-                                      skipsUnchangedFrames: false, portal: portal)  // files are constant-rate
-            (capturer, adjustments, name, isScreen) = (source, { [] }, screen.uniqueID, true)
+            capturer = ScreenSource(screen: screen, frameRate: request.frameRate ?? ScreenSource.defaultFrameRate,
+                                    region: screenRegion, showsCursor: showsCursor,
+                                    skipsUnchangedFrames: false, portal: portal)  // files are constant-rate
+            (name, isScreen) = (screen.uniqueID, true)
         }
     }
 
@@ -52,19 +53,19 @@ package struct OpenedCapturer {
     /// `automatic`, the V4L2 source is initialized here, and a busy V4L2 node gives way to the
     /// camera's PipeWire node when PipeWire offers it (else the `.busy` error stands).
     private static func cameraCapturer(_ camera: CaptureDevice, request: FormatRequest, buffers: Int, automatic: Bool) throws
-        -> (any VideoCapturer, () -> [FormatAdjustment], String, CaptureDevice, CaptureExecutor?) {
+        -> (VideoSource, String, CaptureDevice) {
         var camera = camera
         if camera.backends.contains(.v4l2) {
             let source = CameraSource(device: camera, request: request, bufferCount: buffers)
             let failure: MediaDevicesError?
             do { if automatic { try source.initialize() }; failure = nil } catch { failure = error }
-            guard let failure else { return (source, { source.negotiation?.adjustments ?? [] }, camera.path, camera, source.captureExecutor) }
+            guard let failure else { return (source, camera.path, camera) }
             source.release()
             guard failure.code == .busy, let shared = CameraBackendRule.pipeWireRoute(of: camera) else { throw failure }
             camera = shared
         }
         let source = try PipeWireCameraSource(device: camera, request: request)
-        return (source, { source.negotiation?.adjustments ?? [] }, "pipewire:\(source.node.serial)", camera, nil)
+        return (source, "pipewire:\(source.node.serial)", camera)
     }
 }
 

@@ -80,7 +80,7 @@ struct CaptureCommand: ParsableCommand {
             let opened = try OpenedCapturer(device, request: formatOptions.request, buffers: buffers,
                                             screenRegion: region.flatMap(Rect.init(parsing:)), showsCursor: cursor,
                                             backend: backendOption.backend, portal: backendOption.portalOptions)
-            let (capturer, adjustments, deviceName) = (opened.capturer, opened.adjustments, opened.name)
+            let (capturer, deviceName) = (opened.capturer, opened.name)
             defer { capturer.release() }
             try capturer.initialize()
             try controlOptions.apply(to: opened)
@@ -149,7 +149,7 @@ struct CaptureCommand: ParsableCommand {
             try writer.close()
             if let failure = sink.failure { throw failure }
             if interruption.interruptingSignal != nil {
-                report(device: deviceName, settings: settings, output: output.map { _ in fileFormat }, adjustments: adjustments(),
+                report(device: deviceName, settings: settings, output: output.map { _ in fileFormat }, adjustments: opened.adjustments,
                        writer: writer, statistics: capturer.statistics, sequence: sequence.map(SequenceFigures.init))
                 try interruption.exitIfInterrupted("capture: stopped after \(writer.framesWritten) of \(self.frames) frames, all in \(self.output)")
             }
@@ -157,7 +157,7 @@ struct CaptureCommand: ParsableCommand {
                 throw MediaDevicesError(.timeout, device: deviceName, operation: "capture",
                                         detail: "Only \(writer.framesWritten) of \(self.frames) frames arrived in \(limit) s; check the device, or raise --timeout")
             }
-            report(device: deviceName, settings: settings, output: output.map { _ in fileFormat }, adjustments: adjustments(),
+            report(device: deviceName, settings: settings, output: output.map { _ in fileFormat }, adjustments: opened.adjustments,
                    writer: writer, statistics: capturer.statistics, sequence: sequence.map(SequenceFigures.init))
             if let parallel, !json {
                 print("converted on \(parallel.threads) threads: \(parallel.convertedFrames) frames, \(parallel.busyFrames) dropped while every thread was busy, \(parallel.corruptFrames) corrupt")

@@ -174,6 +174,80 @@ final class PipeWireCaptureTests: XCTestCase {
         print("figure: sharing: \(during) frames of ours while pipewiresrc read 20 buffers")
     }
 
+    /// vivid's node in a camera session named `name`, and a source reading it as `request` asks.
+    private func vividThroughPipeWire(session name: String) throws -> (CameraSession, PipeWireCameraSource) {
+        let path = try Rig.loadVivid("node_types=1")[0]
+        let session = try CameraSession(name: name, devices: [path])
+        do {
+            let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == path })
+            return (session, try PipeWireCameraSource(device: camera, request: request))
+        } catch {
+            session.stop()
+            throw error
+        }
+    }
+
+    /// `setFormat` (a member of every `VideoSource`, new on PipeWire cameras) while capturing:
+    /// the stream restarts in the new format and the consumer stays subscribed; a format the
+    /// node does not offer is refused, the old one stays and capture goes on in it.
+    func testSetFormatWhileCapturingRestartsTheStreamInTheNewFormat() throws {
+        let (session, source) = try vividThroughPipeWire(session: "setformat")
+        defer {
+            source.release()
+            session.stop()
+        }
+        let before = FrameRecorder(target: 3)
+        source.consumer = before
+        try source.start()
+        XCTAssertTrue(before.wait(seconds: 60), "frames in the first format")
+        XCTAssertEqual(before.snapshot.last?.format.size, Size(width: 640, height: 480))
+        let changed = try source.setFormat(FormatRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 180), frameRate: FrameRate(25)))
+        XCTAssertNotEqual(changed.format.size, Size(width: 640, height: 480), "\(changed)")
+        XCTAssertEqual(source.negotiation, changed)
+        XCTAssertTrue(source.isCapturing, "capture goes on across the change")
+        let after = FrameRecorder(target: 3)
+        source.consumer = after
+        XCTAssertTrue(after.wait(seconds: 60), "frames after the change")
+        XCTAssertEqual(after.snapshot.last?.format.size, changed.format.size)
+        XCTAssertThrowsError(try source.setFormat(FormatRequest(pixelFormat: .mjpeg))) { error in
+            XCTAssertEqual((error as? MediaDevicesError)?.code, .unsupportedFormat, "\(error)")
+        }
+        XCTAssertEqual(source.negotiation, changed, "the old format stays")
+        let still = FrameRecorder(target: 3)
+        source.consumer = still
+        XCTAssertTrue(still.wait(seconds: 60), "frames after the refused change")
+        XCTAssertEqual(still.snapshot.last?.format.size, changed.format.size)
+        source.stop()
+        XCTAssertEqual(before.stopCount + after.stopCount, 0, "no consumer heard an end across the changes")
+    }
+
+    /// A sequence read on the PipeWire camera's `captureExecutor` runs on the capture thread
+    /// itself (the one that sleeps in the stream's data loop), on lease: a frame costs what a
+    /// callback costs. Before, the executor passed every job to Swift's global executor.
+    func testASequenceReadOnTheCaptureExecutorRunsOnTheCaptureThreadOnLease() async throws {
+        let (session, source) = try vividThroughPipeWire(session: "executor")
+        defer {
+            source.release()
+            session.stop()
+        }
+        let frames = source.frames(bufferSize: 2)
+        try source.start()
+        let read = try await Task(executorPreference: source.captureExecutor) {
+            var threads: [String] = []
+            var leased = 0
+            for try await frame in frames {
+                threads.append(currentThreadName())
+                if frame.isLeased { leased += 1 }
+                if threads.count == 20 { break }
+            }
+            return (threads, leased)
+        }.value
+        source.stop()
+        XCTAssertEqual(read.0.count, 20)
+        XCTAssertEqual(Set(read.0), ["md-pipewire-cam"], "the loop body ran on the capture thread")
+        XCTAssertGreaterThan(read.1, 10, "frames on lease: \(read.1) of 20")
+    }
+
     /// The capture thread (which also runs the stream's PipeWire loop and its process callback)
     /// allocates nothing per frame, with a `frames` sequence nobody reads beside the callback.
     func testCaptureAllocatesNothingPerFrame() throws {
@@ -241,4 +315,9 @@ final class PipeWireCaptureTests: XCTestCase {
         print("figure: PipeWire node gone: capture ended .disconnected; a lease held across it read back its \(keptBytes.count) bytes, "
               + (differing == 0 ? "unchanged" : "\(differing) of them changed by the node's teardown") + "; \(mappedWhileHeld) buffer mappings while held, 0 after")
     }
+}
+
+/// The calling thread's name (Linux keeps 15 characters).
+private func currentThreadName() -> String {
+    ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines)
 }

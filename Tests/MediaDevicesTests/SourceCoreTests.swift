@@ -18,6 +18,11 @@ final class SourceCoreTests: XCTestCase {
 
         func open() {}
         func close() {}
+        var savedFormat: Void { () }
+        func applyFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
+            throw MediaDevicesError(.unsupportedFormat, device: "late", operation: "setFormat", detail: "Not used here")
+        }
+        func restoreFormat(_ saved: Void) {}
 
         func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
             let limit = loopLimit

@@ -113,6 +113,16 @@ int cpw_capture_newest(cpw_capture *capture, cpw_frame *frame);
 /// because they held no picture).
 uint64_t cpw_capture_skipped(const cpw_capture *capture);
 
+/// What the stream negotiated so far: formats taken (one at the start; more when the producer
+/// or the graph changed it), buffers added and removed (a new format or buffer set replaces
+/// them all). For the log; read on the thread that iterates the capture.
+typedef struct {
+    uint32_t formats;
+    uint32_t buffers_added;
+    uint32_t buffers_removed;
+} cpw_negotiations;
+cpw_negotiations cpw_capture_negotiations(const cpw_capture *capture);
+
 /// Lends the held buffer out: it is no longer given back when a newer one arrives, but by
 /// cpw_capture_return. Returns its slot, or -1 when there is none or it cannot be lent.
 int cpw_capture_lend(cpw_capture *capture);

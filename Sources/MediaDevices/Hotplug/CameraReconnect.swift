@@ -34,7 +34,7 @@ extension CameraSource {
     /// frames; `frames` sequences ended with the disconnect, so make new ones. Returns `false`
     /// if the camera did not come back in time. Does nothing (returns `true`) while capturing.
     /// GStreamer, libcamera, FFmpeg and SDL leave this to the application. Logs the wait and
-    /// its outcome to the source's ``CameraSource/logger``.
+    /// its outcome to the source's ``/MediaDevicesVideo/VideoSource/logger``.
     @discardableResult
     public func resumeWhenReconnected(timeout: Duration = .seconds(30)) async throws(MediaDevicesError) -> Bool {
         if isCapturing { return true }
@@ -57,7 +57,7 @@ extension PipeWireCameraSource {
     /// the same camera (same `uniqueID`) to appear, and starts capturing from it with the
     /// current request, as `CameraSource.resumeWhenReconnected` does for V4L2. Returns `false`
     /// if none came in time. Does nothing (returns `true`) while capturing. Logs the wait and its
-    /// outcome to the source's ``PipeWireCameraSource/logger``.
+    /// outcome to the source's ``/MediaDevicesVideo/VideoSource/logger``.
     @discardableResult
     public func resumeWhenReconnected(timeout: Duration = .seconds(30)) async throws(MediaDevicesError) -> Bool {
         if isCapturing { return true }

@@ -1,6 +1,6 @@
 import MediaDevicesCore
 /// Converts interleaved audio from one ``AudioFormat`` to another on an audio thread: sample
-/// format to float, channel mix (``ChannelMixer``), rate conversion (``AudioResampler``), float to
+/// format to float, channel mix (to mono the average, from mono copied), rate conversion (``AudioResampler``), float to
 /// the output sample format. Channels are reduced before the resampler and added after it, so
 /// it runs on the smaller count. Every buffer is allocated when it is created;
 /// ``convert(_:frames:sink:)`` and ``pull(into:frames:source:)`` allocate nothing. One thread at a time.

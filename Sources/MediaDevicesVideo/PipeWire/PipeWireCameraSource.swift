@@ -1,31 +1,32 @@
-import Logging
 #if PipeWire
 import MediaDevicesCore
+import Dispatch
 import CPipeWire
 import Glibc
 
 /// A camera read through a PipeWire session's camera node rather than its V4L2 device:
 /// shared with the other applications reading the node, and the only way to libcamera
-/// cameras. The same capturer contract, consumers and statistics as ``CameraSource``. Built on
-/// `SourceCore`; this file is only the device part: format negotiation over the node's
-/// `EnumFormat` entries and the stream (`PipeWireCapture`) on a capture thread of its own.
-public final class PipeWireCameraSource: VideoCapturer, Sendable {
+/// cameras. The same members as ``CameraSource`` (``VideoSource``). Built on `SourceCore`;
+/// this file is only the device part: format negotiation over the node's `EnumFormat` entries
+/// and the stream (`PipeWireCapture`) on a capture thread of its own.
+// @unchecked Sendable, as `VideoSource` (a subclass cannot be checked): every stored property is a
+// `let` of a Sendable type; what changes lives behind the published state's lock and the core's.
+public final class PipeWireCameraSource: VideoSource, @unchecked Sendable {
     /// The node read, the requested format and the outcome of its negotiation, for readers on
     /// any thread.
-    private struct State {
+    private struct State: RequestedFormat {
         var node: PipeWireCameraNode
         var request: FormatRequest
         var negotiation: FormatNegotiation?
     }
 
     /// The device part: negotiation over the node's formats, and the stream's capture thread.
-    private struct Stream: SourceDevice {
+    private struct Stream: RequestNegotiating {
         let label: String
         let state: PublishedState<State>
 
-        func open() throws(MediaDevicesError) {
-            if state.withLock({ $0.negotiation }) != nil { return }
-            let (node, asked) = state.withLock { ($0.node, $0.request) }
+        func negotiate(_ asked: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
+            let node = state.withLock { $0.node }
             let choice = try FormatSelection.choose(asked, from: node.formats, device: label)
             var adjustments = choice.adjustments
             if !node.givesFrameRates, asked.frameRate != nil {
@@ -33,9 +34,7 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
                                                     reason: "This PipeWire node (\(node.name)) lists no frame rates (libcamera nodes in PipeWire 0.3.65 give none), so none can be asked for"))
             }
             let format = VideoFormat(pixelFormat: choice.pixelFormat, width: choice.size.width, height: choice.size.height)
-            state.withLock {
-                $0.negotiation = FormatNegotiation(request: asked, format: format, frameRate: choice.frameRate, adjustments: adjustments)
-            }
+            return FormatNegotiation(request: asked, format: format, frameRate: choice.frameRate, adjustments: adjustments)
         }
 
         func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
@@ -55,13 +54,17 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
                 request.rate_denom = UInt32(rate.framesPerSecond.denominator)
             }
             let capture = try PipeWireCapture(cameraNode: node.id, request: request, fd: try node.remote.open(), device: label)
-            return try CaptureRun(name: "md-pipewire-cam", delivery: delivery, loop: { wake, shouldStop in
-                PipeWireCameraSource.pump(capture, format: format, leases: PipeWireBufferLeases(wake: wake), wake: wake,
-                                          shouldStop: shouldStop, delivery: delivery, label: label)
+            // `start()` returns once the thread runs the executor's jobs, as a V4L2 camera's does:
+            // a task made then with `captureExecutor` as its preference starts on the capture thread.
+            let attached = DispatchSemaphore(value: 0)
+            let run = try CaptureRun(name: "md-pipewire-cam", delivery: delivery, loop: { wake, shouldStop in
+                let pump = PipeWireCameraPump(capture: capture, format: format, leases: PipeWireBufferLeases(wake: wake), wake: wake,
+                                              shouldStop: shouldStop, delivery: delivery, label: label)
+                return pump.run(attached: { attached.signal() })
             }, cleanup: { _ in capture.close() })
+            attached.wait()
+            return run
         }
-
-        func close() { state.withLock { $0.negotiation = nil } }
     }
 
     /// The PipeWire node read (another one after `resumeWhenReconnected`).
@@ -69,7 +72,6 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
     /// The camera's identifier (``CaptureDevice/uniqueID``), which outlives its node.
     package let uniqueID: String
     private let state: PublishedState<State>
-    private let core: SourceCore<Stream>
 
     /// A source reading `device` through its first PipeWire route, in the format `request` asks for (chosen
     /// from the node's formats as ``CameraSource`` chooses from the driver's). Throws
@@ -94,77 +96,14 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         let state = PublishedState(State(node: node, request: request))
         self.state = state
         let label = node.label
-        core = SourceCore(device: Stream(label: label, state: state), label: label)
+        super.init(core: SourceCore(device: Stream(label: label, state: state), label: label))
     }
 
     /// Reads `node` from the next start (the same camera's node made again); not while capturing.
     package func select(_ node: PipeWireCameraNode) { state.withLock { $0.node = node } }
 
-    deinit { core.release() }
-
     /// The outcome of the negotiation over the node's formats.
-    public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
-
-    /// Chooses the format. Not from this source's own callback
-    /// (``/MediaDevicesCore/MediaDevicesError/Code/invalidState``).
-    public func initialize() throws(MediaDevicesError) { try core.initialize() }
-
-    /// Connects a stream to the node and starts delivering frames. If it fails, the `frames`
-    /// sequences end with the error.
-    public func start() throws(MediaDevicesError) { try core.start() }
-
-    /// Stops and waits for the capture thread to end, disconnecting the stream; ends every
-    /// `frames` sequence. From this source's own callback it returns at once.
-    public func stop() { core.stop() }
-
-    /// Stops and forgets the negotiated format. From this source's own callback it only stops.
-    public func release() { core.release() }
-
-    /// Whether frames are being delivered.
-    public var isCapturing: Bool { core.isCapturing }
-
-    /// The format and rate in force.
-    public var captureSettings: CaptureSettings? {
-        state.withLock { $0.negotiation.map { CaptureSettings(format: $0.format, frameRate: $0.frameRate) } }
-    }
-
-    /// ``VideoOrientation/up``: frames carry the producer's VideoTransform as their own orientation.
-    public var orientation: VideoOrientation { .up }
-
-    /// The callback consumer.
-    public var consumer: (any VideoFrameConsumer)? {
-        get { core.delivery.consumer }
-        set { core.delivery.consumer = newValue }
-    }
-
-    /// A new asynchronous sequence of frames (see ``VideoFrames``).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
-
-    /// A new asynchronous sequence of frames converted to `output`; see ``VideoCapturer``.
-    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
-        try core.frames(bufferSize: bufferSize, output: output)
-    }
-
-    /// Counters of the current or last run.
-    public var statistics: CaptureStatistics { core.delivery.statistics }
-
-    /// Where the source logs what an operator needs, with the device as metadata: capture
-    /// started (or could not), its first frame with the format and how long it took, stopped
-    /// with its delivered and dropped counts (a warning when frames were dropped), or ended by
-    /// an error. `nil` (the default): nothing is logged. Never per frame.
-    public var logger: Logger? {
-        get { core.delivery.logger }
-        set { core.delivery.logger = newValue }
-    }
-
-    /// How long capture may go without a frame while the node stays running (a stalled camera, a paused or
-    /// starved node) before it ends with ``/MediaDevicesCore/MediaDevicesError/Code/timeout``: the frame
-    /// sequences end with that error and the consumer hears `captureDidStop`. `nil` (the default): no limit.
-    /// Takes effect at once, also while capturing. The same option as ``CameraSource/frameTimeout``.
-    public var frameTimeout: Duration? {
-        get { core.delivery.frameTimeout }
-        set { core.delivery.frameTimeout = newValue }
-    }
+    override var publishedNegotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
     /// The node's controls with their values now (read again from the session: its PropInfo and Props params;
     /// see ``PipeWireCameraNode/controls``). PipeWire 0.3.65's nodes give no values: where the node wraps a
@@ -192,91 +131,5 @@ public final class PipeWireCameraSource: VideoCapturer, Sendable {
         try node.apply([ControlSetting(id: id, value: .integer(value))])
     }
 
-    /// The capture loop: sleeps in the stream's data loop (`PipeWireCapture.wait`: its graph
-    /// cycles run here, so one thread wakes per frame, in one system call), which also wakes for
-    /// the stream's main loop (state changes, the node going away) and the wake-up event (a stop,
-    /// or a give-back); delivers each newest buffer, lendable to sequences (`leases`) when it is
-    /// in a mapping of our own (memfd, DMA-BUF), and gives back the buffers whose leases ended.
-    /// Allocates nothing per frame (the frame's format is made again only when the stride or
-    /// size changes; no generic collection calls such as `first`, which allocate in debug builds).
-    private static func pump(_ capture: PipeWireCapture, format negotiated: VideoFormat, leases: PipeWireBufferLeases,
-                             wake: WakeUpEvent, shouldStop: () -> Bool, delivery: FrameDelivery, label: String) -> MediaDevicesError? {
-        // Closes the stream before the leases learn the run is over (the stream lets every lent
-        // buffer go first, leaving its mapping to them).
-        defer {
-            capture.close()
-            leases.endRun()
-        }
-        capture.watch(wake.descriptor)
-        var format = negotiated
-        var locations = format.planeLocations
-        var sequence: UInt32 = 0
-        var formatID = LendableBuffer.newFormatID()
-        while !shouldStop() {
-            let ready = capture.wait(timeoutMilliseconds: 1000)
-            if ready.contains(.watched) {
-                wake.reset()  // a stop (seen above), or a give-back: every give-back signals after setting its mark
-                leases.returnGivenBack { capture.returnBuffer($0) }
-            }
-            let (picture, isNew) = ready.contains(.buffer) ? capture.newest() : (cpw_frame(), false)
-            do {
-                if ready.contains(.loop) { try capture.iterate(timeoutMilliseconds: 0) }
-                try capture.throwIfEnded()
-            } catch { return error }
-            guard isNew, let data = picture.data else {
-                if let stalled = delivery.stall(device: label) { return stalled }
-                continue
-            }
-            let timestamp = MonotonicInstant.now
-            if Int(picture.width) != format.width || Int(picture.height) != format.height
-                || (picture.stride > 0 && (format.bytesPerRow.isEmpty || Int(picture.stride) != format.bytesPerRow[0])) {
-                format = layout(of: picture, pixelFormat: negotiated.pixelFormat, colorimetry: negotiated.colorimetry)
-                locations = format.planeLocations
-                formatID = LendableBuffer.newFormatID()
-            }
-            let size = Int(picture.size)
-            let bytes = UnsafeRawBufferPointer(start: data, count: size)
-            let planeCount = format.pixelFormat.isCompressed ? 1 : min(format.bytesPerRow.count, 3)
-            func plane(_ index: Int) -> FramePlane {
-                guard index < planeCount, index < locations.count, locations[index].offset < size else { return .empty }
-                let offset = locations[index].offset
-                return FramePlane(bytes: UnsafeRawBufferPointer(rebasing: bytes[offset...]), bytesPerRow: format.bytesPerRow[index])
-            }
-            let orientation = VideoOrientation(rotationDegrees: Int(rotation(picture.transform))) ?? .up
-            let slot = Int(picture.slot)
-            if slot >= 0 { leases.beginDelivery(slot: slot, mapping: picture.mapping, withProducer: capture.buffersWithProducer,
-                                                      buffers: capture.bufferCount) }
-            delivery.deliver(VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: orientation,
-                                        captureDelay: .zero, planeCount: planeCount, bytesUsed: size,
-                                        plane0: plane(0), plane1: plane(1), plane2: plane(2), dmaBuf: nil,
-                                        lendable: slot >= 0 ? LendableBuffer(lender: leases, index: slot, formatID: formatID) : nil))
-            if slot >= 0, leases.endDelivery(slot: slot) { capture.lend() }
-            sequence &+= 1
-        }
-        return nil
-    }
-
-    /// The frame layout of `picture`: its size (narrowed to what a row holds when the stride
-    /// is shorter than the announced width), and its stride for plane 0 with the other planes'
-    /// strides derived as V4L2 derives them (packed when the producer gave none).
-    private static func layout(of picture: cpw_frame, pixelFormat: PixelFormat, colorimetry: Colorimetry) -> VideoFormat {
-        let packed = VideoFormat(pixelFormat: pixelFormat, width: Int(picture.width), height: Int(picture.height), colorimetry: colorimetry)
-        guard picture.stride > 0, let layout = pixelFormat.layout, !layout.isCompressed else { return packed }
-        let first = Int(picture.stride)
-        // A producer whose rows are shorter than its format's width says (libcamera through
-        // PipeWire 0.3.65 announces the 640 asked for and sends vimc's 636-pixel rows): the
-        // rows are the truth, so the width is what one row holds.
-        var width = Int(picture.width)
-        while width > 1 && layout.planes[0].minimumBytesPerRow(width: width) > first { width -= 1 }
-        let strides = layout.planes.map { $0.bytesPerRow(luminanceBytesPerRow: first, luminance: layout.planes[0]) }
-        let size = zip(layout.planes, strides).map { $0.rows(height: Int(picture.height)) * $1 }.reduce(0, +)
-        return VideoFormat(pixelFormat: pixelFormat, width: width, height: Int(picture.height),
-                           bytesPerRow: strides, bufferSizes: [size], colorimetry: colorimetry)
-    }
-
-    /// The rotation PipeWire's VideoTransform meta gives (SPA_META_TRANSFORMATION_90 and so on,
-    /// read as WebRTC reads them: the rotation that shows the picture upright; the flipped ones
-    /// count as their rotation).
-    private static func rotation(_ transform: UInt32) -> UInt32 { (transform & 3) * 90 }
 }
 #endif

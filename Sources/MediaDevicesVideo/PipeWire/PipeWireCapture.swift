@@ -119,6 +119,21 @@ final class PipeWireCapture: @unchecked Sendable {
     /// How many buffers the stream negotiated (held, lent or with the producer).
     var bufferCount: Int { capture.map { Int(cpw_capture_buffer_count($0)) } ?? 0 }
 
+    /// What the stream had negotiated when `renegotiation()` last looked.
+    private var noted = cpw_negotiations()
+
+    /// The stream's negotiation counts when they changed since the last call after its first
+    /// format and buffer set (which start every run): the producer or the graph renegotiated,
+    /// and the stream's buffers were replaced. `nil` otherwise. Three integers read: call it
+    /// after each iteration of the capture's loop, where the stream handles those events.
+    func renegotiation() -> cpw_negotiations? {
+        guard let capture else { return nil }
+        let now = cpw_capture_negotiations(capture)
+        defer { noted = now }
+        let changed = now.formats > max(noted.formats, 1) || (now.buffers_removed > noted.buffers_removed && now.formats > 0)
+        return changed ? now : nil
+    }
+
     /// Buffers given back unread (a newer one followed within one grab, or they held no picture).
     var skipped: UInt64 { capture.map { cpw_capture_skipped($0) } ?? 0 }
 

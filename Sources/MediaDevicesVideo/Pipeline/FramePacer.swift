@@ -4,46 +4,67 @@ import Glibc
 /// Paces a source that makes its own frames (test pattern, screen grab): deadline k is
 /// start + k × interval on `CLOCK_MONOTONIC`; between deadlines the thread sleeps, watching the
 /// run's wake-up event. A deadline missed by more than a whole interval is skipped, and shows
-/// as a sequence gap (a dropped frame). Allocates nothing.
+/// as a sequence gap (a dropped frame). A wake-up is a stop when `shouldStop` says so, else a
+/// job for the run's `CaptureExecutor` (a reader that prefers it), run there before waiting on:
+/// so a sequence read on the executor costs no thread switch. Allocates nothing.
 struct FramePacer {
     private let start = MonotonicClock.now()
     /// Computed in Double nanoseconds: exact to the nanosecond for over 100 days, and no
     /// overflow whatever fraction the rate is.
     private let intervalNanoseconds: Double
     private var wakePoll: pollfd
+    private let wake: WakeUpEvent
+    private let shouldStop: () -> Bool
+    private let executor: CaptureExecutor?
     /// The number of the next frame.
     private(set) var sequence: UInt64 = 0
 
-    /// A pacer for `rate` that stops waiting when `wake` is signalled.
-    init(rate: FrameRate, wake: WakeUpEvent) {
+    /// A pacer for `rate` that stops waiting when `wake` is signalled and `shouldStop` says so;
+    /// other wake-ups run `executor`'s jobs (attached to this thread by the caller).
+    init(rate: FrameRate, wake: WakeUpEvent, shouldStop: @escaping () -> Bool, executor: CaptureExecutor?) {
         intervalNanoseconds = rate.frameInterval.doubleValue * 1e9
         wakePoll = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+        self.wake = wake
+        self.shouldStop = shouldStop
+        self.executor = executor
+    }
+
+    /// After a wake-up: `false` to stop; else the executor's jobs ran and the wait goes on.
+    private func goesOnAfterWakeUp() -> Bool {
+        wake.reset()
+        if shouldStop() { return false }
+        executor?.runPending()
+        return true
     }
 
     private func deadline(_ k: UInt64) -> UInt64 { start + UInt64((Double(k) * intervalNanoseconds).rounded()) }
 
-    /// Waits for the next frame's deadline and returns it; `nil` when woken (stop).
+    /// Waits for the next frame's deadline and returns it; `nil` when asked to stop.
     mutating func waitForNextFrame() -> UInt64? {
         let due = deadline(sequence)
-        let now = MonotonicClock.now()
-        if due > now {
-            if poll(&wakePoll, 1, Int32((due - now) / 1_000_000)) > 0 { return nil }
-            MonotonicClock.sleep(until: due)
-        } else if poll(&wakePoll, 1, 0) > 0 {
-            return nil
+        while true {
+            let now = MonotonicClock.now()
+            let timeout = due > now ? Int32((due - now) / 1_000_000) : 0
+            guard poll(&wakePoll, 1, timeout) > 0 else { break }
+            guard goesOnAfterWakeUp() else { return nil }
         }
+        if due > MonotonicClock.now() { MonotonicClock.sleep(until: due) }
         return due
     }
 
     /// Sleeps until `descriptor` is readable (the source may have something new) or
-    /// `timeoutMilliseconds` passed, and returns `true`; `false` when woken (stop). Not the
+    /// `timeoutMilliseconds` passed, and returns `true`; `false` when asked to stop. Not the
     /// next deadline: a still source costs one wake-up per timeout, whatever the rate.
     mutating func waitForChange(on descriptor: Int32, timeoutMilliseconds: Int32) -> Bool {
-        var polls = (wakePoll, pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
-        let ready = withUnsafeMutableBytes(of: &polls) { bytes in
-            poll(bytes.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeoutMilliseconds)
+        while true {
+            var polls = (wakePoll, pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+            let ready = withUnsafeMutableBytes(of: &polls) { bytes in
+                poll(bytes.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeoutMilliseconds)
+            }
+            guard ready > 0, polls.0.revents != 0 else { return true }
+            guard goesOnAfterWakeUp() else { return false }
+            if polls.1.revents != 0 { return true }
         }
-        return !(ready > 0 && polls.0.revents != 0)
     }
 
     /// The frame is done: moves to the next deadline, skipping those already more than one

@@ -11,6 +11,93 @@ protocol SourceDevice: Sendable {
     func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun
     /// Closes what `open` acquired (no run is using it any more).
     mutating func close()
+
+    /// What a failed `applyFormat` is rolled back to (the request and what was negotiated).
+    associatedtype SavedFormat
+    /// The format as it is now, saved before `applyFormat` changes it.
+    var savedFormat: SavedFormat { get }
+    /// Makes `request` the format asked for and negotiates it (opening the device when it is
+    /// not open), with the run paused or none running (`SourceCore.setFormat`).
+    mutating func applyFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation
+    /// Puts back `saved` after `applyFormat` failed.
+    mutating func restoreFormat(_ saved: SavedFormat)
+
+    /// What the part of `open` that waits (for a person, a server) makes, for `install`.
+    associatedtype Prepared: Sendable = Never
+    /// The name of the thread `prepareOpen` runs on.
+    static var preparingThreadName: String { get }
+    /// The part of `open` that waits for a person or a server, made without the control lock on
+    /// a thread of its own (`SourceCore.prepare()`), on the copy of the device part the core
+    /// was made with: it reads only configuration and published state. `nil`: nothing to wait
+    /// for (already open).
+    func prepareOpen() throws(MediaDevicesError) -> Prepared?
+    /// Publishes what `prepareOpen` made, unless the device was opened meanwhile.
+    mutating func install(_ prepared: Prepared)
+}
+
+extension SourceDevice where Prepared == Never {
+    /// No thread: a device whose `open` waits for nothing is opened by `initialize()`.
+    static var preparingThreadName: String { "md-open" }
+    /// Nothing waits: `open` does it all.
+    func prepareOpen() -> Never? { nil }
+    /// Nothing to install.
+    func install(_ prepared: Never) {}
+}
+
+/// The published state of a source that negotiates in `open()` from the request alone (the
+/// test pattern over its own formats, a PipeWire camera over its node's).
+protocol RequestedFormat: Sendable {
+    /// The format asked for.
+    var request: FormatRequest { get set }
+    /// The outcome of its negotiation; `nil` until `open()` (and after `close()`).
+    var negotiation: FormatNegotiation? { get set }
+}
+
+/// The request and its negotiation as they were, which a failed format change puts back.
+struct SavedRequest: Sendable {
+    /// The format asked for.
+    let request: FormatRequest
+    /// What was negotiated for it, if anything.
+    let negotiation: FormatNegotiation?
+}
+
+/// A device part with nothing to open but a format to choose from a list (the test pattern
+/// from its own formats, a PipeWire camera from its node's): `open()` negotiates `state`'s
+/// request when it has no negotiation yet, `close()` forgets it, and a format change
+/// negotiates the new request before it replaces the old one.
+protocol RequestNegotiating: SourceDevice where SavedFormat == SavedRequest {
+    associatedtype State: RequestedFormat
+    /// The published state holding the request and its negotiation.
+    var state: PublishedState<State> { get }
+    /// Chooses the format `request` asks for (with the state's other fields as they are now).
+    func negotiate(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation
+}
+
+extension RequestNegotiating {
+    /// Negotiates the request, unless it is negotiated already.
+    func open() throws(MediaDevicesError) {
+        guard let asked = state.withLock({ $0.negotiation == nil ? $0.request : nil }) else { return }
+        let negotiation = try negotiate(asked)
+        state.withLock { $0.negotiation = negotiation }
+    }
+
+    /// Forgets the negotiation.
+    func close() { state.withLock { $0.negotiation = nil } }
+
+    /// The request and its negotiation now.
+    var savedFormat: SavedRequest { state.withLock { SavedRequest(request: $0.request, negotiation: $0.negotiation) } }
+
+    /// Negotiates `request` and makes it the request in force; a request that fails changes nothing.
+    func applyFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
+        let negotiation = try negotiate(request)
+        state.withLock { $0.request = request; $0.negotiation = negotiation }
+        return negotiation
+    }
+
+    /// Puts back the request and its negotiation.
+    func restoreFormat(_ saved: SavedRequest) {
+        state.withLock { $0.request = saved.request; $0.negotiation = saved.negotiation }
+    }
 }
 
 /// The lifecycle every source shares, so that a source writes only its device part
@@ -37,12 +124,16 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     let delivery = FrameDelivery()
     private let run = RunSlot()
     private let device: Mutex<Device>
+    /// The device part as the core was made with it, for `prepare()`, which waits outside the
+    /// control lock (`SourceDevice.prepareOpen`).
+    private let template: Device
     /// The failure that ended the delivery run under the control lock: the sequences and the
     /// consumer hear it once the lock is released (a consumer may call back into the source).
     private let pendingEnd = Mutex<MediaDevicesError?>(nil)
 
     /// A core for `device`, named `label` in errors (a device path or unique ID).
     init(device: consuming sending Device, label: String) {
+        template = copy device
         self.device = Mutex(device)
         delivery.deviceLabel = label
     }
@@ -95,6 +186,26 @@ final class SourceCore<Device: SourceDevice>: Sendable {
                 throw error
             }
         }
+
+        /// The one "change while running" sequence: pauses the run (if one is live), makes
+        /// `change` to the device part and resumes the run with it. If `change` throws,
+        /// `rollBack` puts back what it changed, the run resumes as it was, and the error is
+        /// thrown. A run that cannot resume ends the sequences with that error (`resumeRun`),
+        /// which is thrown.
+        func whilePaused<Result>(_ device: inout Device, _ change: (inout Device) throws(MediaDevicesError) -> Result,
+                                 rollBack: (inout Device) -> Void = { _ in }) throws(MediaDevicesError) -> Result {
+            let wasRunning = pauseRun()
+            let result: Result
+            do {
+                result = try change(&device)
+            } catch {
+                rollBack(&device)
+                if wasRunning { try resumeRun(device) }
+                throw error
+            }
+            if wasRunning { try resumeRun(device) }
+            return result
+        }
     }
 
     /// Runs `body` with the device part and the run under the control lock; refused with
@@ -121,6 +232,33 @@ final class SourceCore<Device: SourceDevice>: Sendable {
         } catch {
             delivery.log(.error, "could not open: \(error)", ["code": "\(error.code)"])
             throw error
+        }
+    }
+
+    /// Opens the device as `initialize()` does, making the part of the opening that waits (for
+    /// a person, a server: `SourceDevice.prepareOpen`) on a thread of its own, without the
+    /// control lock and cancellable (`runBlocking`), then publishing it under the lock.
+    func prepare() async throws(MediaDevicesError) {
+        if Device.Prepared.self != Never.self {
+            let template = self.template
+            let prepared = try await runBlocking(name: Device.preparingThreadName, device: label, operation: "initialize") {
+                () throws(MediaDevicesError) -> Device.Prepared? in try template.prepareOpen()
+            }
+            if let prepared { try withControl("prepare") { device, _ in device.install(prepared) } }
+        }
+        try initialize()
+    }
+
+    /// Changes the format (`SourceDevice.applyFormat`), also while running, within the same
+    /// delivery run; on failure the old format is put back and the run resumes with it.
+    func setFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
+        try withControl("setFormat") { device, control in
+            let saved = device.savedFormat
+            return try control.whilePaused(&device) { device throws(MediaDevicesError) in
+                try device.applyFormat(request)
+            } rollBack: { device in
+                device.restoreFormat(saved)
+            }
         }
     }
 

@@ -4,8 +4,8 @@ import Foundation
 import Synchronization
 
 /// Screen sharing: frames of a screen, paced at the requested rate (15 fps by default, as the
-/// seeds' screen capturer), with monotonic timestamps and the same capturer contract,
-/// consumers and statistics as a camera, through one of three backends (``Screen/backend``):
+/// seeds' screen capturer), with monotonic timestamps and the same members as a camera
+/// (``VideoSource``), through one of three backends (``Screen/backend``):
 ///
 /// - **KMS**, below any compositor: what a DRM/KMS output scans out, grabbed from the primary
 ///   plane's framebuffer (`GETFB2`, dumb-buffer map or PRIME).
@@ -25,7 +25,7 @@ import Synchronization
 /// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888; always that on
 /// X11), zero-copy: the planes point into the scanout buffer (or the shared segment) for the
 /// duration of the callback; ask
-/// ``frames(bufferSize:output:)`` (or wrap the consumer in a ``ConvertingConsumer``) for ARGB or
+/// ``VideoSource/frames(bufferSize:output:)`` (or wrap the consumer in a ``ConvertingConsumer``) for ARGB or
 /// NV12. A mode change while capturing is followed: frames go on at the new size.
 /// ``exportsDMABuf`` (KMS) makes frames carry the framebuffer's PRIME export as ``VideoFrame/dmaBuf``.
 ///
@@ -34,9 +34,33 @@ import Synchronization
 /// net), so a still screen costs about no CPU; the rate still caps delivery.
 ///
 /// Reading another program's framebuffer (KMS) needs `CAP_SYS_ADMIN` or being the DRM master; without either,
-/// ``initialize()`` throws ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` saying how to grant
-/// it. X11 needs only a connection to the server.
-public final class ScreenSource: VideoCapturer, Sendable {
+/// ``VideoSource/initialize()`` throws ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` saying
+/// how to grant it. X11 needs only a connection to the server.
+///
+/// ``VideoSource/initialize()`` (or ``VideoSource/prepare()``) opens the card (KMS) or connects to the X
+/// server (X11) and grabs once, to learn the format and check the privilege. KMS throws
+/// ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` (with the remedy) when framebuffers cannot
+/// be read, ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` for tiled or compressed
+/// framebuffers, ``/MediaDevicesCore/MediaDevicesError/Code/invalidState`` when the output is off. X11 throws
+/// ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` when the X server does not answer,
+/// ``/MediaDevicesCore/MediaDevicesError/Code/disconnected`` when the monitor is gone,
+/// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` without MIT-SHM, DAMAGE or XFIXES.
+/// While capturing, both follow mode changes; an output turned off (KMS) or a monitor removed (X11) gives
+/// no frames, and sequence gaps, until it is back. The portal asks the user (or restores an earlier
+/// choice) and waits for the first picture: ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` without
+/// a portal (the detail names what to install),
+/// ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` when the user cancels the dialog,
+/// ``/MediaDevicesCore/MediaDevicesError/Code/timeout`` when no answer or picture comes in time; a shared
+/// screen or window that goes away while capturing ends the capture with
+/// ``/MediaDevicesCore/MediaDevicesError/Code/disconnected``. ``VideoSource/release()`` closes the card,
+/// the X connection or the portal session.
+///
+/// A screen's format is its framebuffer's: ``VideoSource/setFormat(_:)`` changes the rate only (the
+/// pixel format and size asked for are reported as adjustments; ask
+/// ``VideoSource/frames(bufferSize:output:)`` for ARGB, NV12 or another size).
+// @unchecked Sendable, as `VideoSource` (a subclass cannot be checked): every stored property is a
+// `let` of a Sendable type; what changes lives behind the published state's lock and the core's.
+public final class ScreenSource: VideoSource, @unchecked Sendable {
     /// The rate used when none is given: 15 fps, the seeds' screen-sharing rate.
     public static let defaultFrameRate = FrameRate(15)
 
@@ -65,8 +89,9 @@ public final class ScreenSource: VideoCapturer, Sendable {
 
     /// The screen captured.
     public let screen: Screen
-    /// Frames per second.
-    public let frameRate: FrameRate
+    /// Frames per second: the rate the source was made with, or the one ``VideoSource/setFormat(_:)``
+    /// set since.
+    public var frameRate: FrameRate { state.withLock { $0.frameRate } }
     /// The part of the screen delivered (screen coordinates, cut to the screen); `nil`: all of it.
     public let region: Rect?
     /// Whether the cursor is blended into the frames: KMS, the cursor plane's image
@@ -82,7 +107,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// Whether frames carry the screen's framebuffer as a DMA-BUF (``VideoFrame/dmaBuf``: the PRIME
     /// descriptor, the DRM fourcc and modifier from `GETFB2`, the pitch and the offset of the region's first
     /// pixel) for encoders, EGL, Vulkan or GStreamer to import without a copy. KMS only, on drivers with
-    /// PRIME export (virtio-gpu, i915, amdgpu; not bochs): ``initialize()`` throws
+    /// PRIME export (virtio-gpu, i915, amdgpu; not bochs): ``VideoSource/initialize()`` throws
     /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` otherwise, and on X11 and portal
     /// screens. The DMA-BUF is the live scanout buffer, not a snapshot; its descriptor belongs to the source
     /// and is valid during the callback (`dup` it to keep it). `frames` sequences then lease the framebuffer
@@ -103,7 +128,11 @@ public final class ScreenSource: VideoCapturer, Sendable {
 
     private struct State {
         var grabbing: Grabbing?
-        var settings: CaptureSettings?
+        /// The rate frames are paced at.
+        var frameRate: FrameRate
+        /// The format asked for (only its rate applies) and its outcome while open.
+        var request: FormatRequest
+        var negotiation: FormatNegotiation?
         /// A `grabFrame` is using the grabber (outside the control lock): capture may not start
         /// and another `grabFrame` may not use it until it returns.
         var grabbingOnce = false
@@ -112,6 +141,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
     /// The device part: opens the backend's grabber and runs the paced capture loop.
     private struct Grab: SourceDevice {
         let screen: Screen
+        /// The rate a request without one gets: the one the source was made with.
         let frameRate: FrameRate
         let region: Rect?
         let showsCursor: Bool
@@ -126,19 +156,68 @@ public final class ScreenSource: VideoCapturer, Sendable {
             install(try prepare())
         }
 
+        static var preparingThreadName: String { "md-screen-open" }
+
+        /// Makes the grabber (for the portal: waits for the user and the first picture) unless
+        /// the screen is open.
+        func prepareOpen() throws(MediaDevicesError) -> Prepared? {
+            if state.withLock({ $0.grabbing }) != nil { return nil }
+            return try prepare()
+        }
+
+        /// A grabber and the framebuffer's format, made by `prepare()`.
+        struct Prepared: Sendable {
+            let grabbing: Grabbing
+            let format: VideoFormat
+        }
+
         /// Publishes a prepared grabber, unless one is open already (then `prepared` is let go).
-        func install(_ prepared: (Grabbing, CaptureSettings)) {
+        func install(_ prepared: Prepared) {
             state.withLock { state in
                 guard state.grabbing == nil else { return }
-                state.grabbing = prepared.0
-                state.settings = prepared.1
+                state.grabbing = prepared.grabbing
+                state.negotiation = ScreenSource.negotiation(of: state.request, format: prepared.format, frameRate: state.frameRate)
+            }
+        }
+
+        var savedFormat: (request: FormatRequest, frameRate: FrameRate, negotiation: FormatNegotiation?) {
+            state.withLock { ($0.request, $0.frameRate, $0.negotiation) }
+        }
+
+        /// Opens the screen if needed and paces frames at `request`'s rate (the source's own
+        /// when it names none); the framebuffer's format stays.
+        func applyFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
+            let rate = request.frameRate ?? frameRate
+            guard rate.framesPerSecond.numerator > 0, rate.framesPerSecond.denominator > 0 else {
+                throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "setFormat",
+                                        detail: "A screen is grabbed at a rate above 0 fps; \(rate) was asked for")
+            }
+            try open()
+            return try state.withLock { state throws(MediaDevicesError) -> FormatNegotiation in
+                guard let format = state.negotiation?.format else {
+                    throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "setFormat",
+                                            detail: "The screen closed while its format was being set")
+                }
+                state.request = request
+                state.frameRate = rate
+                let negotiation = ScreenSource.negotiation(of: request, format: format, frameRate: rate)
+                state.negotiation = negotiation
+                return negotiation
+            }
+        }
+
+        func restoreFormat(_ saved: (request: FormatRequest, frameRate: FrameRate, negotiation: FormatNegotiation?)) {
+            state.withLock {
+                $0.request = saved.request
+                $0.frameRate = saved.frameRate
+                if $0.grabbing != nil { $0.negotiation = saved.negotiation }
             }
         }
 
         /// Makes the backend's grabber and grabs once, to learn the format and check the
         /// privilege; publishes nothing. For the portal this waits for the user and the first
         /// picture (cancellable: `WaitCancellation`).
-        func prepare() throws(MediaDevicesError) -> (Grabbing, CaptureSettings) {
+        func prepare() throws(MediaDevicesError) -> Prepared {
             if let region, region.width <= 0 || region.height <= 0 {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "capture region",
                                         detail: "The region \(region.width)x\(region.height) is empty; give a width and height of at least 1")
@@ -167,7 +246,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
                                         detail: "\(screen.name) shows no picture (it is off or blanked) or the region lies outside it",
                                         remedy: "Turn it on, or choose a region inside it")
             }
-            return (Grabbing(grabber), CaptureSettings(format: format, frameRate: frameRate))
+            return Prepared(grabbing: Grabbing(grabber), format: format)
         }
 
         /// Opens the card and finds the screen's connector as it is now.
@@ -184,7 +263,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
         }
 
         func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
-            let (open, busy) = state.withLock { ($0.grabbing, $0.grabbingOnce) }
+            let (open, busy, rate) = state.withLock { ($0.grabbing, $0.grabbingOnce, $0.frameRate) }
             if busy {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "start",
                                         detail: "A grabFrame on this source is still running; start after it returns (not from its closure)")
@@ -193,19 +272,23 @@ public final class ScreenSource: VideoCapturer, Sendable {
                 throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "start",
                                         detail: "The screen is not open; initialize the source first")
             }
-            let (rate, skips) = (frameRate, skipsUnchangedFrames)
-            return try CaptureRun(name: "md-screen", delivery: delivery, loop: { wake, _ in
-                ScreenSource.capture(grabbing.grabber, rate: rate, skipsUnchanged: skips, wake: wake, delivery: delivery)
+            let skips = skipsUnchangedFrames
+            // `start()` returns once the thread runs the executor's jobs (see `captureExecutor`).
+            let attached = DispatchSemaphore(value: 0)
+            let run = try CaptureRun(name: "md-screen", delivery: delivery, loop: { wake, shouldStop in
+                ScreenSource.capture(grabbing.grabber, rate: rate, skipsUnchanged: skips, wake: wake, shouldStop: shouldStop,
+                                     delivery: delivery, attached: { attached.signal() })
             }, cleanup: { _ in })
+            attached.wait()
+            return run
         }
 
-        func close() { state.withLock { $0.grabbing = nil; $0.settings = nil } }
+        func close() { state.withLock { $0.grabbing = nil; $0.negotiation = nil } }
     }
 
     private let state: PublishedState<State>
+    /// The core, for ``grabFrame(_:)``.
     private let core: SourceCore<Grab>
-    /// The device part as configured, for `prepare()`, which makes its grabber outside the core.
-    private let grab: Grab
 
     /// A source for `screen` at `frameRate`, optionally cut to `region`, with the cursor,
     /// delivering unchanged pictures again (`skipsUnchangedFrames: false`), exporting the
@@ -216,65 +299,49 @@ public final class ScreenSource: VideoCapturer, Sendable {
                 exportsDMABuf: Bool = false, portal: PortalOptions = PortalOptions()) {
         self.portalOptions = portal
         self.screen = screen
-        self.frameRate = frameRate
         self.region = region
         self.showsCursor = showsCursor
         self.mapping = mapping
         self.skipsUnchangedFrames = skipsUnchangedFrames
         self.exportsDMABuf = exportsDMABuf
-        let state = PublishedState(State())
+        let state = PublishedState(State(frameRate: frameRate, request: FormatRequest(frameRate: frameRate)))
         self.state = state
-        grab = Grab(screen: screen, frameRate: frameRate, region: region, showsCursor: showsCursor, mapping: mapping,
-                    skipsUnchangedFrames: skipsUnchangedFrames, exportsDMABuf: exportsDMABuf, portal: portal, state: state)
-        core = SourceCore(device: grab, label: screen.uniqueID)
+        let grab = Grab(screen: screen, frameRate: frameRate, region: region, showsCursor: showsCursor, mapping: mapping,
+                        skipsUnchangedFrames: skipsUnchangedFrames, exportsDMABuf: exportsDMABuf, portal: portal, state: state)
+        let core = SourceCore(device: grab, label: screen.uniqueID)
+        self.core = core
+        super.init(core: core)
     }
 
-    deinit { core.release() }
+    /// The framebuffer's format at the rate asked for.
+    override var publishedNegotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
-    /// Opens the card (KMS) or connects to the X server (X11) and grabs once, to learn the format and check
-    /// the privilege. KMS throws ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` (with the
-    /// remedy) when framebuffers cannot be read,
-    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` for tiled or compressed framebuffers,
-    /// ``/MediaDevicesCore/MediaDevicesError/Code/invalidState`` when the output is off. X11 throws
-    /// ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` when the X server does not answer,
-    /// ``/MediaDevicesCore/MediaDevicesError/Code/disconnected`` when the monitor is gone,
-    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` without MIT-SHM, DAMAGE or XFIXES.
-    /// While capturing, both follow mode changes; an output turned off (KMS) or a monitor removed (X11) gives
-    /// no frames, and sequence gaps, until it is back. The portal asks the user (or restores an earlier
-    /// choice) and waits for the first picture: ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` without
-    /// a portal (the detail names what to install),
-    /// ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied`` when the user cancels the dialog,
-    /// ``/MediaDevicesCore/MediaDevicesError/Code/timeout`` when no answer or picture comes in time; a shared
-    /// screen or window that goes away while capturing ends the capture with
-    /// ``/MediaDevicesCore/MediaDevicesError/Code/disconnected``.
-    public func initialize() throws(MediaDevicesError) { try core.initialize() }
-
-    /// Does what ``initialize()`` does, as a call that waits without holding a thread of Swift's
-    /// cooperative pool or the source's lock, and that task cancellation ends: for a portal
-    /// screen, the user's answer to the portal's dialog (up to ``PortalOptions/responseTimeout``)
-    /// and the first picture are waited for on a thread of its own. Prefer it to
-    /// ``initialize()`` for portal screens, before ``start()``.
-    /// - Throws: what ``initialize()`` throws; ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when
-    ///   the task was cancelled while it waited (the portal's request and session are closed, nothing is left
-    ///   open).
-    public func prepare() async throws(MediaDevicesError) {
-        if state.withLock({ $0.grabbing }) != nil { return }
-        let grab = self.grab
-        let prepared = try await runBlocking(name: "md-screen-open", device: screen.uniqueID, operation: "initialize") {
-            try grab.prepare()
+    /// The negotiation of `request` on a screen whose framebuffer is in `format`, paced at
+    /// `frameRate`: a pixel format or size asked otherwise is an adjustment.
+    fileprivate static func negotiation(of request: FormatRequest, format: VideoFormat, frameRate: FrameRate) -> FormatNegotiation {
+        var adjustments: [FormatAdjustment] = []
+        if let asked = request.pixelFormat, asked != format.pixelFormat {
+            adjustments.append(FormatAdjustment(field: .pixelFormat, requested: asked.name, chosen: format.pixelFormat.name,
+                                                reason: "A screen's frames come in its framebuffer's format; ask frames(bufferSize:output:) for another"))
         }
-        try core.withControl("prepare") { grab, _ in grab.install(prepared) }
+        if let asked = request.size, asked != format.size {
+            adjustments.append(FormatAdjustment(field: .size, requested: "\(asked)", chosen: "\(format.size)",
+                                                reason: "A screen's frames have its mode's size (or the region's); ask frames(bufferSize:output:) for another"))
+        }
+        return FormatNegotiation(request: request, format: format, frameRate: frameRate, adjustments: adjustments)
     }
-
-    /// Starts grabbing and delivering frames. If it fails, the `frames` sequences end with the error.
-    public func start() throws(MediaDevicesError) { try core.start() }
 
     /// The capture loop: one grab per deadline; a grab with nothing to show (output off)
     /// leaves a sequence gap; an unchanged screen (X11 damage), when skipped, is counted and
-    /// numbers no frame, so it leaves none.
+    /// numbers no frame, so it leaves none. Runs the executor's jobs (readers that prefer it)
+    /// after each grab and while it waits; `attached` is called once they come to this thread.
     private static func capture(_ grabber: any ScreenGrabbing, rate: FrameRate, skipsUnchanged: Bool, wake: WakeUpEvent,
-                                delivery: FrameDelivery) -> MediaDevicesError? {
-        var pacer = FramePacer(rate: rate, wake: wake)
+                                shouldStop: @escaping () -> Bool, delivery: FrameDelivery, attached: () -> Void) -> MediaDevicesError? {
+        let executor = delivery.executor
+        executor.attach(wake: wake)
+        attached()
+        defer { executor.detach() }
+        var pacer = FramePacer(rate: rate, wake: wake, shouldStop: shouldStop, executor: executor)
         var unchanged: UInt64 = 0
         var hasDelivered = false
         var lastOutcome = ScreenGrabOutcome.nothingToShow
@@ -294,6 +361,7 @@ public final class ScreenSource: VideoCapturer, Sendable {
             } catch {
                 return error
             }
+            executor.runPending()
             // A backend that says when the screen may have changed (the portal, X11): after a frame
             // or an unchanged grab, sleep until it says so (or a second passed, a safety net for
             // a notice that never comes), so a still screen costs one wake-up a second, not one
@@ -318,19 +386,10 @@ public final class ScreenSource: VideoCapturer, Sendable {
         return nil
     }
 
-    /// Stops and waits for the capture thread to end; ends every `frames` sequence. From this
-    /// source's own callback it returns at once and capture ends when the callback returns.
-    public func stop() { core.stop() }
-
-    /// Stops and closes the card, the X connection or the portal session. From this source's own
-    /// callback it only stops (the capture thread still uses the card); call it again from
-    /// elsewhere to close the card.
-    public func release() { core.release() }
-
     /// Grabs one frame now and lends it to `body` (a screenshot); initializes first if needed. Not while
     /// capturing (use the consumer or `frames` then): throws
     /// ``/MediaDevicesCore/MediaDevicesError/Code/invalidState``. `body` runs without the source's lock: it
-    /// may read the source and call ``release()`` (the screen is let go when the grab returns); ``start()``
+    /// may read the source and call ``VideoSource/release()`` (the screen is let go when the grab returns); ``VideoSource/start()``
     /// and another ``grabFrame(_:)`` from it throw ``/MediaDevicesCore/MediaDevicesError/Code/invalidState``,
     /// as they do from other threads until this grab returns. An error `body` throws comes out as a
     /// ``/MediaDevicesCore/MediaDevicesError`` whose ``/MediaDevicesCore/MediaDevicesError/underlying`` is
@@ -395,45 +454,6 @@ public final class ScreenSource: VideoCapturer, Sendable {
 
     /// The framebuffer grabbed last (id, format, modifier, pitch, mapping method); `nil` on X11.
     public var framebuffer: FramebufferDescription? { (state.withLock { $0.grabbing }?.grabber as? ScreenGrabber)?.framebuffer }
-
-    /// Whether frames are being delivered.
-    public var isCapturing: Bool { core.isCapturing }
-
-    /// The format at initialization (it follows the screen's mode while capturing: each
-    /// frame's own ``VideoFrame/format`` is the truth) and the requested rate.
-    public var captureSettings: CaptureSettings? { state.withLock { $0.settings } }
-
-    /// Always ``VideoOrientation/up``: KMS framebuffers are stored upright (a rotated panel shows as a plane
-    /// rotation, which is not applied), and X11 root windows are upright (RandR rotates them).
-    public var orientation: VideoOrientation { .up }
-
-    /// The callback consumer.
-    public var consumer: (any VideoFrameConsumer)? {
-        get { core.delivery.consumer }
-        set { core.delivery.consumer = newValue }
-    }
-
-    /// A new asynchronous sequence of frames (see ``VideoFrames``).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
-
-    /// A new asynchronous sequence of frames converted to `output` on the capture thread — the
-    /// seeds' screen capturer publishes `OutputFormat(.argb)`; encoders want ``PixelFormat/nv12``. Give
-    /// `output.size` to keep one size across mode changes (frames are scaled to it).
-    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
-        try core.frames(bufferSize: bufferSize, output: output)
-    }
-
-    /// Counters of the current or last run.
-    public var statistics: CaptureStatistics { core.delivery.statistics }
-
-    /// Where the source logs what an operator needs, with the device as metadata: capture
-    /// started (or could not), its first frame with the format and how long it took, stopped
-    /// with its delivered and dropped counts (a warning when frames were dropped), or ended by
-    /// an error. `nil` (the default): nothing is logged. Never per frame.
-    public var logger: Logger? {
-        get { core.delivery.logger }
-        set { core.delivery.logger = newValue }
-    }
 }
 
 extension ScreenSource {

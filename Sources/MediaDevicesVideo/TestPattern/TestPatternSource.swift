@@ -1,13 +1,15 @@
-import Logging
 import MediaDevicesCore
+import Dispatch
 import Foundation
 import Glibc
 import Synchronization
 
 /// A built-in video source that runs anywhere: moving colour bars with a frame counter, or
 /// white noise (like the seeds' white-noise capturer), paced by `CLOCK_MONOTONIC` on its own
-/// thread, with the same capturer contract, consumers and statistics as a camera.
-public final class TestPatternSource: VideoCapturer, Sendable {
+/// thread, with the same members as a camera (``VideoSource``).
+// @unchecked Sendable, as `VideoSource` (a subclass cannot be checked): every stored property is a
+// `let` of a Sendable type; what changes lives behind the published state's lock and the core's.
+public final class TestPatternSource: VideoSource, @unchecked Sendable {
     /// What the source draws.
     public enum Pattern: String, Sendable, CaseIterable, Codable {
         /// 100% colour bars moving 4 pixels left per frame, with the frame number at the top left.
@@ -31,27 +33,23 @@ public final class TestPatternSource: VideoCapturer, Sendable {
     }
 
     /// The requested format and the outcome of its negotiation, for readers on any thread.
-    private struct State {
+    private struct State: RequestedFormat {
         var request: FormatRequest
         var negotiation: FormatNegotiation?
     }
 
     /// The device part: negotiation over `supportedFormats`, and the drawing thread.
-    private struct Drawing: SourceDevice {
+    private struct Drawing: RequestNegotiating {
         let pattern: Pattern
         let state: PublishedState<State>
 
-        func open() throws(MediaDevicesError) {
-            if state.withLock({ $0.negotiation }) != nil { return }
-            let asked = state.withLock { $0.request }
+        func negotiate(_ asked: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
             var request = asked
             if request.pixelFormat == nil { request.pixelFormat = .yuyv }
             if request.frameRate == nil { request.frameRate = TestPatternSource.defaultFrameRate }
             let choice = try FormatSelection.choose(request, from: TestPatternSource.supportedFormats, device: "testpattern")
             let format = VideoFormat(pixelFormat: choice.pixelFormat, width: choice.size.width, height: choice.size.height)
-            let negotiation = FormatNegotiation(request: asked, format: format, frameRate: choice.frameRate,
-                                                adjustments: choice.adjustments)
-            state.withLock { $0.negotiation = negotiation }
+            return FormatNegotiation(request: asked, format: format, frameRate: choice.frameRate, adjustments: choice.adjustments)
         }
 
         func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
@@ -60,107 +58,42 @@ public final class TestPatternSource: VideoCapturer, Sendable {
             }
             let pattern = self.pattern
             let rate = negotiation.frameRate ?? TestPatternSource.defaultFrameRate
-            return try CaptureRun(name: "md-testpattern", delivery: delivery, loop: { wake, _ in
-                TestPatternSource.draw(format: negotiation.format, rate: rate, pattern: pattern, wake: wake, delivery: delivery)
+            // `start()` returns once the thread runs the executor's jobs (see `captureExecutor`).
+            let attached = DispatchSemaphore(value: 0)
+            let run = try CaptureRun(name: "md-testpattern", delivery: delivery, loop: { wake, shouldStop in
+                TestPatternSource.draw(format: negotiation.format, rate: rate, pattern: pattern, wake: wake, shouldStop: shouldStop,
+                                       delivery: delivery, attached: { attached.signal() })
                 return nil
             }, cleanup: { _ in })
+            attached.wait()
+            return run
         }
-
-        func close() { state.withLock { $0.negotiation = nil } }
     }
 
     /// What is drawn.
     public let pattern: Pattern
     private let state: PublishedState<State>
-    private let core: SourceCore<Drawing>
 
     /// A source drawing `pattern` in the format `request` asks for (default YUYV 640x480 at 30 fps).
     public init(pattern: Pattern = .colorBars, request: FormatRequest = FormatRequest()) {
         self.pattern = pattern
         let state = PublishedState(State(request: request))
         self.state = state
-        core = SourceCore(device: Drawing(pattern: pattern, state: state), label: "testpattern")
+        super.init(core: SourceCore(device: Drawing(pattern: pattern, state: state), label: "testpattern"))
     }
-
-    deinit { core.release() }
 
     /// The outcome of the negotiation over ``supportedFormats``.
-    public var negotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
+    override var publishedNegotiation: FormatNegotiation? { state.withLock { $0.negotiation } }
 
-    /// Chooses the format. Not from this source's own callback
-    /// (``/MediaDevicesCore/MediaDevicesError/Code/invalidState``).
-    public func initialize() throws(MediaDevicesError) { try core.initialize() }
-
-    /// Starts drawing and delivering frames. If it fails, the `frames` sequences end with the error.
-    public func start() throws(MediaDevicesError) { try core.start() }
-
-    /// Stops and waits for the drawing thread to end; ends every `frames` sequence. From this
-    /// source's own callback it returns at once and drawing ends when the callback returns.
-    public func stop() { core.stop() }
-
-    /// Stops and forgets the negotiated format. From this source's own callback it only stops.
-    public func release() { core.release() }
-
-    /// Changes the format, also while running; consumers stay subscribed. If the new format
-    /// cannot be made, the old one stays and the error is thrown. Not from this source's own
-    /// callback.
-    @discardableResult
-    public func setFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
-        try core.withControl("setFormat") { drawing, control in
-            let wasRunning = control.pauseRun()
-            let old = state.withLock { ($0.request, $0.negotiation) }
-            state.withLock { $0.request = request; $0.negotiation = nil }
-            do {
-                try drawing.open()
-            } catch {
-                state.withLock { $0.request = old.0; $0.negotiation = old.1 }
-                if wasRunning { try control.resumeRun(drawing) }
-                throw error
-            }
-            if wasRunning { try control.resumeRun(drawing) }
-            return state.withLock { $0.negotiation! }
-        }
-    }
-
-    /// Whether frames are being delivered.
-    public var isCapturing: Bool { core.isCapturing }
-
-    /// The format and rate in force.
-    public var captureSettings: CaptureSettings? {
-        state.withLock { $0.negotiation.map { CaptureSettings(format: $0.format, frameRate: $0.frameRate) } }
-    }
-
-    /// Always ``VideoOrientation/up``: the pattern is drawn upright.
-    public var orientation: VideoOrientation { .up }
-
-    /// The callback consumer.
-    public var consumer: (any VideoFrameConsumer)? {
-        get { core.delivery.consumer }
-        set { core.delivery.consumer = newValue }
-    }
-
-    /// A new asynchronous sequence of frames (see ``VideoFrames``).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
-
-    /// A new asynchronous sequence of frames converted to `output`; see ``VideoCapturer``.
-    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
-        try core.frames(bufferSize: bufferSize, output: output)
-    }
-
-    /// Counters of the current or last run.
-    public var statistics: CaptureStatistics { core.delivery.statistics }
-
-    /// Where the source logs what an operator needs, with the device as metadata: capture
-    /// started (or could not), its first frame with the format and how long it took, stopped
-    /// with its delivered and dropped counts (a warning when frames were dropped), or ended by
-    /// an error. `nil` (the default): nothing is logged. Never per frame.
-    public var logger: Logger? {
-        get { core.delivery.logger }
-        set { core.delivery.logger = newValue }
-    }
-
-    /// The drawing loop: one frame per interval at absolute deadlines (see `FramePacer`).
-    private static func draw(format: VideoFormat, rate: FrameRate, pattern: Pattern, wake: WakeUpEvent, delivery: FrameDelivery) {
+    /// The drawing loop: one frame per interval at absolute deadlines (see `FramePacer`), running
+    /// the executor's jobs (readers that prefer it) after each frame and while it waits;
+    /// `attached` is called once they come to this thread.
+    private static func draw(format: VideoFormat, rate: FrameRate, pattern: Pattern, wake: WakeUpEvent,
+                             shouldStop: @escaping () -> Bool, delivery: FrameDelivery, attached: () -> Void) {
+        let executor = delivery.executor
+        executor.attach(wake: wake)
+        attached()
+        defer { executor.detach() }
         var renderer = PatternRenderer(format: format)
         let memory = UnsafeMutableRawPointer.allocate(byteCount: max(format.imageSize, 8), alignment: 64)
         defer { memory.deallocate() }
@@ -170,7 +103,7 @@ public final class TestPatternSource: VideoCapturer, Sendable {
         defer { planes.deallocate() }
         for index in 0..<3 { planes[index] = memory + (index < locations.count ? locations[index].offset : 0) }
         let imageSize = format.imageSize
-        var pacer = FramePacer(rate: rate, wake: wake)
+        var pacer = FramePacer(rate: rate, wake: wake, shouldStop: shouldStop, executor: executor)
         while let deadline = pacer.waitForNextFrame() {
             let sequence = pacer.sequence
             switch pattern {
@@ -187,6 +120,7 @@ public final class TestPatternSource: VideoCapturer, Sendable {
                                         orientation: .up, captureDelay: .nanoseconds(Int64(delivered - deadline)),
                                         planeCount: min(planeSizes.count, 3), bytesUsed: imageSize,
                                         plane0: plane(0), plane1: plane(1), plane2: plane(2)))
+            executor.runPending()
             pacer.frameDone()
         }
     }

@@ -1,4 +1,3 @@
-import Logging
 import MediaDevicesCore
 import Foundation
 import Synchronization
@@ -13,9 +12,12 @@ import Synchronization
 /// for try await frame in camera.frames(bufferSize: 4) { … }
 /// ```
 ///
-/// The format can change and the device can be switched while capturing; consumers and
-/// `frames` sequences stay subscribed across both.
-public final class CameraSource: VideoCapturer, Sendable {
+/// The format can change (``VideoSource/setFormat(_:)``) and the device can be switched
+/// (``selectCaptureDevice(_:format:)``) while capturing; consumers and `frames` sequences stay
+/// subscribed across both. The members every source shares are ``VideoSource``'s.
+// @unchecked Sendable, as `VideoSource` (a subclass cannot be checked): every stored property is a
+// `let` of a Sendable type; what changes lives behind the published state's lock and the core's.
+public final class CameraSource: VideoSource, @unchecked Sendable {
     /// What readers (and the capture thread) see; never held while waiting for anything.
     private struct Snapshot {
         var device: CaptureDevice
@@ -54,6 +56,30 @@ public final class CameraSource: VideoCapturer, Sendable {
             publish()
         }
 
+        /// The request in force.
+        var savedFormat: FormatRequest { snapshot.withLock { $0.request } }
+
+        /// Makes `request` the request and sets it on the open session (`VIDIOC_S_FMT`), or
+        /// opens the device with it when it is not open.
+        mutating func applyFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
+            snapshot.withLock { $0.request = request }
+            guard let session, !session.device.file.isClosed else {
+                try open()
+                return session!.negotiation
+            }
+            try session.renegotiate(request)
+            publish()
+            return session.negotiation
+        }
+
+        /// Puts back request `saved`, and its format on the open session.
+        mutating func restoreFormat(_ saved: FormatRequest) {
+            snapshot.withLock { $0.request = saved }
+            guard let session, !session.device.file.isClosed else { return }
+            try? session.renegotiate(saved)
+            publish()
+        }
+
         /// Publishes the session's negotiation, orientation and device to readers.
         func publish() {
             let session = self.session
@@ -75,6 +101,7 @@ public final class CameraSource: VideoCapturer, Sendable {
     /// descriptor per buffer and plane while capturing.
     public let exportsDMABuf: Bool
     private let snapshot: PublishedState<Snapshot>
+    /// The core, for the changes only a camera makes (device, orientation tracker).
     private let core: SourceCore<Camera>
 
     /// A source for `device`, to be configured as `request` asks when initialized, with
@@ -88,47 +115,20 @@ public final class CameraSource: VideoCapturer, Sendable {
         let snapshot = PublishedState(Snapshot(device: device, request: request))
         self.snapshot = snapshot
         let plan = CameraStream.BufferPlan(count: self.bufferCount, minimumQueued: self.minimumQueuedBuffers, exportsDMABuf: exportsDMABuf)
-        core = SourceCore(device: Camera(snapshot: snapshot, plan: plan), label: device.path)
+        let core = SourceCore(device: Camera(snapshot: snapshot, plan: plan), label: device.path)
+        self.core = core
+        super.init(core: core)
     }
-
-    deinit { core.release() }
 
     /// The device captured from.
     public var device: CaptureDevice { snapshot.withLock { $0.device } }
 
-    /// The outcome of the last negotiation: format and rate in force and what was adjusted.
-    public var negotiation: FormatNegotiation? { snapshot.withLock { $0.negotiation } }
+    /// The outcome of the last negotiation, published by the session.
+    override var publishedNegotiation: FormatNegotiation? { snapshot.withLock { $0.negotiation } }
 
-    /// Opens the device and negotiates the requested format. Not from this source's own
-    /// callback (``/MediaDevicesCore/MediaDevicesError/Code/invalidState``).
-    public func initialize() throws(MediaDevicesError) { try core.initialize() }
-
-    /// Starts capturing (initializing first if needed). The corresponding ioctls are
-    /// `VIDIOC_REQBUFS`, `VIDIOC_QBUF` and `VIDIOC_STREAMON`. If it fails, the `frames`
-    /// sequences end with the error.
-    public func start() throws(MediaDevicesError) { try core.start() }
-
-    /// Stops capturing and waits until the buffers are released; the device stays open and
-    /// configured. Ends every `frames` sequence and tells the consumer, once. Called from this
-    /// source's own callback, it returns at once and capture ends when the callback returns.
-    public func stop() { core.stop() }
-
-    /// Stops and closes the device (once the capture thread has let go of it). From this
-    /// source's own callback it only stops: the device closes at the next ``release()`` or when
-    /// the source is freed (the thread's own reference keeps it open until its buffers are gone).
-    public func release() { core.release() }
-
-    /// Whether frames are being delivered.
-    public var isCapturing: Bool { core.isCapturing }
-
-    /// The negotiated format and rate.
-    public var captureSettings: CaptureSettings? {
-        snapshot.withLock { $0.negotiation.map { CaptureSettings(format: $0.format, frameRate: $0.frameRate) } }
-    }
-
-    /// The orientation frames carry now: the sensor's mounting rotation (``VideoOrientation/up`` when the
-    /// driver does not say) plus the ``orientationTracker``'s orientation (mirrored for a front camera).
-    public var orientation: VideoOrientation {
+    /// The sensor's mounting rotation (``VideoOrientation/up`` when the driver does not say)
+    /// plus the ``orientationTracker``'s orientation (mirrored for a front camera).
+    override var publishedOrientation: VideoOrientation {
         snapshot.withLock { FrameOrientation(mount: $0.orientation, tracker: $0.tracker, facesUser: $0.device.position == .front).current }
     }
 
@@ -143,83 +143,7 @@ public final class CameraSource: VideoCapturer, Sendable {
         try core.withControl("setOrientationTracker") { camera, control in
             snapshot.withLock { $0.tracker = tracker }
             guard camera.session != nil, control.isRunning else { return }
-            if control.pauseRun() { try control.resumeRun(camera) }
-        }
-    }
-
-    /// The callback consumer.
-    public var consumer: (any VideoFrameConsumer)? {
-        get { core.delivery.consumer }
-        set { core.delivery.consumer = newValue }
-    }
-
-    /// Runs the tasks that prefer it on this source's capture thread:
-    /// `Task(executorPreference: camera.captureExecutor) { for try await frame in camera.frames() { … } }`
-    /// reads frames with one wake-up per frame, no allocation and no task switch (the reader
-    /// steps the capture loop itself while its sequence is empty; see ``CaptureExecutor``). Make
-    /// the task after ``start()``: from then on its jobs run on the capture thread; before, they
-    /// go to Swift's global executor.
-    public var captureExecutor: CaptureExecutor { core.delivery.executor }
-
-    /// A new asynchronous sequence of frames (see ``VideoFrames``).
-    public func frames(bufferSize: Int = 4) -> VideoFrames { core.frames(bufferSize: bufferSize) }
-
-    /// A new asynchronous sequence of frames converted to `output`; see ``VideoCapturer``.
-    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
-        try core.frames(bufferSize: bufferSize, output: output)
-    }
-
-    /// Counters of the current or last run.
-    public var statistics: CaptureStatistics { core.delivery.statistics }
-
-    /// Where the source logs what an operator needs, with the device as metadata: capture
-    /// started (or could not), its first frame with the format and how long it took, stopped
-    /// with its delivered and dropped counts (a warning when frames were dropped), or ended by
-    /// an error. `nil` (the default): nothing is logged. Never per frame.
-    public var logger: Logger? {
-        get { core.delivery.logger }
-        set { core.delivery.logger = newValue }
-    }
-
-    /// How long capture may go without a frame while the device keeps streaming (a stalled sensor pipeline or
-    /// driver) before it ends with ``/MediaDevicesCore/MediaDevicesError/Code/timeout``: the frame sequences
-    /// end with that error and the consumer hears `captureDidStop`. `nil` (the default): no limit (a camera
-    /// may legitimately wait long, e.g. in the dark at long exposures). Takes effect at once, also while
-    /// capturing. The same option as ``PipeWireCameraSource/frameTimeout``.
-    public var frameTimeout: Duration? {
-        get { core.delivery.frameTimeout }
-        set { core.delivery.frameTimeout = newValue }
-    }
-
-    /// Changes the format, also while capturing: the stream stops, the new format is negotiated
-    /// and the stream starts again; consumers stay subscribed. If the new format cannot be set,
-    /// the old one is restored and the error is thrown. Not from this source's own callback.
-    @discardableResult
-    public func setFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
-        try core.withControl("setFormat") { camera, control in
-            let old = snapshot.withLock { $0.request }
-            snapshot.withLock { $0.request = request }
-            guard let session = camera.session, !session.device.file.isClosed else {
-                do {
-                    try camera.open()
-                } catch {
-                    snapshot.withLock { $0.request = old }
-                    throw error
-                }
-                return camera.session!.negotiation
-            }
-            let wasRunning = control.pauseRun()
-            do {
-                try session.renegotiate(request)
-            } catch {
-                snapshot.withLock { $0.request = old }
-                try? session.renegotiate(old)
-                if wasRunning { try control.resumeRun(camera) }
-                throw error
-            }
-            camera.publish()
-            if wasRunning { try control.resumeRun(camera) }
-            return session.negotiation
+            try control.whilePaused(&camera) { _ in }
         }
     }
 
@@ -227,7 +151,7 @@ public final class CameraSource: VideoCapturer, Sendable {
     /// `selectCaptureDevice(_:format:)`). The new device is opened and configured before the
     /// old one stops, so a failure to open or configure it leaves the old one running; a
     /// failure to start it ends capture with that error. The same device (by path) takes the
-    /// ``setFormat(_:)`` path. `request` defaults to the current request. Not from this source's own
+    /// ``VideoSource/setFormat(_:)`` path. `request` defaults to the current request. Not from this source's own
     /// callback.
     @discardableResult
     public func selectCaptureDevice(_ device: CaptureDevice, format request: FormatRequest? = nil) throws(MediaDevicesError) -> FormatNegotiation {
@@ -237,13 +161,13 @@ public final class CameraSource: VideoCapturer, Sendable {
         return try core.withControl("selectCaptureDevice") { camera, control in
             let request = request ?? snapshot.withLock { $0.request }
             let newSession = try CameraSession(info: device, request: request)
-            let wasRunning = control.pauseRun()
-            camera.session = newSession
-            snapshot.withLock { $0.request = request }
-            camera.publish()
-            core.setLabel(device.path)
-            if wasRunning { try control.resumeRun(camera) }
-            return newSession.negotiation
+            return try control.whilePaused(&camera) { camera in
+                camera.session = newSession
+                snapshot.withLock { $0.request = request }
+                camera.publish()
+                core.setLabel(device.path)
+                return newSession.negotiation
+            }
         }
     }
 }

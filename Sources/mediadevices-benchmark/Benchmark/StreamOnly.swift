@@ -56,9 +56,6 @@ struct StreamOnly {
         guard opened.camera != nil else { throw BenchmarkError("stream needs a camera (a /dev/video node or pipewire:SERIAL)") }
         let source = opened.capturer
         defer { source.release() }
-        if path == .executor && opened.captureExecutor == nil {
-            throw BenchmarkError("--path executor needs a source with a capture executor (a V4L2 camera), not \(opened.name)")
-        }
         try source.initialize()
         // The main thread sleeps until the last frame arrives (no polling: its wake-ups would be
         // counted as the library's CPU).

@@ -249,6 +249,37 @@ final class X11ScreenTests: XCTestCase {
         XCTAssertFalse(frames.blueAt10.withLock { $0 }.contains(true))
     }
 
+    /// `setFormat` on a screen (the member every ``VideoSource`` has): the rate changes, also
+    /// while capturing, and a pixel format or size asked otherwise is an adjustment; the
+    /// framebuffer's format stays.
+    func testSetFormatChangesTheRateAndReportsTheRestAsAdjustments() throws {
+        let source = ScreenSource(screen: try screen(named: "screen"), frameRate: FrameRate(30),
+                                  region: Rect(x: 0, y: 0, width: 64, height: 64), skipsUnchangedFrames: false)
+        defer { source.release() }
+        try source.initialize()
+        let initial = try XCTUnwrap(source.negotiation)
+        XCTAssertEqual(initial.frameRate, FrameRate(30))
+        XCTAssertEqual(initial.adjustments, [])
+        XCTAssertEqual(source.captureSettings, CaptureSettings(format: initial.format, frameRate: FrameRate(30)))
+        try source.start()
+        try wait("frames at 30 fps") { source.statistics.deliveredFrames >= 2 }
+        let changed = try source.setFormat(FormatRequest(pixelFormat: .nv12, size: Size(width: 32, height: 32), frameRate: FrameRate(60)))
+        XCTAssertTrue(source.isCapturing, "capture goes on across the change")
+        XCTAssertEqual(changed.frameRate, FrameRate(60))
+        XCTAssertEqual(source.frameRate, FrameRate(60))
+        XCTAssertEqual(changed.format, initial.format, "the framebuffer's format stays")
+        XCTAssertEqual(changed.adjustments.map(\.field), [.pixelFormat, .size], "\(changed.adjustments)")
+        XCTAssertEqual(source.negotiation, changed)
+        let before = source.statistics.deliveredFrames
+        try wait("frames after the change") { source.statistics.deliveredFrames >= before + 3 }
+        source.stop()
+        XCTAssertEqual(try source.setFormat(FormatRequest()).frameRate, FrameRate(30), "no rate asked: the source's own")
+        XCTAssertThrowsError(try source.setFormat(FormatRequest(frameRate: FrameRate(0)))) { error in
+            XCTAssertEqual((error as? MediaDevicesError)?.code, .unsupportedFormat)
+        }
+        XCTAssertEqual(source.frameRate, FrameRate(30), "a refused rate changes nothing")
+    }
+
     func testCursorComesThroughXFixesWhenAsked() throws {
         client.warpPointer(x: 200, y: 150)
         let cursor = try client.cursorImage()
