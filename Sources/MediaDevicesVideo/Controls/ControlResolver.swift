@@ -1,5 +1,5 @@
 import MediaDevicesCore
-/// Resolving `ControlSetting`s against a camera's control descriptions, for every backend
+/// Resolving ``ControlSetting``s against a camera's control descriptions, for every backend
 /// (V4L2's `ControlWriter`, PipeWire's Props): each setting is matched to its control by id or
 /// name, its text read for the control's type, and checked against the control's range, menu
 /// and flags, with a clear `.notFound`, `.invalidValue` or `.invalidState` that names the

@@ -86,7 +86,7 @@ final class DRMCard: Sendable {
 
     private struct Plane { let id: UInt32; let type: UInt64; let possibleCRTCs: UInt32; let crtcID: UInt32 }
 
-    /// Every connected connector of the card, as a `Screen`.
+    /// Every connected connector of the card, as a ``Screen``.
     func screens() throws(MediaDevicesError) -> [Screen] {
         let fd = file.rawValue
         guard let resources = drmModeGetResources(fd) else {

@@ -9,7 +9,7 @@ import Synchronization
 /// CRTC shows another one (a mode change, a page flip), and lends the visible region — cropped
 /// to `region` — as a frame that points into the mapping (zero-copy). With the cursor overlay
 /// it copies the region into its own buffer and blends the cursor plane over it.
-/// Steady state allocates nothing. The KMS backend of `ScreenSource`.
+/// Steady state allocates nothing. The KMS backend of ``ScreenSource``.
 ///
 /// Memory mapped through PRIME is read between `DMA_BUF_IOCTL_SYNC` start and end (the frame's
 /// delivery, or the cursor overlay's copy, in between). With `exportsDMABuf` the primary plane's

@@ -8,7 +8,7 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     /// The driver's name for it ("Brightness", "Exposure Time, Absolute").
     public let name: String
     /// The name as `v4l2-ctl` prints and takes it: lower case, other characters as `_`
-    /// ("exposure_time_absolute"). The CLI and `ControlSetting` accept it.
+    /// ("exposure_time_absolute"). The CLI and ``ControlSetting`` accept it.
     public let key: String
     /// What kind of value it holds.
     public let type: ControlType

@@ -1,6 +1,6 @@
 import MediaDevicesCore
 /// Which way up a frame's content is, as video-chat SDKs carry it with each frame
-/// (`OTVideoOrientation`, Twilio `VideoOrientation`): the rotation a renderer applies to show
+/// (`OTVideoOrientation`, Twilio ``VideoOrientation``): the rotation a renderer applies to show
 /// the image upright.
 public enum VideoOrientation: String, Sendable, Codable, CaseIterable {
     /// Upright; no rotation needed.

@@ -4,7 +4,7 @@ import MediaDevicesCore
 /// the driver has them (laptop and phone sensors described by ACPI or device tree; vivid and
 /// most USB webcams have neither: then `.up` and `.unknown`).
 ///
-/// `CameraSource` always applies its camera's mounting itself; this tracker is for apps that
+/// ``CameraSource`` always applies its camera's mounting itself; this tracker is for apps that
 /// want to show or log it.
 public final class CameraMountOrientationTracker: OrientationTracker {
     private let cell: OrientationCell

@@ -77,7 +77,7 @@ package struct MountMatrix: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Turns accelerometer readings into a `DeviceOrientation` with the states and hysteresis of
+/// Turns accelerometer readings into a ``DeviceOrientation`` with the states and hysteresis of
 /// iio-sensor-proxy: an edge is up once the device leans more than 35° towards it, the
 /// portrait axis (x) checked first, so a corner (both axes past 35°) counts as portrait; while
 /// no edge leans more than 35° (lying flat, or held near flat) the last orientation stays.

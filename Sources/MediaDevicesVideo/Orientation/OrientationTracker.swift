@@ -4,7 +4,7 @@ import Synchronization
 /// Tells which way up the picture is, now and as it changes (Twilio's `orientationTracker`).
 ///
 /// `orientation` is the clockwise rotation a renderer applies to content captured by a camera
-/// fixed to the tracked body and facing away from the user (a back camera); `CameraSource`
+/// fixed to the tracked body and facing away from the user (a back camera); ``CameraSource``
 /// mirrors it for a front camera and adds the camera's own mounting rotation. Reading it is
 /// lock-free and allocates nothing: a capture thread reads it for every frame.
 public protocol OrientationTracker: AnyObject, Sendable {

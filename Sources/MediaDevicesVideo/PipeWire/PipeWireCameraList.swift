@@ -65,7 +65,7 @@ package enum PipeWireCameraList {
         return nodes.sorted { $0.serial < $1.serial }
     }
 
-    /// A PropInfo control as a `CameraControl` (integer, boolean, menu, or float: libcamera's).
+    /// A PropInfo control as a ``CameraControl`` (integer, boolean, menu, or float: libcamera's).
     /// Its value is `.none` when the node's Props do not say it.
     static func cameraControl(_ control: cpw_control) -> CameraControl? {
         var control = control

@@ -3,7 +3,7 @@ import MediaDevicesCore
 import CPipeWire
 
 /// A node's `EnumFormat` entries (one per SPA format and size, as the CPipeWire shim expands
-/// them) as `CaptureFormat`s: grouped by pixel format in the node's order, sizes in the node's
+/// them) as ``CaptureFormat``s: grouped by pixel format in the node's order, sizes in the node's
 /// order without repeats, rates as the node gives them (a list: discrete rates; a range:
 /// continuous; none: no `frameRateRanges`).
 struct PipeWireFormats {

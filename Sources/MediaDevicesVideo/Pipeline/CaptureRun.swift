@@ -54,7 +54,7 @@ final class CaptureRun: Sendable {
     /// Starts a thread named `name`, marked as a thread of `delivery`'s source
     /// (`CaptureThread.isOwned(by:)`), running `loop(wake, shouldStop)`; `loop` returns nil when
     /// asked to stop (`shouldStop()` true after a wake-up), or the failure that ended it. The
-    /// wake-up event also wakes it for jobs of the delivery's `CaptureExecutor`, if the loop
+    /// wake-up event also wakes it for jobs of the delivery's ``CaptureExecutor``, if the loop
     /// attaches it.
     init(name: String, delivery: FrameDelivery,
          loop: @escaping @Sendable (WakeUpEvent, _ shouldStop: @escaping @Sendable () -> Bool) -> MediaDevicesError?,

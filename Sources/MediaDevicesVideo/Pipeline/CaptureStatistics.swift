@@ -38,7 +38,7 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// The DCT scale of the last MJPEG decode counted here (reduced, or shared), e.g. 3/8.
     public var lastDecodeScale: Fraction?
     /// MJPEG frames decoded once for several converting consumers (sequences with an output,
-    /// a `ConvertingConsumer`), at the largest scale any of them needed.
+    /// a ``ConvertingConsumer``), at the largest scale any of them needed.
     public var sharedDecodeFrames: Int = 0
     /// Frames the asynchronous sequences handed out as the driver's own buffer, on lease (the
     /// sum of their `VideoFrames.leasedFrames`).

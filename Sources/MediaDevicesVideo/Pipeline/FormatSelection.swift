@@ -17,7 +17,7 @@ package struct FormatChoice: Sendable, Hashable {
 ///
 /// Rules: a requested pixel format must be offered (else `.unsupportedFormat`); without one, the
 /// formats that give the size at the wanted rate are ranked by the request's `preference`
-/// (`FormatPreference`), and the reason for the choice is recorded. The wanted rate is the
+/// (``FormatPreference``), and the reason for the choice is recorded. The wanted rate is the
 /// requested one, or without one the highest any format offers at that size, capped at 30 fps.
 /// When no format gives size and rate, the first raw format offering the size wins, then
 /// compressed ones. A requested size that is not

@@ -54,7 +54,7 @@ final class FrameDelivery: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Runs tasks that prefer it on the capture thread (see `CaptureExecutor`).
+    /// Runs tasks that prefer it on the capture thread (see ``CaptureExecutor``).
     let executor = CaptureExecutor()
     /// The frames the sequences handed out leased and copied this run (counted by the queues).
     private let handOut = HandOutCounters()

@@ -5,7 +5,7 @@ import Glibc
 /// start + k × interval on `CLOCK_MONOTONIC`; between deadlines the thread sleeps, watching the
 /// run's wake-up event. A deadline missed by more than a whole interval is skipped, and shows
 /// as a sequence gap (a dropped frame). A wake-up is a stop when `shouldStop` says so, else a
-/// job for the run's `CaptureExecutor` (a reader that prefers it), run there before waiting on:
+/// job for the run's ``CaptureExecutor`` (a reader that prefers it), run there before waiting on:
 /// so a sequence read on the executor costs no thread switch. Allocates nothing.
 struct FramePacer {
     private let start = MonotonicClock.now()

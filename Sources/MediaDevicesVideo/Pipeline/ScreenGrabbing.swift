@@ -10,7 +10,7 @@ enum ScreenGrabOutcome: Equatable {
     case unchanged
 }
 
-/// One backend's grabber behind `ScreenSource` (KMS: `ScreenGrabber`, X11: `X11ScreenGrabber`):
+/// One backend's grabber behind ``ScreenSource`` (KMS: `ScreenGrabber`, X11: `X11ScreenGrabber`):
 /// grabs its screen, cut to a region and with the cursor if asked, and lends each grab as a
 /// frame. Runs on one thread at a time (the capture thread, or the control thread while not
 /// capturing); steady state allocates no pixel buffers.

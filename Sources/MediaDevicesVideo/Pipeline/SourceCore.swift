@@ -290,7 +290,7 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     /// A new sequence of the source's frames (see `VideoCapturer.frames(bufferSize:)`).
     func frames(bufferSize: Int) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
 
-    /// A new sequence of the source's frames converted to `output` (see `VideoCapturer`).
+    /// A new sequence of the source's frames converted to `output` (see ``VideoCapturer``).
     func frames(bufferSize: Int, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
         do {
             return delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: label))

@@ -1,6 +1,6 @@
 import MediaDevicesCore
 /// The capturer contract every video source implements, in the spirit of OpenTok's
-/// `OTVideoCapture` and Twilio's `VideoSource`: initialize, start, stop, release, report the
+/// `OTVideoCapture` and Twilio's ``VideoSource``: initialize, start, stop, release, report the
 /// settings in force, and hand frames to a consumer.
 ///
 /// Frames reach applications two ways, which can be used together:

@@ -1,7 +1,7 @@
 import MediaDevicesCore
 import Synchronization
 
-/// A captured frame the application holds, from a `VideoFrames` sequence: either the driver's
+/// A captured frame the application holds, from a ``VideoFrames`` sequence: either the driver's
 /// own buffer on lease (zero-copy) or a copy in pooled memory.
 ///
 /// **Leased frames.** When the source can lend its buffers (V4L2 cameras), the planes are the

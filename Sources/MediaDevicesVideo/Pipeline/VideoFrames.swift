@@ -81,7 +81,7 @@ public struct VideoFrames: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue, subscription: subscription) }
 }
 
-/// The bounded drop-oldest queue behind `VideoFrames`, with its own buffer pool.
+/// The bounded drop-oldest queue behind ``VideoFrames``, with its own buffer pool.
 @usableFromInline
 final class FrameQueue: Sendable {
     /// A queued frame: its buffer's place in the pool, and whether it is on lease. (The pool
@@ -388,7 +388,7 @@ final class FrameQueue: Sendable {
     }
 
     /// The next frame or the end, if there is one now; throws the source's failure. On the
-    /// capture thread (a reader preferring the source's `CaptureExecutor`) it steps the capture
+    /// capture thread (a reader preferring the source's ``CaptureExecutor``) it steps the capture
     /// loop while it may (see `CaptureExecutor.stepForReader`) rather than answer `.wait`.
     /// Synchronous, so that the caller's `next` costs no executor hop when a frame is there.
     @usableFromInline

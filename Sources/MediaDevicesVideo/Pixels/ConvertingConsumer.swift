@@ -1,7 +1,7 @@
 import MediaDevicesCore
 import Synchronization
 
-/// A callback consumer that converts each frame to an `OutputFormat` before passing it on, on
+/// A callback consumer that converts each frame to an ``OutputFormat`` before passing it on, on
 /// the capture thread, without allocating per frame. Set it as a source's `consumer`:
 /// ```swift
 /// camera.consumer = try ConvertingConsumer(output: OutputFormat(.nv12, size: Size(width: 480, height: 480)),

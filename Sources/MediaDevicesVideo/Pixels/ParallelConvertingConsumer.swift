@@ -5,7 +5,7 @@ import Synchronization
 /// A callback consumer that converts frames on threads of its own, several frames at once, and
 /// hands the results to its consumer one at a time in capture order, timestamps, sequence
 /// numbers and orientation kept: for a stream one core cannot convert in time, such as 4K MJPEG
-/// at 30 fps on a small ARM board. `ConvertingConsumer` (one frame at a time, on the capture
+/// at 30 fps on a small ARM board. ``ConvertingConsumer`` (one frame at a time, on the capture
 /// thread) is the default; this one costs a copy of each frame and a thread hand-off.
 ///
 /// Each frame's bytes are copied out of the device's buffer on the capture thread (for a JPEG,
@@ -13,7 +13,7 @@ import Synchronization
 /// `threads` threads converts it. When every thread has a frame, a new frame is dropped and
 /// counted (`busyFrames`): a live camera's frames are not queued without bound, and the latest
 /// ones keep coming. Frames that cannot be converted are dropped and counted (`corruptFrames`),
-/// as `ConvertingConsumer` does. Nothing is allocated per frame once every thread has seen the
+/// as ``ConvertingConsumer`` does. Nothing is allocated per frame once every thread has seen the
 /// largest frame.
 ///
 /// The consumer is called on the converting threads (named `md-convert`), never two at once, in

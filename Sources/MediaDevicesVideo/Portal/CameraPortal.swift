@@ -8,7 +8,7 @@ import Logging
 /// `AccessCamera` (the user is asked once; the answer is kept in the permission store) and
 /// `OpenPipeWireRemote` (a PipeWire connection that sees only the camera nodes). Its cameras
 /// are listed with ``CaptureDevice/discover(backends:pipeWireTimeout:logger:)`` (`[.portal]`) once access was granted, and
-/// read with `PipeWireCameraSource` over a remote of their own.
+/// read with ``PipeWireCameraSource`` over a remote of their own.
 public struct CameraPortal: Sendable {
     static let destination = "org.freedesktop.portal.Desktop"
     static let objectPath = "/org/freedesktop/portal/desktop"

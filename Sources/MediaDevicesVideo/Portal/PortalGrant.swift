@@ -5,7 +5,7 @@ import Glibc
 /// What the screen-cast portal granted for one screen: CreateSession → SelectSources (the
 /// screen's source type, the cursor embedded or hidden, persisted) → Start → OpenPipeWireRemote.
 /// The session stays open until `close()`; the PipeWire remote belongs to whoever takes it.
-/// Shared by `PortalScreenGrabber` (which reads the stream itself) and `PortalScreenCast`
+/// Shared by `PortalScreenGrabber` (which reads the stream itself) and ``PortalScreenCast``
 /// (which hands it to another PipeWire consumer).
 struct PortalGrant {
     /// The portal connection the session lives on (the session ends with it).

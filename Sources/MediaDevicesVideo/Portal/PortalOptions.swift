@@ -1,5 +1,5 @@
 import MediaDevicesCore
-/// How a `ScreenSource` of the Wayland screen-cast portal (`ScreenBackend.portal`) asks for
+/// How a ``ScreenSource`` of the Wayland screen-cast portal (`ScreenBackend.portal`) asks for
 /// its screen. The portal asks the user which screen or window to share; with a restore token
 /// from an earlier session it gives the same one again without asking.
 public struct PortalOptions: Sendable, Hashable {
@@ -8,7 +8,7 @@ public struct PortalOptions: Sendable, Hashable {
     /// process received), else the one in `restoreTokenFile`, else none (the user is asked).
     public var restoreToken: String?
     /// Where tokens the portal returns are kept in memory for the next session: by default
-    /// the process's store (every `PortalOptions` that names none shares it); give a store of its own to keep one user's or
+    /// the process's store (every ``PortalOptions`` that names none shares it); give a store of its own to keep one user's or
     /// one session's choices apart from another's.
     public var restoreTokens: PortalRestoreTokens
     /// A file that keeps the restore token across runs: read when no token is given, rewritten

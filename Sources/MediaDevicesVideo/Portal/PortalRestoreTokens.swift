@@ -6,7 +6,7 @@ import Synchronization
 /// without asking. ``PortalOptions`` that name no store use the process's own; an application
 /// that runs several independent users or sessions in one process gives each its own store. Tokens are secrets (see `PortalOptions.restoreTokenFile`).
 public final class PortalRestoreTokens: Sendable, Hashable {
-    /// The process-wide store: every `PortalOptions` that names no other.
+    /// The process-wide store: every ``PortalOptions`` that names no other.
     package static let shared = PortalRestoreTokens()
 
     private let tokens = Mutex<[String: String]>([:])

@@ -5,7 +5,7 @@ import Synchronization
 import SystemPackage
 
 /// A screen the user shared through the Wayland screen-cast portal, handed to another PipeWire
-/// consumer instead of read by `ScreenSource`: GStreamer (`pipewiresrc fd=FD path=NODE`), OBS,
+/// consumer instead of read by ``ScreenSource``: GStreamer (`pipewiresrc fd=FD path=NODE`), OBS,
 /// a WebRTC stack with its own PipeWire capturer. The portal dance (the dialog, or a restore
 /// token that brings back an earlier choice) is done here; the consumer connects with
 /// `pipeWireRemote` to the node `nodeID`. The portal session lasts until `close()` (or

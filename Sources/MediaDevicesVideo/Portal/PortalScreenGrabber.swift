@@ -10,7 +10,7 @@ import Synchronization
 /// compositor sends a picture only when the screen changes (as X11 DAMAGE says); each grab
 /// dispatches the stream's loop without waiting, keeps the newest buffer and lends it zero-copy
 /// (BGRx in memory is `XBGR32`, as on X11), cut to `region`. No new buffer since the last frame
-/// is `.unchanged`. The portal backend of `ScreenSource`; owns its bus connection, session and
+/// is `.unchanged`. The portal backend of ``ScreenSource``; owns its bus connection, session and
 /// stream, and closes the session when released. Steady state allocates nothing of its own.
 final class PortalScreenGrabber: ScreenGrabbing {
     /// The screen as last seen: the capture thread replaces it when the monitor changes;

@@ -1,5 +1,5 @@
 import MediaDevicesCore
-/// How a `ScreenSource` reads a screen.
+/// How a ``ScreenSource`` reads a screen.
 public enum ScreenBackend: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
     /// DRM/KMS: the framebuffer a display output scans out, below any compositor (kiosks,
     /// consoles, embedded boards). Needs `CAP_SYS_ADMIN` or DRM master.

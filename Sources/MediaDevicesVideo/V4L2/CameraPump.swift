@@ -4,7 +4,7 @@ import Glibc
 
 /// One camera run's capture loop, a step at a time: poll the device and the run's wake-up
 /// event, dequeue one frame, deliver it. The capture thread steps it in a loop (running the
-/// `CaptureExecutor`'s jobs between steps); a reader on that executor whose sequence is empty
+/// ``CaptureExecutor``'s jobs between steps); a reader on that executor whose sequence is empty
 /// steps it too, instead of suspending (`CaptureExecutor.stepForReader`). Used only on the
 /// capture thread; allocates nothing per step.
 // @unchecked Sendable: made before the capture thread starts, then used by that thread alone.

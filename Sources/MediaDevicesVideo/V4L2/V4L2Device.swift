@@ -2,8 +2,8 @@ import MediaDevicesCore
 import CV4L2
 import Glibc
 
-/// Typed V4L2 ioctls on one open video node. Internal: the public types are `CaptureDevice`
-/// (what a node is and offers) and `CameraSource` (capturing from it).
+/// Typed V4L2 ioctls on one open video node. Internal: the public types are ``CaptureDevice``
+/// (what a node is and offers) and ``CameraSource`` (capturing from it).
 final class V4L2Device: Sendable {
     let file: DeviceFile
     /// The node's capabilities (`VIDIOC_QUERYCAP`).

@@ -12,7 +12,7 @@ import Synchronization
 /// image is blended into the segment and a moved cursor counts as a change. A RandR change
 /// (a mode, a moved or resized monitor) is followed: frames go on at the monitor's new place
 /// and size (a new segment only when the size changes); while the monitor is gone (or the
-/// region lies outside it) grabs have nothing to show, as a KMS output that is off. The X11 backend of `ScreenSource`;
+/// region lies outside it) grabs have nothing to show, as a KMS output that is off. The X11 backend of ``ScreenSource``;
 /// owns its own connection. Steady state allocates nothing of its own (libxcb allocates each
 /// reply it reads).
 final class X11ScreenGrabber: ScreenGrabbing {
