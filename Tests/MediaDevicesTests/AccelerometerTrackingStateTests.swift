@@ -9,6 +9,18 @@ import XCTest
 /// `isTracking` turns false (it stayed true before, so `start()` did nothing and the app could
 /// not tell); `start()` then starts reading again. A fake sysfs folder stands in for the sensor.
 final class AccelerometerTrackingStateTests: XCTestCase {
+    /// A mount matrix given as text that is not three rows of three numbers is refused before
+    /// the sensor is read, naming the sensor, the operation and what to give instead.
+    func testAMalformedMountMatrixIsRefusedWithARemedy() {
+        XCTAssertThrowsError(try Accelerometer(sysfsPath: "/sys/bus/iio/devices/iio:device9", mountMatrix: "1, 0; 0, 1")) { error in
+            guard let error = error as? MediaDevicesError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.code, .invalidState)
+            XCTAssertEqual(error.device, "/sys/bus/iio/devices/iio:device9")
+            XCTAssertEqual(error.operation, "set the mount matrix")
+            XCTAssertTrue(error.remedy?.contains("1, 0, 0; 0, 1, 0; 0, 0, 1") ?? false, "\(error)")
+        }
+    }
+
     func testALostSensorEndsTrackingAndStartReadsAgain() throws {
         let folder = NSTemporaryDirectory() + "md-accel-state-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         func make() throws {

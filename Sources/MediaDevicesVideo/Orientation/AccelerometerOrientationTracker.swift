@@ -53,7 +53,8 @@ public struct Accelerometer: Sendable, Hashable, CustomStringConvertible {
         if let mountMatrix {
             guard let parsed = MountMatrix(mountMatrix) else {
                 throw MediaDevicesError(.invalidState, device: sysfsPath, operation: "set the mount matrix",
-                                        detail: "\"\(mountMatrix)\" is not three rows of three numbers (\"1, 0, 0; 0, 1, 0; 0, 0, 1\")")
+                                        detail: "\"\(mountMatrix)\" is not three rows of three numbers",
+                                        remedy: "Give the matrix as the kernel writes it, rows separated by semicolons (\"1, 0, 0; 0, 1, 0; 0, 0, 1\" is the identity), or nil to take the kernel's or udev's")
             }
             matrix = parsed
         }

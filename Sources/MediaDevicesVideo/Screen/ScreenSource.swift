@@ -190,13 +190,15 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
             let rate = request.frameRate ?? frameRate
             guard rate.framesPerSecond.numerator > 0, rate.framesPerSecond.denominator > 0 else {
                 throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "setFormat",
-                                        detail: "A screen is grabbed at a rate above 0 fps; \(rate) was asked for")
+                                        detail: "A screen is grabbed at a rate above 0 fps; \(rate) was asked for",
+                                        remedy: "Ask for a positive frame rate (FormatRequest(frameRate: FrameRate(15))), or none to keep the source's")
             }
             try open()
             return try state.withLock { state throws(MediaDevicesError) -> FormatNegotiation in
                 guard let format = state.negotiation?.format else {
                     throw MediaDevicesError(.invalidState, device: screen.uniqueID, operation: "setFormat",
-                                            detail: "The screen closed while its format was being set")
+                                            detail: "The screen closed while its format was being set",
+                                            remedy: "Initialize the source again (initialize() or start()), then set the format")
                 }
                 state.request = request
                 state.frameRate = rate
