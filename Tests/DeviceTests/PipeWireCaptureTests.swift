@@ -1,5 +1,6 @@
 import Foundation
 import MediaDevices
+import TestSupport
 import XCTest
 
 /// Issue 34: capture through a PipeWire camera node. vivid's colour bars read through
@@ -315,9 +316,4 @@ final class PipeWireCaptureTests: XCTestCase {
         print("figure: PipeWire node gone: capture ended .disconnected; a lease held across it read back its \(keptBytes.count) bytes, "
               + (differing == 0 ? "unchanged" : "\(differing) of them changed by the node's teardown") + "; \(mappedWhileHeld) buffer mappings while held, 0 after")
     }
-}
-
-/// The calling thread's name (Linux keeps 15 characters).
-private func currentThreadName() -> String {
-    ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import MediaDevicesCore
 @testable import MediaDevicesVideo
@@ -86,9 +87,4 @@ final class VideoSourceTests: XCTestCase {
         XCTAssertEqual(threads.count, 50)
         XCTAssertEqual(Set(threads), ["md-testpattern"], "the loop body ran on the drawing thread")
     }
-}
-
-/// The calling thread's name (Linux keeps 15 characters).
-private func currentThreadName() -> String {
-    ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines)
 }
