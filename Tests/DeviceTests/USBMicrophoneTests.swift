@@ -209,7 +209,7 @@ final class USBMicrophoneTests: XCTestCase {
         for (name, extra, format) in runs {
             let output = "\(Rig.scratch)/usb-microphone-\(format.channels).wav"
             let run = Rig.shell("\(Rig.tool) record \(name) --seconds 1 \(extra) --period 4800 --periods 20 --output \(output) --json")
-            XCTAssertEqual(run.status, 0, run.errors)
+            XCTAssertEqual(run.status, 0, run.errors + run.output)
             let printed = run.output
             let result = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any], printed)
             if extra.contains("--meter") {

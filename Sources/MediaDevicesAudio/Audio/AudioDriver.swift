@@ -12,8 +12,8 @@ public final class AudioDriverSide: Sendable {
         var stream: (any AudioBackendStream)?
         /// The stream's end of the bus (its converter when the bus's format is not the device's).
         var port: AudioBusPort?
-        var thread: CaptureThread?
-        var wake: WakeUpEvent?
+        /// The current or last run (its thread, wake-up and end), as a video source's.
+        var run: CaptureRun?
         var shortfallBaseline = 0
         var onStop: (@Sendable (MediaDevicesError?) -> Void)?
         var observer: AudioPeriodObserver?
@@ -28,8 +28,8 @@ public final class AudioDriverSide: Sendable {
     private let bus: AudioBus
     private let state = Mutex(State())
     private let counters = AudioCounters()
+    /// Whether the side runs: a run's own `isRunning`, but held true across a device switch.
     private let running = Atomic<Bool>(false)
-    private let stopRequested = Atomic<Bool>(false)
     /// Set while `switchDevice` replaces the running stream: the old run's end is not an end.
     private let switching = Atomic<Bool>(false)
     private let lastFailure = Mutex<MediaDevicesError?>(nil)
@@ -227,13 +227,13 @@ public final class AudioDriverSide: Sendable {
         // A run that ended on its own may still be telling `onStop`, which may read this side:
         // wait for its thread with no lock held, then start under the lock.
         while true {
-            let ended = state.withLock { state -> CaptureThread? in
-                running.load(ordering: .acquiring) ? nil : state.thread
+            let ended = state.withLock { state -> CaptureRun? in
+                running.load(ordering: .acquiring) ? nil : state.run
             }
             ended?.join()
             let started = try state.withLock { (state) throws(MediaDevicesError) -> Bool in
                 guard !running.load(ordering: .acquiring) else { return true }
-                guard state.thread === ended else { return false }  // another start came first: look again
+                guard state.run === ended else { return false }  // another start came first: look again
                 try launch(&state, continuingBus: false)
                 return true
             }
@@ -241,16 +241,16 @@ public final class AudioDriverSide: Sendable {
         }
     }
 
-    /// Whether the caller runs on `thread` (the side's audio thread) or on the thread the backend
-    /// moves this run's periods on (PulseAudio's loop thread, where the period observer runs).
-    private func isOwnThread(_ thread: CaptureThread?) -> Bool {
-        (thread?.isCurrent ?? false) || counters.isOnCallbackThread
+    /// Whether the caller runs on `run`'s thread (the side's audio thread) or on the thread the
+    /// backend moves this run's periods on (PulseAudio's loop thread, where the period observer runs).
+    private func isOwnThread(_ run: CaptureRun?) -> Bool {
+        (run?.isCurrent ?? false) || counters.isOnCallbackThread
     }
 
     /// Throws `.invalidState` on this side's own audio thread, where waiting for the thread
     /// (to stop it or to start another) would wait for itself.
     private func refuseOnAudioThread(_ operation: String) throws(MediaDevicesError) {
-        guard isOwnThread(state.withLock { $0.thread }) else { return }
+        guard isOwnThread(state.withLock { $0.run }) else { return }
         throw MediaDevicesError(.invalidState, device: device?.uniqueID, operation: operation,
                                 detail: "Called from the \(sideName) side's own audio thread (its onStop, onFallback or period observer); call it from another thread or task")
     }
@@ -263,11 +263,9 @@ public final class AudioDriverSide: Sendable {
             throw MediaDevicesError(.invalidState, device: state.device?.uniqueID, operation: "start \(sideName)",
                                     detail: "Initialize the \(sideName) side before starting it")
         }
-        let wake = try WakeUpEvent()
         try port.reset()
         counters.reset()
         lastFailure.withLock { $0 = nil }
-        stopRequested.store(false, ordering: .releasing)
         if !continuingBus {
             if direction == .input { bus.captureRing.discardAll() }
             state.shortfallBaseline = direction == .input ? bus.droppedCaptureSamples : bus.missingRenderSamples
@@ -279,16 +277,16 @@ public final class AudioDriverSide: Sendable {
         counters.workObserver = state.workObserver  // the previous run's thread has ended
         do throws(MediaDevicesError) {
             let onFallback = state.onFallback
-            state.thread = try CaptureThread(name: direction == .input ? "audio-capture" : "audio-render") { [self] in
+            state.run = try CaptureRun(name: direction == .input ? "audio-capture" : "audio-render", owner: self, loop: { [self] wake, shouldStop in
                 var stream = stream, port = port
-                var failure: MediaDevicesError?
                 while true {
-                    failure = stream.run(port: port, counters: counters, wake: wake, observer: observer) { self.stopRequested.load(ordering: .acquiring) }
+                    let failure = stream.run(port: port, counters: counters, wake: wake, observer: observer, shouldStop: shouldStop)
                     if self.direction == .output { self.bus.renderRunEnded() }
-                    guard let lost = failure, lost.code == .disconnected, !self.stopRequested.load(ordering: .acquiring),
-                          let next = self.fallBack(from: stream, busFormat: port.busFormat, after: lost, report: onFallback) else { break }
+                    guard let lost = failure, lost.code == .disconnected, !shouldStop(),
+                          let next = self.fallBack(from: stream, busFormat: port.busFormat, after: lost, report: onFallback) else { return failure }
                     (stream, port) = next
                 }
+            }, cleanup: { _ in }, finish: { [self] failure in
                 // A run that a device switch ends is not an end: the side runs on, on the new device.
                 guard !self.switching.load(ordering: .acquiring) else { return }
                 if let failure { self.lastFailure.withLock { $0 = failure } }
@@ -297,12 +295,11 @@ public final class AudioDriverSide: Sendable {
                 if self.direction == .input { self.bus.wakeCaptureWaiter() }
                 self.logEnd(failure)
                 handler?(failure)
-            }
+            })
         } catch {
             running.store(false, ordering: .releasing)
             throw error
         }
-        state.wake = wake
     }
 
     /// Moves this side to `device` without the application noticing more than a short gap: the
@@ -426,13 +423,15 @@ public final class AudioDriverSide: Sendable {
     /// the side's own audio thread (its ``onStop``, ``onFallback`` or period observer) it asks the
     /// run to end and returns at once: the run ends when that callback returns.
     public func stop() {
-        let (thread, wake) = state.withLock { ($0.thread, $0.wake) }
-        guard let thread else { return }
-        stopRequested.store(true, ordering: .releasing)
-        wake?.signal()
-        if isOwnThread(thread) { return }  // waiting here would wait for this very thread
-        thread.join()
-        state.withLock { if $0.thread === thread { $0.thread = nil; $0.wake = nil } }
+        guard let run = state.withLock({ $0.run }) else { return }
+        // A device switch restarts; its old run's end is not reported (see `launch`).
+        let restarting = switching.load(ordering: .acquiring)
+        if isOwnThread(run) {  // waiting here would wait for this very thread
+            run.requestStop(restarting: restarting)
+            return
+        }
+        run.stop(restarting: restarting)
+        state.withLock { if $0.run === run { $0.run = nil } }
     }
 
     /// Stops and closes the device; ``initialize(device:format:options:)-71hnd`` again to reuse the
@@ -441,7 +440,7 @@ public final class AudioDriverSide: Sendable {
     /// thread to close it.
     public func terminate() {
         stop()
-        if isOwnThread(state.withLock { $0.thread }) { return }
+        if isOwnThread(state.withLock { $0.run }) { return }
         let stream = state.withLock { state -> (any AudioBackendStream)? in
             defer { state.stream = nil; state.port = nil }
             return state.stream

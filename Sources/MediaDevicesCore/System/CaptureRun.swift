@@ -1,15 +1,15 @@
 import Glibc
-import MediaDevicesCore
 import Synchronization
 
-/// One run of a source's capture thread, shared by every source: the thread, the wake-up event,
-/// and the rules for ending. The thread runs `loop` until it is woken or fails, then `cleanup`
-/// (release buffers, close a failed device), then reports itself not running, and then —
-/// unless the run is being restarted for a format change or device switch — ends the delivery
-/// exactly once. So once `isRunning` is false, everything the run held is released, and a
-/// consumer hearing `captureDidStop` (or a sequence ending) already sees it false. A new run
-/// joins this thread first (`RunSlot.stop`), so the late `finish` cannot end the next run.
-final class CaptureRun: Sendable {
+/// One run of a media thread, shared by every video source and both sides of an audio driver:
+/// the thread, the wake-up event, and the rules for ending. The thread runs `loop` until it is
+/// woken or fails, then `cleanup` (release buffers, close a failed device), then reports itself
+/// not running, and then — unless the run is being restarted for a format change or device
+/// switch — calls `finish` exactly once (a video source ends its delivery there; an audio side
+/// tells its `onStop`). So once `isRunning` is false, everything the run held is released, and
+/// code hearing of the end already sees it false. A new run joins this thread first
+/// (`RunSlot.stop`, `AudioDriverSide.start`), so the late `finish` cannot end the next run.
+package final class CaptureRun: Sendable {
     private final class Flags: Sendable {
         let running = Atomic<Bool>(true)
         let stopRequested = Atomic<Bool>(false)
@@ -51,19 +51,20 @@ final class CaptureRun: Sendable {
     private let ending: Ending
     private let thread: CaptureThread
 
-    /// Starts a thread named `name`, marked as a thread of `delivery`'s source
-    /// (`CaptureThread.isOwned(by:)`), running `loop(wake, shouldStop)`; `loop` returns nil when
-    /// asked to stop (`shouldStop()` true after a wake-up), or the failure that ended it. The
-    /// wake-up event also wakes it for jobs of the delivery's ``CaptureExecutor``, if the loop
-    /// attaches it.
-    init(name: String, delivery: FrameDelivery,
-         loop: @escaping @Sendable (WakeUpEvent, _ shouldStop: @escaping @Sendable () -> Bool) -> MediaDevicesError?,
-         cleanup: @escaping @Sendable (MediaDevicesError?) -> Void) throws(MediaDevicesError) {
+    /// Starts a thread named `name`, marked as a thread of `owner` (`CaptureThread.isOwned(by:)`),
+    /// running `loop(wake, shouldStop)`; `loop` returns nil when asked to stop (`shouldStop()`
+    /// true after a wake-up), or the failure that ended it. The wake-up event also wakes it for
+    /// jobs of a video source's `CaptureExecutor`, if the loop attaches it. `finish` hears the
+    /// end (see the type's comment); `owner` must outlive the thread.
+    package init(name: String, owner: AnyObject,
+                 loop: @escaping @Sendable (WakeUpEvent, _ shouldStop: @escaping @Sendable () -> Bool) -> MediaDevicesError?,
+                 cleanup: @escaping @Sendable (MediaDevicesError?) -> Void,
+                 finish: @escaping @Sendable (MediaDevicesError?) -> Void) throws(MediaDevicesError) {
         let wake = try WakeUpEvent()
         let flags = self.flags
         let ending = Ending(flags: flags, wake: wake)
         self.ending = ending
-        thread = try CaptureThread(name: name, owner: delivery) {
+        thread = try CaptureThread(name: name, owner: owner) {
             // Unretained: this closure holds `ending` until the thread ends.
             pthread_setspecific(Self.ownEnding, Unmanaged.passUnretained(ending).toOpaque())
             defer { pthread_setspecific(Self.ownEnding, nil) }
@@ -71,27 +72,40 @@ final class CaptureRun: Sendable {
             cleanup(failure)
             flags.running.store(false, ordering: .releasing)
             if failure != nil || !flags.restarting.load(ordering: .acquiring) || flags.endedByOwnThread.load(ordering: .acquiring) {
-                delivery.finish(error: failure)
+                finish(failure)
             }
         }
     }
 
     /// Whether the thread is still running.
-    var isRunning: Bool { flags.running.load(ordering: .acquiring) }
+    package var isRunning: Bool { flags.running.load(ordering: .acquiring) }
+
+    /// Whether the caller is this run's thread.
+    package var isCurrent: Bool { thread.isCurrent }
 
     /// Asks the thread to end and waits for it, unless called from the thread itself (from a
     /// consumer callback), in which case it ends when the callback returns. With `restarting`,
-    /// the delivery stays open for the next run.
-    func stop(restarting: Bool = false) {
-        ending.request(restarting: restarting)
+    /// `finish` is not called (the source or side goes on with a next run), unless the run
+    /// failed or ended itself.
+    package func stop(restarting: Bool = false) {
+        requestStop(restarting: restarting)
         thread.join()
     }
+
+    /// Asks the thread to end and returns at once: for a thread the run's work also runs on
+    /// besides its own (PulseAudio's loop thread), where waiting would wait for itself.
+    package func requestStop(restarting: Bool = false) {
+        ending.request(restarting: restarting)
+    }
+
+    /// Waits for a run that has ended (or was asked to) to let go of its thread.
+    package func join() { thread.join() }
 
     /// Ends the run whose thread the caller is (a consumer callback, a task on the capture
     /// executor) when the callback returns, whether or not its source has stored the run yet;
     /// returns false when the caller is no run's thread.
     @discardableResult
-    static func stopOwnRun() -> Bool {
+    package static func stopOwnRun() -> Bool {
         guard let pointer = pthread_getspecific(ownEnding) else { return false }
         Unmanaged<Ending>.fromOpaque(pointer).takeUnretainedValue().requestFromOwnThread()
         return true
