@@ -121,7 +121,7 @@ extension RequestNegotiating {
 /// see lives elsewhere, behind short locks (`RunSlot`, the sources' published state).
 final class SourceCore<Device: SourceDevice>: Sendable {
     /// Hands frames to the consumer and the sequences; outlives runs.
-    let delivery = FrameDelivery()
+    let delivery: FrameDelivery
     private let run = RunSlot()
     private let device: Mutex<Device>
     /// The device part as the core was made with it, for `prepare()`, which waits outside the
@@ -131,8 +131,10 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     /// consumer hear it once the lock is released (a consumer may call back into the source).
     private let pendingEnd = Mutex<MediaDevicesError?>(nil)
 
-    /// A core for `device`, named `label` in errors (a device path or unique ID).
-    init(device: consuming sending Device, label: String) {
+    /// A core for `device`, named `label` in errors (a device path or unique ID), delivering
+    /// through `delivery` (made here unless the device part needs it too, e.g. for its logger).
+    init(device: consuming sending Device, label: String, delivery: FrameDelivery = FrameDelivery()) {
+        self.delivery = delivery
         template = copy device
         self.device = Mutex(device)
         delivery.deviceLabel = label

@@ -1,6 +1,7 @@
 #if PipeWire
 import MediaDevicesCore
 import Glibc
+import Logging
 
 /// What the screen-cast portal granted for one screen: CreateSession → SelectSources (the
 /// screen's source type, the cursor embedded or hidden, persisted) → Start → OpenPipeWireRemote.
@@ -55,6 +56,34 @@ struct PortalGrant {
         }
         self.portal = portal
         self.session = session
+    }
+
+    /// `init(screen:showsCursor:options:)`, logged: the request (info, whether a restore token
+    /// may answer it), the grant (info: node, size, whether a token came back, how long the
+    /// user took), a refusal (warning) or another failure (error).
+    static func request(screen: Screen, showsCursor: Bool, options: PortalOptions, logger: Logger?) throws -> PortalGrant {
+        let restoring = PortalScreens.restoreToken(for: screen, options: options) != nil
+        logger?.info("asking the screen-cast portal for a screen",
+                     metadata: ["device": "\(screen.uniqueID)", "restoreToken": "\(restoring)", "timeout": "\(options.responseTimeout)"])
+        let started = ContinuousClock.now
+        do {
+            let grant = try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
+            logger?.info("screen-cast portal granted a stream",
+                         metadata: ["device": "\(screen.uniqueID)", "node": "\(grant.stream.nodeID)",
+                                    "size": "\(grant.stream.size.map { "\($0)" } ?? "unknown")",
+                                    "restoreToken": "\(grant.restoreToken != nil)", "after": "\(ContinuousClock.now - started)"])
+            return grant
+        } catch {
+            let code = (error as? MediaDevicesError)?.code
+            let metadata: Logger.Metadata = ["device": "\(screen.uniqueID)", "code": "\(code.map { "\($0)" } ?? "other")",
+                                             "after": "\(ContinuousClock.now - started)"]
+            if code == .permissionDenied {
+                logger?.warning("screen-cast portal request refused", metadata: metadata)
+            } else {
+                logger?.error("screen-cast portal request failed: \(error)", metadata: metadata)
+            }
+            throw error
+        }
     }
 
     /// Ends the portal session (its stream stops).

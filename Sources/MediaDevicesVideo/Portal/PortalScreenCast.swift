@@ -1,6 +1,7 @@
 #if PipeWire
 import MediaDevicesCore
 import Glibc
+import Logging
 import Synchronization
 import SystemPackage
 
@@ -35,21 +36,27 @@ public final class PortalScreenCast: @unchecked Sendable {
     /// as `options` says (restore token, how long to wait for the user). Throws `.notFound`
     /// without a portal (naming what to install), `.permissionDenied` when the user cancels,
     /// `.unsupportedFormat` when the portal does not offer that source type or `screen` is not
-    /// a portal screen, `.timeout` when the user does not answer in time.
-    public init(screen: Screen, showsCursor: Bool = false, options: PortalOptions = PortalOptions()) throws(MediaDevicesError) {
+    /// a portal screen, `.timeout` when the user does not answer in time. `logger` (swift-log's;
+    /// `nil`: no logging) hears the request and its answer, and the close.
+    public init(screen: Screen, showsCursor: Bool = false, options: PortalOptions = PortalOptions(),
+                logger: Logger? = nil) throws(MediaDevicesError) {
         guard screen.backend == .portal else {
             throw MediaDevicesError(.unsupportedFormat, device: screen.uniqueID, operation: "PortalScreenCast",
                                     detail: "\(screen.uniqueID) is a \(screen.backend) screen, not a portal one; take one from `ScreenSource.discover(backend: .portal)`")
         }
         grant = try MediaDevicesError.catching(device: screen.uniqueID, operation: "PortalScreenCast") {
-            try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
+            try PortalGrant.request(screen: screen, showsCursor: showsCursor, options: options, logger: logger)
         }
         self.screen = screen
         nodeID = grant.stream.nodeID
         size = grant.stream.size
         restoreToken = grant.restoreToken
         pipeWireRemote = FileDescriptor(rawValue: grant.remote)
+        self.logger = logger
     }
+
+    /// Where the session's request, answer and close are logged (`nil`: nowhere).
+    public let logger: Logger?
 
     deinit { close() }
 
@@ -57,6 +64,7 @@ public final class PortalScreenCast: @unchecked Sendable {
     /// Later calls do nothing, from any thread.
     public func close() {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        logger?.info("closing the screen-cast portal session", metadata: ["device": "\(screen.uniqueID)", "node": "\(nodeID)"])
         grant.close()
         Glibc.close(pipeWireRemote.rawValue)
     }

@@ -1,4 +1,5 @@
 #if PipeWire
+import Logging
 import MediaDevicesCore
 import CPipeWire
 import Glibc
@@ -47,9 +48,9 @@ final class PortalScreenGrabber: ScreenGrabbing {
     /// Throws `.notFound` without a portal, `.permissionDenied` when the user cancels,
     /// `.unsupportedFormat` when the portal does not offer that source type, `.timeout` when no
     /// answer or picture comes in time, `.invalidState` when `region` misses the picture.
-    init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions) throws(MediaDevicesError) {
+    init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions, logger: Logger?) throws(MediaDevicesError) {
         let grant = try MediaDevicesError.catching(device: screen.uniqueID, operation: "ScreenCast portal") {
-            try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
+            try PortalGrant.request(screen: screen, showsCursor: showsCursor, options: options, logger: logger)
         }
         let capture: PipeWireCapture
         do {

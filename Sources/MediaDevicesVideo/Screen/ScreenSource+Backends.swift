@@ -1,3 +1,4 @@
+import Logging
 import MediaDevicesCore
 
 extension ScreenSource {
@@ -12,9 +13,9 @@ extension ScreenSource {
 
     /// The portal grabber of `screen`, or `.notFound` naming the package trait PipeWire in a build without it.
     static func makePortalGrabber(screen: Screen, region: Rect?, showsCursor: Bool,
-                                  options: PortalOptions) throws(MediaDevicesError) -> any ScreenGrabbing {
+                                  options: PortalOptions, logger: Logger?) throws(MediaDevicesError) -> any ScreenGrabbing {
         #if PipeWire
-        try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: options)
+        try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: options, logger: logger)
         #else
         throw BuildTraits.missingPipeWire(device: screen.uniqueID, operation: "open portal screen")
         #endif

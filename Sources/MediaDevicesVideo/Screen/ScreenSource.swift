@@ -150,6 +150,8 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
         let exportsDMABuf: Bool
         let portal: PortalOptions
         let state: PublishedState<State>
+        /// The source's delivery, for its logger (the portal's request and answer are logged).
+        let delivery: FrameDelivery
 
         func open() throws(MediaDevicesError) {
             if state.withLock({ $0.grabbing }) != nil { return }
@@ -233,7 +235,7 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
             let grabber: any ScreenGrabbing = switch screen.backend {
             case .kms: try makeKMSGrabber()
             case .x11: try ScreenSource.makeX11Grabber(screen: screen, region: region, showsCursor: showsCursor)
-            case .portal: try ScreenSource.makePortalGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portal)
+            case .portal: try ScreenSource.makePortalGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portal, logger: delivery.logger)
             }
             var format: VideoFormat?
             guard try grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
@@ -308,9 +310,11 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
         self.exportsDMABuf = exportsDMABuf
         let state = PublishedState(State(frameRate: frameRate, request: FormatRequest(frameRate: frameRate)))
         self.state = state
+        let delivery = FrameDelivery()
         let grab = Grab(screen: screen, frameRate: frameRate, region: region, showsCursor: showsCursor, mapping: mapping,
-                        skipsUnchangedFrames: skipsUnchangedFrames, exportsDMABuf: exportsDMABuf, portal: portal, state: state)
-        let core = SourceCore(device: grab, label: screen.uniqueID)
+                        skipsUnchangedFrames: skipsUnchangedFrames, exportsDMABuf: exportsDMABuf, portal: portal, state: state,
+                        delivery: delivery)
+        let core = SourceCore(device: grab, label: screen.uniqueID, delivery: delivery)
         self.core = core
         super.init(core: core)
     }

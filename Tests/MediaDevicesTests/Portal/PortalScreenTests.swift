@@ -6,6 +6,7 @@ import Synchronization
 @testable import MediaDevicesVideo
 @testable import MediaDevicesCore
 import XCTest
+import TestSupport
 
 /// The portal backend of `ScreenSource` against a real headless Wayland session per test
 /// (sway + PipeWire + xdg-desktop-portal-wlr + xdg-desktop-portal, `WaylandSession`): the
@@ -50,8 +51,17 @@ final class PortalScreenTests: XCTestCase {
         let session = try start()
         let expected = try PortalScreenTests.decodePNG(session.backgroundPNGPath)
         let source = ScreenSource(screen: try monitor(of: session))
+        let log = LogRecorder()
+        source.logger = log.logger(label: "test.portal")
         defer { source.release() }
         let (seconds, redraws) = try session.initializeWhileRedrawing(source)
+        // The source's logger hears the portal's request and its answer, with the node.
+        let portalLines = log.lines.filter { $0.contains("screen-cast portal") }
+        XCTAssertEqual(portalLines.count, 2, "\(log.lines)")
+        XCTAssertTrue(portalLines.first?.hasPrefix("info: asking the screen-cast portal for a screen") == true, "\(portalLines)")
+        XCTAssertTrue(portalLines.last?.hasPrefix("info: screen-cast portal granted a stream") == true, "\(portalLines)")
+        XCTAssertTrue(portalLines.last?.contains("device=portal:monitor") == true, "\(portalLines)")
+        XCTAssertTrue(portalLines.last?.range(of: #"node=[1-9][0-9]*"#, options: .regularExpression) != nil, "\(portalLines)")
         print("portal: session, choice, stream and first picture in \(String(format: "%.0f", seconds * 1000)) ms (\(redraws) redraws)")
         // After a redraw (sway's grey for a moment, then the picture), let the picture arrive.
         if redraws > 0 { usleep(300_000) }
@@ -186,6 +196,8 @@ final class PortalScreenTests: XCTestCase {
     func testACancelledDialogIsPermissionDenied() throws {
         let session = try start(.cancel)
         let source = ScreenSource(screen: try monitor(of: session))
+        let log = LogRecorder()
+        source.logger = log.logger(label: "test.portal")
         defer { source.release() }
         XCTAssertThrowsError(try source.initialize()) { error in
             let error = error as? MediaDevicesError
@@ -193,6 +205,8 @@ final class PortalScreenTests: XCTestCase {
             XCTAssertEqual(error?.operation, "SelectSources")
             XCTAssertTrue(error?.detail.contains("The user cancelled") == true, "\(String(describing: error))")
         }
+        // A refusal is a warning (not an error): the user said no.
+        XCTAssertEqual(log.lines.filter { $0.hasPrefix("warning: screen-cast portal request refused") }.count, 1, "\(log.lines)")
     }
 
     /// A task waiting in `prepare()` for a dialog nobody answers ends promptly when cancelled,
