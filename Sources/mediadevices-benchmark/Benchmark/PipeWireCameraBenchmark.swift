@@ -4,10 +4,12 @@ import Glibc
 /// Issue 34: CPU per delivered frame of a camera read through its PipeWire node (a V4L2 camera
 /// that WirePlumber's V4L2 monitor offers), against GStreamer's `pipewiresrc` on the same node
 /// (goal ≤ 0.7×) and against our own direct V4L2 path on the same camera (goal ≤ 1.2×: the cost
-/// of the PipeWire hop).
+/// of the PipeWire hop), and the frame sequence as the quick start reads it, on the source's
+/// capture executor, against the callback through the same node (issue 52, goal ≤ 1.1×).
 ///
 /// Every row is a child process that receives each frame and drops it: ours through a consumer
-/// callback (`mediadevices-benchmark stream --path callback`, on `pipewire:SERIAL` or on the V4L2 node),
+/// callback (`mediadevices-benchmark stream --path callback`, on `pipewire:SERIAL` or on the V4L2 node)
+/// or a `frames()` reader on the capture executor (`--path executor`, on `pipewire:SERIAL`),
 /// GStreamer into `fakesink`. CPU is the process's user + system time, all threads (the
 /// scheduler's run times, `/proc/PID/task/*/schedstat`), sampled through the run; the window is
 /// the `window.length` seconds that end `window.beforeEnd` seconds before the run does (each run
@@ -39,6 +41,8 @@ struct PipeWireCameraBenchmark {
         var overPipewiresrc: Double?
         /// Over our direct V4L2 row.
         var overDirectV4L2: Double?
+        /// Over our callback through PipeWire (the sequence row only).
+        var overCallback: Double?
     }
 
     /// The V4L2 node the PipeWire node wraps.
@@ -57,9 +61,11 @@ struct PipeWireCameraBenchmark {
 
     static let throughPipeWire = "MediaDevices through PipeWire (callback)"
     static let directV4L2 = "MediaDevices direct V4L2 (callback)"
+    static let executorSequence = "MediaDevices through PipeWire (frames() on the capture executor)"
     static let pipewiresrc = "gst-launch-1.0 pipewiresrc"
     /// (row, reference, most CPU per frame as a fraction of the reference's).
-    static let goals: [(row: String, reference: String, limit: Double)] = [(throughPipeWire, pipewiresrc, 0.7), (throughPipeWire, directV4L2, 1.2)]
+    static let goals: [(row: String, reference: String, limit: Double)] = [(throughPipeWire, pipewiresrc, 0.7), (throughPipeWire, directV4L2, 1.2),
+                                                                           (executorSequence, throughPipeWire, 1.1)]
 
     /// GStreamer's caps for the node's own format (no conversion), and the conversion to I420
     /// tried when `pipewiresrc` does not negotiate them.
@@ -68,9 +74,9 @@ struct PipeWireCameraBenchmark {
          ["videoconvert", "!", "video/x-raw,format=I420"]]
     }
 
-    func ourRow(_ device: String) -> (Int) -> [String] {
+    func ourRow(_ device: String, path: String = "callback") -> (Int) -> [String] {
         { [ProcessCPU.ownExecutable, "stream", "--device", device, "--format", "YUYV", "--size", "\(width)x\(height)",
-           "--fps", "\(fps)", "--frames", "\($0)", "--path", "callback"] }
+           "--fps", "\(fps)", "--frames", "\($0)", "--path", path] }
     }
 
     func gstRow(_ format: [String]) -> (Int) -> [String] {
@@ -92,7 +98,8 @@ struct PipeWireCameraBenchmark {
         // took. GStreamer's pipeline is tried first (which also builds its registry): the node's
         // format straight into fakesink if it negotiates.
         var tools: [(name: String, arguments: (Int) -> [String])] = [(Self.directV4L2, ourRow(device)),
-                                                                     (Self.throughPipeWire, ourRow("pipewire:\(serial)"))]
+                                                                     (Self.throughPipeWire, ourRow("pipewire:\(serial)")),
+                                                                     (Self.executorSequence, ourRow("pipewire:\(serial)", path: "executor"))]
         var chosen: [String]?
         for format in gstFormats {
             progress("trying \(Self.gstName(format))")
@@ -124,7 +131,8 @@ struct PipeWireCameraBenchmark {
                        cpuPerFrameWithStartupNanoseconds: each.map(\.whole).min()!,
                        measuredFrameRate: Double(frames) / (each.map(\.wall).min()! / 1e9), wakeUpsPerFrame: least.wakeUps,
                        overPipewiresrc: tool.name == gstName ? nil : ratio(tool.name, gstName),
-                       overDirectV4L2: tool.name == Self.directV4L2 ? nil : ratio(tool.name, Self.directV4L2))
+                       overDirectV4L2: tool.name == Self.directV4L2 ? nil : ratio(tool.name, Self.directV4L2),
+                       overCallback: tool.name == Self.executorSequence ? ratio(tool.name, Self.throughPipeWire) : nil)
         }
         return (rows, notes)
     }
@@ -166,17 +174,22 @@ struct PipeWireCameraBenchmark {
     }
 
     static func table(_ rows: [Row]) -> String {
-        var table = BenchmarkTable("tool", "CPU/frame", "each round", "with start-up", "fps", "wake-ups/frame", "÷ pipewiresrc", "÷ direct V4L2", "goals")
+        var table = BenchmarkTable("tool", "CPU/frame", "each round", "with start-up", "fps", "wake-ups/frame", "÷ pipewiresrc", "÷ direct V4L2",
+                                   "÷ callback", "goals")
         for row in rows {
             let marks = goals.filter { $0.row == row.tool }.map { goal in
-                let ratio = (goal.reference == directV4L2 ? row.overDirectV4L2 : row.overPipewiresrc) ?? .infinity
-                return String(format: "≤%g× %@ ", goal.limit, goal.reference == directV4L2 ? "V4L2" : "pipewiresrc") + goalMark(ratio, goal.limit)
+                let (ratio, name) = switch goal.reference {
+                case directV4L2: (row.overDirectV4L2, "V4L2")
+                case throughPipeWire: (row.overCallback, "callback")
+                default: (row.overPipewiresrc, "pipewiresrc")
+                }
+                return String(format: "≤%g× %@ ", goal.limit, name) + goalMark(ratio ?? .infinity, goal.limit)
             }
             table.add(row.tool, formatDuration(row.cpuPerFrameNanoseconds),
                       row.cpuPerFrameOfEachRoundNanoseconds.map(formatDuration).joined(separator: " / "),
                       formatDuration(row.cpuPerFrameWithStartupNanoseconds), String(format: "%.1f", row.measuredFrameRate),
                       String(format: "%.2f", row.wakeUpsPerFrame), formatRatio(row.overPipewiresrc ?? .nan),
-                      formatRatio(row.overDirectV4L2 ?? .nan), marks.joined(separator: ", "))
+                      formatRatio(row.overDirectV4L2 ?? .nan), row.overCallback.map(formatRatio) ?? "-", marks.joined(separator: ", "))
         }
         return table.text
     }
