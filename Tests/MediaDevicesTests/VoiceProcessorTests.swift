@@ -109,11 +109,15 @@ final class VoiceProcessorTests: XCTestCase {
                 }
                 for round in 0..<400 {
                     fill(render); fill(capture)
+                    let blocks = processor.processedBlocks
                     let before = allocation_counter_this_thread()
                     processor.processRender(render, frames: 441)
                     processor.processCapture(capture, frames: 441, delay: .milliseconds(50))
                     let allocations = allocation_counter_this_thread() - before
-                    if round >= 50 { XCTAssertEqual(allocations, 0, "\(library) \(format): round \(round)"); if allocations != 0 { break } }
+                    // None, but AEC3's own report every 10 s (webrtc 1.x: see VoiceLibraryAllocations).
+                    if round >= 50, let refusal = VoiceLibraryAllocations.refusal(allocations, library: library, blocks: blocks, processor.processedBlocks) {
+                        XCTFail("\(library) \(format): round \(round): \(refusal)"); break
+                    }
                 }
             }
         }
