@@ -127,7 +127,7 @@ struct CaptureCommand: ParsableCommand {
                 capturer.consumer = try output.map { try ConvertingConsumer(output: $0, consumer: sink) } ?? sink
                 try capturer.start()
             } else {
-                let frames = try output.map { try capturer.frames(bufferSize: queue, output: $0) } ?? capturer.frames(bufferSize: queue)
+                let frames = try output.map { try capturer.frameSequence(bufferSize: queue, output: $0) } ?? capturer.frameSequence(bufferSize: queue)
                 try capturer.start()
                 sink.drain(frames, executor: offThread ? nil : opened.captureExecutor)
                 sequence = frames

@@ -99,7 +99,7 @@ struct ControlsCommand: ParsableCommand {
 
     /// Prints each change until Ctrl-C, `--count` or `--timeout`.
     private func watchChanges(_ camera: CaptureDevice) throws {
-        let changes = try camera.controlChanges()
+        let changes = try camera.controlWatch()
         FileHandle.standardError.write(Data("controls: watching \(camera.path) (\(camera.uniqueID))\n".utf8))
         let json = self.json
         streaming.forEach(changes) { change in

@@ -46,7 +46,7 @@ struct MonitorCommand: ParsableCommand {
             let monitor = try DeviceMonitor(kinds: chosen, source: source, cameraBackends: backends.isEmpty ? [.v4l2] : Set(backends))
             FileHandle.standardError.write(Data("monitor: listening (\(monitor.source.rawValue) events: \(chosen.map(\.rawValue).sorted().joined(separator: ", ")))\n".utf8))
             let json = self.json
-            streaming.forEach(monitor) { event in
+            streaming.forEach(monitor.events) { event in
                 if json { printJSON(DeviceEventJSON(event), compact: true) } else { print(DeviceEventJSON.line(event)) }
             }
             monitor.stop()

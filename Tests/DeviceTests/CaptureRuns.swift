@@ -10,12 +10,12 @@ enum CaptureRuns {
     /// Runs `source` with an `AllocationProbe` (`warmUp` frames, then `measured`) as its callback
     /// consumer and a `frames(bufferSize: 2)` sequence that nobody reads (copied into its pool,
     /// oldest dropped), until the measured frames have passed (at most 60 s); then stops it.
-    static func allocationsWithTheSequenceUnread(_ source: some VideoCapturer, warmUp: Int, measured: Int,
+    static func allocationsWithTheSequenceUnread(_ source: some VideoSource, warmUp: Int, measured: Int,
                                                  file: StaticString = #filePath, line: UInt = #line) throws
         -> (probe: AllocationProbe, frames: VideoFrames) {
         let probe = AllocationProbe(warmUp: warmUp, measured: measured)
         source.consumer = probe
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success, "\(warmUp + measured) frames arrived", file: file, line: line)
         source.stop()
@@ -37,7 +37,7 @@ enum CaptureRuns {
     ) async throws -> (probe: AllocationProbe, frames: VideoFrames, read: Value) {
         let probe = AllocationProbe(warmUp: 10, measured: 50)
         source.consumer = probe
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         let executor = source.captureExecutor
         let early = readerAfterStart ? nil : Task {
             try await withTaskExecutorPreference(executor) { try await read(frames, probe) }
@@ -53,9 +53,9 @@ enum CaptureRuns {
     /// Starts `source` with a new `frames(bufferSize: 2)` sequence and takes its first frame, for
     /// the caller to hold (on lease where the source lends its buffers). Returns the sequence, its
     /// iterator (at the second frame) and the held frame.
-    static func startHoldingTheFirstFrame(of source: some VideoCapturer, file: StaticString = #filePath, line: UInt = #line) async throws
+    static func startHoldingTheFirstFrame(of source: some VideoSource, file: StaticString = #filePath, line: UInt = #line) async throws
         -> (frames: VideoFrames, iterator: VideoFrames.AsyncIterator, held: VideoFrameBuffer) {
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         var iterator = frames.makeAsyncIterator()
         let first = try await iterator.next()

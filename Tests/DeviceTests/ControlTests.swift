@@ -124,7 +124,7 @@ final class ControlTests: XCTestCase {
 
     func testChangesFromAnotherProcessArrive() async throws {
         let node = try Rig.loadVivid("n_devs=1")[0]
-        let changes = try CaptureDevice(path: node).controlChanges()
+        let changes = try CaptureDevice(path: node).controlWatch()
         let watchdog = Task { try await Task.sleep(for: .seconds(60)); changes.stop() }  // no event: the loop ends, the test fails
         defer { watchdog.cancel() }
         var iterator = changes.makeAsyncIterator()

@@ -123,8 +123,8 @@ final class ConversionTests: XCTestCase {
         let probe = AllocationProbe(warmUp: 10, measured: 200)
         let square = try ConvertingConsumer(output: OutputFormat(.nv12, size: Size(width: 180, height: 180)), consumer: probe)
         source.consumer = square
-        let turned = try source.frames(bufferSize: 2, output: OutputFormat(.argb, rotation: .clockwise90, mirrored: true))
-        let small = try source.frames(bufferSize: 2, output: OutputFormat(.yu12, size: Size(width: 160, height: 90)))
+        let turned = try source.frameSequence(bufferSize: 2, output: OutputFormat(.argb, rotation: .clockwise90, mirrored: true))
+        let small = try source.frameSequence(bufferSize: 2, output: OutputFormat(.yu12, size: Size(width: 160, height: 90)))
         try source.start()
         XCTAssertEqual(probe.done.wait(timeout: .now() + 90), .success, "210 frames arrived")
         source.stop()

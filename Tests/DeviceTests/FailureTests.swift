@@ -59,7 +59,7 @@ final class FailureTests: XCTestCase {
         let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         let recorder = FrameRecorder(target: 10)
         source.consumer = recorder
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         let framesArrived = await recorder.wait(seconds: 20)
         XCTAssertTrue(framesArrived, "frames before the disconnect")

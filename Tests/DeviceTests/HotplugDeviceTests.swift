@@ -17,7 +17,7 @@ final class HotplugDeviceTests: XCTestCase {
 
         init(_ monitor: DeviceMonitor) {
             task = Task { [weak self] in
-                for await event in monitor { self?.append(event) }
+                for await event in monitor.events { self?.append(event) }
             }
         }
 

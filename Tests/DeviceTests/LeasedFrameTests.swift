@@ -29,7 +29,7 @@ final class LeasedFrameTests: XCTestCase {
         defer { source.release() }
         let reference = ReferenceCopies()
         source.consumer = reference
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         var checked = 0
         var dmaBufChecked = 0
@@ -74,7 +74,7 @@ final class LeasedFrameTests: XCTestCase {
                                   request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)),
                                   bufferCount: 4, minimumQueuedBuffers: 2)
         defer { source.release() }
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         // The reader keeps the last two frames it saw (as many leases as 4 buffers less 2 allow)
         // and takes 60 ms over each: the rest come as copies, and the driver always has two
@@ -106,7 +106,7 @@ final class LeasedFrameTests: XCTestCase {
         let source = CameraSource(device: try CaptureDevice(path: node),
                                   request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         defer { source.release() }
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         var received = 0
         for try await _ in frames {
@@ -131,7 +131,7 @@ final class LeasedFrameTests: XCTestCase {
         let before = ProcessFigures.settled()
         let source = CameraSource(device: device, request: FormatRequest(pixelFormat: .mjpeg, size: .vga, frameRate: FrameRate(30)),
                                   exportsDMABuf: true)
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         var iterator = frames.makeAsyncIterator()
         var held: VideoFrameBuffer?

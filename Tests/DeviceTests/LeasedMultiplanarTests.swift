@@ -50,7 +50,7 @@ final class LeasedMultiplanarTests: XCTestCase {
             defer { source.release() }
             let reference = PlaneCopies()
             source.consumer = reference
-            let frames = source.frames(bufferSize: 2)
+            let frames = source.frameSequence(bufferSize: 2)
             try source.start()
             var checked = 0, leased = 0, dmaBufChecked = 0
             for try await buffer in frames {

@@ -93,7 +93,7 @@ final class OrientationDeviceTests: XCTestCase {
         try source.setOrientationTracker(tracker)
         let recorder = FrameRecorder(target: 5)
         source.consumer = recorder
-        let upright = try source.frames(bufferSize: 2, output: OutputFormat(.argb, upright: true))
+        let upright = try source.frameSequence(bufferSize: 2, output: OutputFormat(.argb, upright: true))
         try source.start()
         let framesArrived = await recorder.wait(seconds: 20)
         XCTAssertTrue(framesArrived)

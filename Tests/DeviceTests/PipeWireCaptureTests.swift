@@ -83,7 +83,7 @@ final class PipeWireCaptureTests: XCTestCase {
     private func readOnLease(_ source: PipeWireCameraSource, path: String) async throws -> String {
         let reference = LeasedFrameTests.ReferenceCopies()
         source.consumer = reference
-        let frames = source.frames(bufferSize: 8)  // room for 9 frames held (see VideoFrames)
+        let frames = source.frameSequence(bufferSize: 8)  // room for 9 frames held (see VideoFrames)
         try source.start()
         var iterator = frames.makeAsyncIterator()
         var checked = 0, leased = 0
@@ -231,7 +231,7 @@ final class PipeWireCaptureTests: XCTestCase {
             source.release()
             session.stop()
         }
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         let read = try await Task(executorPreference: source.captureExecutor) {
             var threads: [String] = []
@@ -282,7 +282,7 @@ final class PipeWireCaptureTests: XCTestCase {
         let source = try PipeWireCameraSource(device: camera, request: request)
         let recorder = FrameRecorder(target: 3)
         source.consumer = recorder
-        let frames = source.frames(bufferSize: 4)
+        let frames = source.frameSequence(bufferSize: 4)
         try source.start()
         var iterator = frames.makeAsyncIterator()
         var held: VideoFrameBuffer?

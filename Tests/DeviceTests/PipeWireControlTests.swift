@@ -47,7 +47,7 @@ final class PipeWireControlTests: XCTestCase {
 
         // Changes made by other programs and by us arrive with the node's ids and keys.
         let watchStart = Date()
-        let changes = try source.controlChanges()
+        let changes = try source.controlWatch()
         let watchdog = Task { try await Task.sleep(for: .seconds(60)); changes.stop() }  // none: the loop ends, the test fails
         defer { watchdog.cancel(); changes.stop() }
         var iterator = changes.makeAsyncIterator()

@@ -25,7 +25,7 @@ final class PipeWireHotplugTests: XCTestCase {
         let monitor = try DeviceMonitor(kinds: [.camera], cameraBackends: [.pipewire])
         let collected = Task {
             var events: [DeviceEvent] = []
-            for await event in monitor { events.append(event) }
+            for await event in monitor.events { events.append(event) }
             return events
         }
         try session.kill("wireplumber")

@@ -28,7 +28,7 @@ final class PipeWireUSBCameraTests: XCTestCase {
         defer { source.release() }
         let log = USBFrameLog(camera: camera)
         source.consumer = log
-        let i420 = try source.frames(bufferSize: 4, output: OutputFormat(.yu12))
+        let i420 = try source.frameSequence(bufferSize: 4, output: OutputFormat(.yu12))
         try source.start()
         let converted = try await firstFrames(i420, count: 3, seconds: 60, stopping: source)
         source.stop()

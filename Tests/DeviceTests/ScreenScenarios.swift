@@ -136,8 +136,8 @@ enum ScreenScenarios {
     /// pattern arrives unchanged (alpha opaque); NV12 arrives at the screen's size.
     private static func converted(_ source: ScreenSource) throws {
         source.consumer = nil
-        let argb = try source.frames(bufferSize: 2, output: OutputFormat(.argb))
-        let nv12 = try source.frames(bufferSize: 2, output: OutputFormat(.nv12))
+        let argb = try source.frameSequence(bufferSize: 2, output: OutputFormat(.argb))
+        let nv12 = try source.frameSequence(bufferSize: 2, output: OutputFormat(.nv12))
         try source.start()
         defer { source.stop() }
         let results = Results()
@@ -173,7 +173,7 @@ enum ScreenScenarios {
         try display.showPattern(width: 640, height: 480)
         let source = ScreenSource(screen: try current(screen), frameRate: FrameRate(15))
         defer { source.release() }
-        let frames = source.frames(bufferSize: 4)
+        let frames = source.frameSequence(bufferSize: 4)
         try source.start()
         var iterator = frames.makeAsyncIterator()
         var seen: [Size] = []

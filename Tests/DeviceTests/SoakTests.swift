@@ -637,7 +637,7 @@ final class EventCounter: @unchecked Sendable {
 
     init(_ monitor: DeviceMonitor) {
         task = Task { [weak self] in
-            for await event in monitor {
+            for await event in monitor.events {
                 guard let self else { return }
                 self.lock.withLock {
                     if event.action == .removed { self.counts.removed += 1 }

@@ -70,7 +70,7 @@ final class SoakTogetherTests: XCTestCase {
         let node = try Rig.loadVivid("n_devs=1")[0]
         let camera = CameraSource(device: try CaptureDevice(path: node),
                                   request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
-        let reader = SequenceReader(camera.frames(bufferSize: Self.bufferSize))
+        let reader = SequenceReader(camera.frameSequence(bufferSize: Self.bufferSize))
         // Screen.
         let screen = try ScreenScenarios.loadDisplay("bochs")
         let screenSource = ScreenSource(screen: try ScreenScenarios.current(screen), frameRate: FrameRate(10))

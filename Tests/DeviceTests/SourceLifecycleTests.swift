@@ -32,7 +32,7 @@ final class SourceLifecycleTests: XCTestCase {
         let node = try Rig.loadVivid("n_devs=1")[0]
         let source = CameraSource(device: try CaptureDevice(path: node), request: request)
         defer { source.release() }
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         let executor = source.captureExecutor
         let jobsBefore = executor.jobsRunOnCaptureThread
         try source.start()

@@ -19,7 +19,7 @@ final class SteadyStateTests: XCTestCase {
         let probe = AllocationProbe(warmUp: 10, measured: 50)
         source.consumer = probe
         try source.setOrientationTracker(FixedOrientationTracker(.left))  // read for every frame, too
-        let frames = source.frames(bufferSize: 2)  // nobody reads it: copied into the pool, oldest dropped
+        let frames = source.frameSequence(bufferSize: 2)  // nobody reads it: copied into the pool, oldest dropped
         try source.start()
         XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success, "60 frames arrived")
         source.stop()

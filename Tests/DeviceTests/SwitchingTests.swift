@@ -12,7 +12,7 @@ final class SwitchingTests: XCTestCase {
         let source = CameraSource(device: try CaptureDevice(path: node), request: FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25)))
         let recorder = FrameRecorder(target: 1_000_000)
         source.consumer = recorder
-        let frames = source.frames(bufferSize: 8)
+        let frames = source.frameSequence(bufferSize: 8)
         try source.start()
         var iterator = frames.makeAsyncIterator()
         var seen: [String] = []
@@ -63,7 +63,7 @@ final class SwitchingTests: XCTestCase {
         let source = CameraSource(device: first, request: request)
         let recorder = FrameRecorder(target: 1_000_000)
         source.consumer = recorder
-        let frames = source.frames(bufferSize: 8)
+        let frames = source.frameSequence(bufferSize: 8)
         try source.start()
         var iterator = frames.makeAsyncIterator()
         var blackBars = 0

@@ -86,7 +86,7 @@ final class USBCameraControlTests: XCTestCase {
         defer { camera.close() }
         let device = try camera.device()
         try device.setControls([ControlSetting(name: "auto_exposure", text: "1")])
-        let changes = try device.controlChanges()
+        let changes = try device.controlWatch()
         let watchdog = Task { try await Task.sleep(for: .seconds(60)); changes.stop() }
         defer { watchdog.cancel() }
         try Rig.run("v4l2-ctl -d \(device.path) -c auto_exposure=3")  // another process turns auto back on

@@ -27,7 +27,7 @@ final class USBCameraHotplugTests: XCTestCase {
         let source = CameraSource(device: device, request: FormatRequest(pixelFormat: .mjpeg, size: .hd720, frameRate: FrameRate(30)))
         let log = USBFrameLog(camera: camera)
         source.consumer = log
-        let frames = source.frames(bufferSize: 4)
+        let frames = source.frameSequence(bufferSize: 4)
         try source.start()
         XCTAssertTrue(log.wait(for: 5, seconds: 60), "frames before the unplug")
         XCTAssertEqual(Self.threads(named: "md-capture"), captureThreads + 1, "one capture thread while streaming")

@@ -17,8 +17,8 @@ final class USBCameraScaledDecodeTests: XCTestCase {
         let source = CameraSource(device: try camera.device(), request: FormatRequest(pixelFormat: .mjpeg, size: size, frameRate: FrameRate(30)))
         let log = USBFrameLog(camera: camera)
         source.consumer = log
-        let preview = try source.frames(bufferSize: 4, output: output)
-        let thumbnail = try source.frames(bufferSize: 4, output: OutputFormat(.nv12, size: Size(width: 320, height: 180)))
+        let preview = try source.frameSequence(bufferSize: 4, output: output)
+        let thumbnail = try source.frameSequence(bufferSize: 4, output: OutputFormat(.nv12, size: Size(width: 320, height: 180)))
         try source.start()
         let frames = try await firstFrames(preview, count: 3, seconds: 120, stopping: source)
         let thumbnails = try await firstFrames(thumbnail, count: 1, seconds: 60, stopping: source)

@@ -59,8 +59,8 @@ final class USBCameraTests: XCTestCase {
             let source = CameraSource(device: device, request: FormatRequest(pixelFormat: .mjpeg, size: size, frameRate: FrameRate(30)))
             let log = USBFrameLog(camera: camera)
             source.consumer = log
-            let i420 = try source.frames(bufferSize: 4, output: OutputFormat(.yu12))
-            let argb = try source.frames(bufferSize: 4, output: OutputFormat(.argb, jpegDecoding: .accurate))
+            let i420 = try source.frameSequence(bufferSize: 4, output: OutputFormat(.yu12))
+            let argb = try source.frameSequence(bufferSize: 4, output: OutputFormat(.argb, jpegDecoding: .accurate))
             try source.start()
             let started = Date()
             let converted = try await firstFrames(i420, count: 3, seconds: 60, stopping: source)
@@ -136,7 +136,7 @@ final class USBCameraTests: XCTestCase {
         let source = CameraSource(device: try camera.device(), request: FormatRequest(pixelFormat: .mjpeg, size: .vga, frameRate: FrameRate(30)))
         let log = USBFrameLog(camera: camera)
         source.consumer = log
-        let converted = try source.frames(bufferSize: 64, output: OutputFormat(.yu12))
+        let converted = try source.frameSequence(bufferSize: 64, output: OutputFormat(.yu12))
         try source.start()
         XCTAssertTrue(log.wait(for: 5, seconds: 60))
         // Each fault goes into the next frame the camera makes; wait until frames made after it

@@ -77,7 +77,7 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
         let format = AudioFormat(sampleRate: 16000, channels: 1, sampleFormat: .s16LE)
         let far = try speech(seconds: 8)
         let probes = (render: AudioAllocationProbe(warmUp: 300, measured: 200), capture: AudioAllocationProbe(warmUp: 300, measured: 200))
-        let (processed, renderDelay, figures) = try run(far: far, format: format, voice: VoiceProcessingOptions(processing: .echoCancellation), probes: probes)
+        let (processed, renderDelay, figures) = try run(far: far, format: format, voice: VoiceProcessingOptions(processing: VoiceProcessing(echoCancellation: true)), probes: probes)
         // From 2 s on, far end against what came back (the loopback returns it at 0 dB).
         // The far end is heard (and comes back) the render side's delay after the capture
         // began: from 2 s after that, the far end against what came back then.
@@ -187,7 +187,7 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
             return true
         }
         let changedAt = Atomic<Int>(-1), changing = Atomic<Bool>(false)
-        let (processed, renderDelay, figures) = try run(far: far, format: Self.format, voice: VoiceProcessingOptions(processing: .echoCancellation),
+        let (processed, renderDelay, figures) = try run(far: far, format: Self.format, voice: VoiceProcessingOptions(processing: VoiceProcessing(echoCancellation: true)),
                                                         renderDevice: "voice_echo_path", prepared: { _ in XCTAssertTrue(volume(12), "amixer set -12 dB") }) { driver in
             guard driver.render.statistics.frames >= 2 * rate, !changing.exchange(true, ordering: .relaxed) else { return }
             let render = driver.render
@@ -211,7 +211,7 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
     /// began at the latest when both sides had started: the window starts no later than 1 s
     /// after the switch).
     func testEchoStaysCancelledAcrossARenderDeviceSwitch() throws {
-        let erle = try echoAcrossRenderSwitch(.echoCancellation)
+        let erle = try echoAcrossRenderSwitch(VoiceProcessing(echoCancellation: true))
         XCTAssertGreaterThanOrEqual(erle, 20, "echo cancelled again within 1 s of the render device's switch")
     }
 
@@ -250,7 +250,7 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
         let noise = SimulatedRoom.pinkNoise(count: 6 * rate, rmsDB: -46)  // 1 s more: what comes back lags
         var input = noise
         for index in talker.indices { input[rate + index] += talker[index] }
-        let (processed, renderDelay, figures) = try run(far: input, format: Self.format, voice: VoiceProcessingOptions(processing: .noiseSuppression))
+        let (processed, renderDelay, figures) = try run(far: input, format: Self.format, voice: VoiceProcessingOptions(processing: VoiceProcessing(noiseSuppression: true)))
         let lag = Int(renderDelay * Double(rate))
         let noiseOnly = (3 * rate + rate / 5)..<(5 * rate), speech = (rate + rate / 2)..<(3 * rate)
         XCTAssertGreaterThanOrEqual(processed.count, noiseOnly.upperBound + lag, "the whole input came back")
@@ -267,7 +267,7 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
     func testQuietTalkerIsRaised() throws {
         let rate = Self.format.sampleRate
         let quiet = SimulatedRoom.scaled(try speech(seconds: 5), toRMS: -46)
-        let (processed, renderDelay, figures) = try run(far: quiet, format: Self.format, voice: VoiceProcessingOptions(processing: .gainControl))
+        let (processed, renderDelay, figures) = try run(far: quiet, format: Self.format, voice: VoiceProcessingOptions(processing: VoiceProcessing(gainControl: true)))
         let lag = Int(renderDelay * Double(rate)), from = 3 * rate, count = min(quiet.count, processed.count - lag)
         XCTAssertGreaterThan(count, from + rate, "at least 1 s came back from 3 s on")
         guard count > from else { return }
@@ -369,7 +369,7 @@ final class VoiceProcessingLoopbackTests: XCTestCase {
     /// (`schedstat`, nanoseconds): judge it in an instruction-timed boot (`--icount`).
     func testBenchmarkAgainstPulseAudioEchoCancel() throws {
         let rate = Self.format.sampleRate, far = try speech(seconds: 6)
-        let echoOnly = VoiceProcessingOptions(processing: .echoCancellation)
+        let echoOnly = VoiceProcessingOptions(processing: VoiceProcessing(echoCancellation: true))
         var aecAlone = echoOnly
         aecAlone.echoTail = .zero
         // Ours: the default canceller (speexdsp's linear stage, then APM's AEC), APM's AEC alone,

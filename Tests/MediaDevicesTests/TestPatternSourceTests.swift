@@ -86,7 +86,7 @@ final class TestPatternSourceTests: XCTestCase {
 
     func testFormatChangeWhileRunningKeepsTheSequence() async throws {
         let source = TestPatternSource(request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 240), frameRate: FrameRate(60)))
-        let frames = source.frames(bufferSize: 4)
+        let frames = source.frameSequence(bufferSize: 4)
         try source.start()
         var iterator = frames.makeAsyncIterator()
         let before = try await iterator.next()
@@ -113,7 +113,7 @@ final class TestPatternSourceTests: XCTestCase {
         let probe = AllocationProbe(warmUp: 20, measured: 200)
         source.consumer = probe
         // A sequence nobody reads: every frame is copied into its pool and the oldest dropped.
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         XCTAssertEqual(probe.done.wait(timeout: .now() + 30), .success)
         source.stop()
@@ -132,7 +132,7 @@ final class TestPatternSourceTests: XCTestCase {
         let source = TestPatternSource(request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 320, height: 240), frameRate: FrameRate(120)))
         let probe = AllocationProbe(warmUp: 20, measured: 200)
         source.consumer = probe
-        let frames = source.frames(bufferSize: 2)
+        let frames = source.frameSequence(bufferSize: 2)
         try source.start()
         let reader = Task.detached { var count = 0; for try await _ in frames { count += 1 }; return count }
         XCTAssertEqual(probe.done.wait(timeout: .now() + 30), .success)

@@ -25,7 +25,7 @@ final class VoiceProcessingBusTests: XCTestCase {
         let bus = AudioBus()
         bus.setCaptureFormat(captureFormat)
         bus.setRenderFormat(renderFormat)
-        let processor = try VoiceProcessor(format: captureFormat, options: VoiceProcessingOptions(processing: .echoCancellation))
+        let processor = try VoiceProcessor(format: captureFormat, options: VoiceProcessingOptions(processing: VoiceProcessing(echoCancellation: true)))
         bus.voice.install(try VoiceSession(processor: processor, renderFormat: renderFormat))
         let start: Int64 = 1_000_000_000_000  // the monotonic clock at step 0
         // From 5 s on the stamps jitter by up to 3 ms; at 6 s one stamp on each side is 40 ms off

@@ -24,7 +24,7 @@ final class VoiceProcessorLatencyTests: XCTestCase {
 
     func testReportedLatencyLinesTheCaptureUp() throws {
         let cases: [(Int, VoiceProcessing, VoiceProcessingLibrary)] = [
-            (48000, .all, .webRTC), (16000, .all, .webRTC), (8000, .echoCancellation, .webRTC), (32000, .noiseSuppression, .webRTC),
+            (48000, .all, .webRTC), (16000, .all, .webRTC), (8000, VoiceProcessing(echoCancellation: true), .webRTC), (32000, VoiceProcessing(noiseSuppression: true), .webRTC),
             (16000, .all, .speexDSP), (16000, .none, .webRTC),
         ]
         for (rate, processing, library) in cases {

@@ -46,7 +46,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
     /// processor is told the delay `misplaced` seconds off (as the reference line may place
     /// the far end off its stamps: positive, the reference comes that much later than the
     /// engine means it to).
-    func echoReturnLossEnhancement(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .echoCancellation,
+    func echoReturnLossEnhancement(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = VoiceProcessing(echoCancellation: true),
                                    delay: Double = 0.12, loss: Double = 10, withNoise: Bool = false, echoTail: Duration? = nil,
                                    misplaced: Double = 0) throws -> Double {
         try once("ERLE \(library) \(processing) \(delay) s \(loss) dB noise \(withNoise) tail \(String(describing: echoTail)) off \(misplaced)") {
@@ -77,7 +77,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
     /// told, it is still given 80 ms): ERLE (dB) over far-end speech from 1 s after the jump to
     /// the end, ERLE over the second after that 1 s, and the seconds from the jump until ERLE
     /// stays >= 20 dB (`VoiceRoomScenario.convergenceSeconds`; nil: never).
-    func echoPathJump(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .echoCancellation, echoTail: Duration? = nil) throws -> (erle: Double, nextSecond: Double, convergence: Double?) {
+    func echoPathJump(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = VoiceProcessing(echoCancellation: true), echoTail: Duration? = nil) throws -> (erle: Double, nextSecond: Double, convergence: Double?) {
         try once("path jump \(library) \(processing) tail \(String(describing: echoTail))") {
             let s = try scenario()
             let jump = 6 * Self.rate
@@ -92,7 +92,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
     }
 
     /// (noise reduction in dB where only noise is, speech correlation, speech level change in dB).
-    func noiseSuppression(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .noiseSuppression) throws -> (Double, Double, Double) {
+    func noiseSuppression(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = VoiceProcessing(noiseSuppression: true)) throws -> (Double, Double, Double) {
         try once("noise \(library) \(processing)") {
             let s = try scenario()
             let capture = VoiceRoomScenario.mix(s.near, s.noise)
@@ -108,7 +108,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
 
     /// The level difference (dB) between a talker 20 dB too quiet and one at the normal level,
     /// both through gain control, from 3 s after the talker starts.
-    func gainDifference(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = .gainControl) throws -> Double {
+    func gainDifference(_ library: VoiceProcessingLibrary, processing: VoiceProcessing = VoiceProcessing(gainControl: true)) throws -> Double {
         try once("gain \(library) \(processing)") {
             let s = try scenario()
             let quiet = s.near.map { $0 * 0.1 }
@@ -150,7 +150,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
     /// `analyze_linear_aec_output_when_available` with `export_linear_aec_output`; switched on
     /// through ApplyConfig in 1.3 it crashed in the first block: not taken.)
     func testNearEndTalkerIsKeptInDoubleTalk() throws {
-        for processing in [VoiceProcessing.echoCancellation, .all] {
+        for processing in [VoiceProcessing(echoCancellation: true), .all] {
             let correlation = try doubleTalkCorrelation(.webRTC, processing: processing)
             print("double talk, \(processing): near end correlation \(String(format: "%.3f", correlation))")
             XCTAssertGreaterThanOrEqual(correlation, processing == .all && VoiceProcessingLibrary.webRTCIsAEC3 ? 0.8 : 0.9, "\(processing)")
@@ -194,8 +194,8 @@ final class VoiceProcessorRoomTests: XCTestCase {
     /// measured (printed): the costs of the option, stated in `VoiceProcessingOptions.echoTail`.
     func testWithoutTheLinearStageEchoIsCancelledButDoubleTalkSuffers() throws {
         let erle = try echoReturnLossEnhancement(.webRTC, echoTail: .zero)
-        let lean = try doubleTalkCorrelation(.webRTC, processing: .echoCancellation, echoTail: .zero)
-        let full = try doubleTalkCorrelation(.webRTC, processing: .echoCancellation)
+        let lean = try doubleTalkCorrelation(.webRTC, processing: VoiceProcessing(echoCancellation: true), echoTail: .zero)
+        let full = try doubleTalkCorrelation(.webRTC, processing: VoiceProcessing(echoCancellation: true))
         let jump = try echoPathJump(.webRTC, echoTail: .zero)
         print(String(format: "WebRTC's AEC alone (echoTail .zero): ERLE %.1f dB, double talk %.3f (with the linear stage %.3f), echo path +100 ms: stays >= 20 dB from %@ after",
                      erle, lean, full, jump.convergence.map { String(format: "%.1f s", $0) } ?? "never"))
@@ -246,7 +246,7 @@ final class VoiceProcessorRoomTests: XCTestCase {
         for library in VoiceProcessingLibrary.allCases {
             let erle = try echoReturnLossEnhancement(library)
             let noisy = try echoReturnLossEnhancement(library, processing: .all, withNoise: true)
-            let dt = try doubleTalkCorrelation(library, processing: .echoCancellation)
+            let dt = try doubleTalkCorrelation(library, processing: VoiceProcessing(echoCancellation: true))
             let jump = try echoPathJump(library).erle
             let (reduction, correlation, level) = try noiseSuppression(library)
             let gain = try gainDifference(library)

@@ -26,7 +26,7 @@ final class VoiceProcessorTests: XCTestCase {
     func testProcessingParsesAndPrints() {
         XCTAssertEqual(VoiceProcessing(parsing: "echo,noise,gain"), .all)
         XCTAssertEqual(VoiceProcessing(parsing: "none"), VoiceProcessing.none)
-        XCTAssertEqual(VoiceProcessing(parsing: "Gain, echo"), [.gainControl, .echoCancellation])
+        XCTAssertEqual(VoiceProcessing(parsing: "Gain, echo"), VoiceProcessing(echoCancellation: true, gainControl: true))
         XCTAssertNil(VoiceProcessing(parsing: "echo,reverb"))
         XCTAssertEqual(VoiceProcessing.all.description, "echo,noise,gain")
     }
@@ -38,7 +38,7 @@ final class VoiceProcessorTests: XCTestCase {
         let s = try VoiceRoomScenario(sampleRate: rate)
         let echo = SimulatedRoom(sampleRate: rate, echoDelay: 0.1, echoLossDB: 10).echo(of: s.far)
         let processor = try VoiceProcessor(format: AudioFormat(sampleRate: rate, channels: 1, sampleFormat: .floatLE),
-                                           options: VoiceProcessingOptions(processing: .echoCancellation))
+                                           options: VoiceProcessingOptions(processing: VoiceProcessing(echoCancellation: true)))
         let withEcho = processor.latencyFrames
         var out: [Float] = []
         // 0-4 s on, 4-7 s off, 7 s on; latency taken out per stretch by hand below.
@@ -47,7 +47,7 @@ final class VoiceProcessorTests: XCTestCase {
         var offsets: [Int] = []
         while frames + 160 <= echo.count {
             if frames == 4 * rate { processor.processing = .none }
-            if frames == 7 * rate { processor.processing = .echoCancellation }
+            if frames == 7 * rate { processor.processing = VoiceProcessing(echoCancellation: true) }
             for index in 0..<160 { chunk[index] = echo[frames + index]; farChunk[index] = s.far[frames + index] }
             farChunk.withUnsafeBytes { processor.processRender($0.baseAddress!, frames: 160) }
             chunk.withUnsafeMutableBytes { processor.processCapture($0.baseAddress!, frames: 160, delay: .milliseconds(100)) }
@@ -71,7 +71,7 @@ final class VoiceProcessorTests: XCTestCase {
     /// (`blocksWithoutReference`) and passes the capture on.
     func testBlocksWithoutReferenceAreCountedWhenTheRenderSideStops() throws {
         let processor = try VoiceProcessor(format: AudioFormat(sampleRate: 16000, channels: 1, sampleFormat: .floatLE),
-                                           options: VoiceProcessingOptions(processing: .echoCancellation))
+                                           options: VoiceProcessingOptions(processing: VoiceProcessing(echoCancellation: true)))
         var far = [Float](repeating: 0, count: 160), near = far
         var generator = SystemRandomNumberGenerator()
         func step(rendering: Bool) {

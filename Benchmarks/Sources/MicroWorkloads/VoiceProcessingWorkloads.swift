@@ -8,7 +8,7 @@ import MediaDevices
 /// processors. One iteration is one `processRender` and one `processCapture` of 10 ms, after a
 /// second of the call has run (the canceller adapting, its buffers made).
 let voiceProcessingWorkloads: [Workload] = {
-    let defaults = VoiceProcessingOptions(processing: .echoCancellation)
+    let defaults = VoiceProcessingOptions(processing: VoiceProcessing(echoCancellation: true))
     var alone = defaults
     alone.echoTail = .zero
     let setups: [(String, VoiceProcessingOptions)] = [

@@ -6,9 +6,9 @@ import Logging
 extension DeviceMonitor {
     /// Waits until the camera with `uniqueID` is present through `backends` (now, or when it is
     /// plugged in again, or its PipeWire node is made again) and returns it as enumeration
-    /// describes it (`CaptureDevice.discover(backends:)`); `nil`
+    /// describes it (``/MediaDevicesVideo/CaptureDevice/discover(backends:pipeWireTimeout:logger:)``); `nil`
     /// after `timeout`. The monitor it watches with logs to `logger` (`nil`: nothing is logged).
-    /// Throws what `DeviceMonitor.init` throws.
+    /// Throws what ``DeviceMonitor/init(kinds:source:cameraBackends:logger:)`` throws.
     public static func waitForCamera(uniqueID: String, backends: Set<CaptureBackend> = [.v4l2], timeout: Duration,
                                      logger: Logger? = nil) async throws(MediaDevicesError) -> CaptureDevice? {
         // Listen first, then look: a camera that comes back in between is not missed.
@@ -20,7 +20,7 @@ extension DeviceMonitor {
             monitor.stop()  // ends the sequence below
         }
         defer { timer.cancel() }
-        for await event in monitor where event.action == .added && event.uniqueID == uniqueID {
+        for await event in monitor.events where event.action == .added && event.uniqueID == uniqueID {
             if let camera = event.camera { return camera }
         }
         return nil

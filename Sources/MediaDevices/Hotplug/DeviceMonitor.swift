@@ -87,8 +87,8 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
     }
 }
 
-/// Watches for cameras, screens and sound cards coming and going: an `AsyncSequence` of
-/// ``DeviceEvent``s, read from libudev's netlink monitor on a dedicated thread.
+/// Watches for cameras, screens and sound cards coming and going: ``events`` is an
+/// `AsyncSequence` of ``DeviceEvent``s, read from libudev's netlink monitor on a dedicated thread.
 ///
 /// With systemd-udevd running (`/run/udev/control` exists) it listens to udevd's events, which
 /// come after udevd has set permissions and made the `/dev/v4l/by-*` links; without udevd
@@ -96,17 +96,13 @@ public struct DeviceEvent: Sendable, CustomStringConvertible {
 ///
 /// ```swift
 /// let monitor = try DeviceMonitor()
-/// for await event in monitor { print(event) }
+/// for await event in monitor.events { print(event) }
 /// ```
-/// One task iterates a monitor; make another monitor for another consumer.
-public final class DeviceMonitor: AsyncSequence, Sendable {
-    /// Each element is one device added, removed or changed.
-    public typealias Element = DeviceEvent
-    /// The iterator: the events of the monitor's stream.
-    public typealias AsyncIterator = AsyncStream<DeviceEvent>.Iterator
+/// One task iterates a monitor's events; make another monitor for another consumer.
+public final class DeviceMonitor: Sendable {
 
     /// Where events come from.
-    public enum Source: String, Sendable, Codable {
+    public enum Source: String, Sendable, Encodable {
         /// ``udev`` if systemd-udevd runs, else ``kernel``.
         case automatic
         /// systemd-udevd's processed events.
@@ -115,7 +111,7 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         case kernel
 
         /// What ``automatic`` means here and now.
-        public static var detected: Source {
+        package static var detected: Source {
             FileManager.default.fileExists(atPath: "/run/udev/control") ? .udev : .kernel
         }
     }
@@ -194,8 +190,26 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         continuation.finish()
     }
 
-    /// The sequence's iterator (one consumer per monitor).
-    public func makeAsyncIterator() -> AsyncStream<DeviceEvent>.Iterator { stream.makeAsyncIterator() }
+    /// The events, each one device added, removed or changed, as they happen; the sequence ends
+    /// with ``stop()`` (one consumer per monitor). Iterating it keeps the monitor watching.
+    public var events: some AsyncSequence<DeviceEvent, Never> & Sendable { Events(monitor: self) }
+
+    /// The sequence ``events`` returns: the monitor's stream, with the monitor held while it is read.
+    struct Events: AsyncSequence, Sendable {
+        let monitor: DeviceMonitor
+
+        func makeAsyncIterator() -> Iterator { Iterator(monitor: monitor, base: monitor.stream.makeAsyncIterator()) }
+
+        /// The stream's iterator, holding the monitor.
+        struct Iterator: AsyncIteratorProtocol {
+            let monitor: DeviceMonitor
+            var base: AsyncStream<DeviceEvent>.Iterator
+
+            mutating func next() async -> DeviceEvent? { await base.next() }
+
+            mutating func next(isolation actor: isolated (any Actor)?) async -> DeviceEvent? { await base.next(isolation: actor) }
+        }
+    }
 
     private static func run(_ box: MonitorBox, wake: WakeUpEvent, known: KnownDevices, pipeWire: PipeWireCameraWatch?,
                             continuation: AsyncStream<DeviceEvent>.Continuation, logger: Logger?) {

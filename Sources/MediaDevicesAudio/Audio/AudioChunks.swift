@@ -15,37 +15,20 @@ public struct AudioChunk: Sendable {
     public var frames: Int { samples.count / max(format.channels, 1) }
 }
 
-/// The captured audio as an asynchronous sequence of fixed-size chunks (the 10 ms blocks call
-/// SDKs work in, by default), beside the bus: it reads the bus's capture direction, so use
-/// either this or ``AudioBus/readCaptureData(into:)-(UnsafeMutableBufferPointer<Float>)``, not
-/// both. It ends when the capture side stops, after the samples already captured, and throws the
-/// side's error when the run failed.
-///
-/// The sequence looks at the bus every half chunk (it does not wake the audio thread or make it
-/// signal anyone: the audio thread stays allocation-free), so a chunk arrives at most half a
-/// chunk after the device delivered its last sample. A chunk's samples are reused for the next
-/// chunk when the application no longer holds them (no allocation per chunk then, apart from
-/// the level).
-///
-/// ```swift
-/// try driver.startCapture()
-/// for try await chunk in driver.capturedChunks() {   // 10 ms each
-///     encoder.encode(chunk.samples)
-/// }
-/// ```
-public struct AudioChunks: AsyncSequence, Sendable {
+/// The sequence ``AudioDriver/capturedChunks(frames:)`` returns.
+struct AudioChunks: AsyncSequence, Sendable {
     /// A chunk of captured samples.
-    public typealias Element = AudioChunk
+    typealias Element = AudioChunk
     /// What the sequence throws: the capture side's failure.
-    public typealias Failure = MediaDevicesError
+    typealias Failure = MediaDevicesError
     let side: AudioDriverSide
     let bus: AudioBus
     let framesPerChunk: Int
 
     /// The iterator; iterate from one task.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    struct AsyncIterator: AsyncIteratorProtocol {
         /// What the iterator throws: the capture side's failure.
-        public typealias Failure = MediaDevicesError
+        typealias Failure = MediaDevicesError
         let side: AudioDriverSide
         let bus: AudioBus
         let framesPerChunk: Int
@@ -61,7 +44,7 @@ public struct AudioChunks: AsyncSequence, Sendable {
         /// The next chunk; `nil` once the side stopped and the bus is drained (a last chunk may
         /// be short); throws the side's failure. This is what `for try await` calls, so a
         /// `catch` after the loop gets a ``/MediaDevicesCore/MediaDevicesError``.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaDevicesError) -> AudioChunk? {
+        mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaDevicesError) -> AudioChunk? {
             guard let format = bus.captureFormat else { return nil }
             let wanted = framesPerChunk * format.channels
             let pause = Duration.nanoseconds(Int64(Double(framesPerChunk) / Double(Swift.max(format.sampleRate, 1)) * 0.5e9))
@@ -82,7 +65,7 @@ public struct AudioChunks: AsyncSequence, Sendable {
         }
 
         /// The next chunk, as ``next(isolation:)``.
-        public mutating func next() async throws(MediaDevicesError) -> AudioChunk? { try await next(isolation: nil) }
+        mutating func next() async throws(MediaDevicesError) -> AudioChunk? { try await next(isolation: nil) }
 
         private mutating func take(_ count: Int, format: AudioFormat) -> AudioChunk {
             let whole = count / format.channels * format.channels
@@ -98,14 +81,33 @@ public struct AudioChunks: AsyncSequence, Sendable {
     }
 
     /// Makes the iterator.
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(side: side, bus: bus, framesPerChunk: framesPerChunk) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(side: side, bus: bus, framesPerChunk: framesPerChunk) }
 }
 
 extension AudioDriver {
-    /// The captured audio as chunks of `frames` frames (default: 10 ms at the capture rate).
-    /// Make it after ``initializeCapture(device:format:options:)-igqs`` and iterate it while
-    /// capturing; see ``AudioChunks``.
-    public func capturedChunks(frames: Int? = nil) -> AudioChunks {
+    /// The captured audio as an asynchronous sequence of chunks of `frames` frames (default:
+    /// 10 ms at the capture rate, the blocks call SDKs work in). Make it after
+    /// ``initializeCapture(device:format:options:)-igqs`` and iterate it while capturing.
+    ///
+    /// It reads the bus's capture direction, so use either this or
+    /// ``AudioBus/readCaptureData(into:)-(UnsafeMutableBufferPointer<Float>)``, not both. It ends
+    /// when the capture side stops, after the samples already captured, and throws the side's
+    /// error (a ``/MediaDevicesCore/MediaDevicesError``) when the run failed; it also ends when the
+    /// reading task is cancelled. Iterate it from one task.
+    ///
+    /// The sequence looks at the bus every half chunk (it does not wake the audio thread or make
+    /// it signal anyone: the audio thread stays allocation-free), so a chunk arrives at most half
+    /// a chunk after the device delivered its last sample. A chunk's samples are reused for the
+    /// next chunk when the application no longer holds them (no allocation per chunk then, apart
+    /// from the level).
+    ///
+    /// ```swift
+    /// try driver.startCapture()
+    /// for try await chunk in driver.capturedChunks() {   // 10 ms each
+    ///     encoder.encode(chunk.samples)
+    /// }
+    /// ```
+    public func capturedChunks(frames: Int? = nil) -> some AsyncSequence<AudioChunk, MediaDevicesError> & Sendable {
         let rate = captureFormat?.sampleRate ?? 48000
         return AudioChunks(side: capture, bus: bus, framesPerChunk: max(1, frames ?? rate / 100))
     }

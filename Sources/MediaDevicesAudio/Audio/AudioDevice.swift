@@ -3,7 +3,7 @@ import MediaDevicesCore
 /// PulseAudio source or sink. The audio counterpart of `CaptureDevice`.
 public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
     /// Whether a device records or plays.
-    public enum Direction: String, Sendable, Codable {
+    public enum Direction: String, Sendable, Encodable {
         /// Records (an ALSA capture PCM, a PulseAudio source).
         case input
         /// Plays (an ALSA playback PCM, a PulseAudio sink).
@@ -11,7 +11,7 @@ public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Which sound system the device belongs to.
-    public enum Backend: String, Sendable, Codable {
+    public enum Backend: String, Sendable, Encodable {
         /// ALSA, through libasound.
         case alsa
         /// A PulseAudio (or PipeWire-Pulse) server, through libpulse.

@@ -8,7 +8,7 @@ import MediaDevicesCore
 /// recorded, converter delays included) and says when the device lost frames, so it stays
 /// aligned across xruns, device switches, fallbacks, resampling and a capture thread that
 /// falls seconds behind (the capture device's buffer holds what it has not read; the reference
-/// line holds that much more); `VoiceProcessor.renderJumps`/`captureJumps` count the
+/// line holds that much more); ``VoiceProcessor/renderJumps``/``VoiceProcessor/captureJumps`` count the
 /// re-alignments. While the render side is stopped the canceller gets no
 /// reference and passes the capture on (noise and gain go on).
 extension AudioDriver {

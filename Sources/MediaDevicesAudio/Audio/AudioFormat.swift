@@ -2,7 +2,7 @@ import MediaDevicesCore
 /// How one sample is stored. The corresponding ALSA formats are `SND_PCM_FORMAT_S16_LE`,
 /// `SND_PCM_FORMAT_S32_LE` and `SND_PCM_FORMAT_FLOAT_LE`; PulseAudio's are `PA_SAMPLE_S16LE`,
 /// `PA_SAMPLE_S32LE` and `PA_SAMPLE_FLOAT32LE`.
-public enum SampleFormat: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+public enum SampleFormat: String, Sendable, Hashable, CaseIterable, Encodable, CustomStringConvertible {
     /// Signed 16-bit little-endian integers.
     case s16LE = "S16_LE"
     /// Signed 32-bit little-endian integers.

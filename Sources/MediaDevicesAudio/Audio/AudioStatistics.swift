@@ -3,7 +3,7 @@ import Synchronization
 import Glibc
 
 /// What one side of an ``AudioDriver`` measured over its current or last run.
-public struct AudioStatistics: Sendable, Codable, Equatable {
+public struct AudioStatistics: Sendable, Encodable, Equatable {
     /// Frames moved between the device and the bus.
     public var frames: Int = 0
     /// Time from the first to the last period; seconds in JSON.

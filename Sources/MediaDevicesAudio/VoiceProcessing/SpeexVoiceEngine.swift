@@ -24,10 +24,10 @@ final class SpeexVoiceEngine: VoiceEngine {
     }
 
     func apply(_ processing: VoiceProcessing) throws(MediaDevicesError) {
-        if processing.contains(.echoCancellation) != self.processing.contains(.echoCancellation) { echo.reset() }
-        preprocess.configure(denoise: processing.contains(.noiseSuppression), gain: processing.contains(.gainControl),
+        if processing.echoCancellation != self.processing.echoCancellation { echo.reset() }
+        preprocess.configure(denoise: processing.noiseSuppression, gain: processing.gainControl,
                              targetLevelDBFS: options.targetLevelDBFS, maximumGainDB: options.maximumGainDB,
-                             echo: processing.contains(.echoCancellation) ? echo.state : nil)
+                             echo: processing.echoCancellation ? echo.state : nil)
         self.processing = processing
     }
 
@@ -36,10 +36,10 @@ final class SpeexVoiceEngine: VoiceEngine {
     var referenceLeadFrames: Int { blockFrames * 100 * Self.referenceMarginMilliseconds / 1000 }
 
     func processCapture(_ block: UnsafeMutablePointer<Int16>, reference: UnsafePointer<Int16>) {
-        if processing.contains(.echoCancellation) {
+        if processing.echoCancellation {
             echo.cancel(block, reference: reference)
         }
-        if processing.contains(.noiseSuppression) || processing.contains(.gainControl) || processing.contains(.echoCancellation) {
+        if processing.noiseSuppression || processing.gainControl || processing.echoCancellation {
             preprocess.run(block)
         }
     }

@@ -4,39 +4,60 @@ import Foundation
 /// Which voice processors run on captured speech: the switches of iOS's voice-processing I/O
 /// unit (`kAUVoiceIOProperty_BypassVoiceProcessing`, `…_VoiceProcessingEnableAGC`) and of
 /// WebRTC's audio processing module.
-public struct VoiceProcessing: OptionSet, Sendable, Hashable, CustomStringConvertible {
-    /// The raw bits.
-    public let rawValue: UInt8
-    /// Creates a set from its bits.
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-
+///
+/// ```swift
+/// VoiceProcessingOptions(processing: .all)                             // a call's default
+/// VoiceProcessingOptions(processing: VoiceProcessing(echoCancellation: true))
+/// processor.processing.gainControl = false                             // while running
+/// ```
+public struct VoiceProcessing: Sendable, Hashable, CustomStringConvertible {
     /// Echo cancellation: what the render side played is removed from the capture.
-    public static let echoCancellation = VoiceProcessing(rawValue: 1)
+    public var echoCancellation: Bool
     /// Noise suppression: stationary noise (fans, hum, hiss) is removed from the capture.
-    public static let noiseSuppression = VoiceProcessing(rawValue: 2)
+    public var noiseSuppression: Bool
     /// Automatic gain control: a quiet or loud talker is brought to one level.
-    public static let gainControl = VoiceProcessing(rawValue: 4)
-    /// All three (the default of a call).
-    public static let all: VoiceProcessing = [.echoCancellation, .noiseSuppression, .gainControl]
-    /// None: the capture passes unchanged (after the processor's block delay).
-    public static let none: VoiceProcessing = []
+    public var gainControl: Bool
 
-    private static let names: [(VoiceProcessing, String)] = [(.echoCancellation, "echo"), (.noiseSuppression, "noise"), (.gainControl, "gain")]
+    /// The processors given as `true` (none by default).
+    public init(echoCancellation: Bool = false, noiseSuppression: Bool = false, gainControl: Bool = false) {
+        self.echoCancellation = echoCancellation
+        self.noiseSuppression = noiseSuppression
+        self.gainControl = gainControl
+    }
+
+    /// All three (the default of a call).
+    public static let all = VoiceProcessing(echoCancellation: true, noiseSuppression: true, gainControl: true)
+    /// None: the capture passes unchanged (after the processor's block delay).
+    public static let none = VoiceProcessing()
+
+    /// The processors as bits (echo 1, noise 2, gain 4), which the voice processor keeps in an atomic.
+    var rawValue: UInt8 { (echoCancellation ? 1 : 0) | (noiseSuppression ? 2 : 0) | (gainControl ? 4 : 0) }
+
+    /// The processors from their bits (see `rawValue`).
+    init(rawValue: UInt8) {
+        self.init(echoCancellation: rawValue & 1 != 0, noiseSuppression: rawValue & 2 != 0, gainControl: rawValue & 4 != 0)
+    }
+
+    /// Whether none runs.
+    package var isEmpty: Bool { rawValue == 0 }
 
     /// Parses `echo,noise,gain` (any subset, comma separated, any case) or `none`; nil for an unknown word.
-    public init?(parsing text: String) {
-        var set = VoiceProcessing.none
+    package init?(parsing text: String) {
+        self.init()
         for word in text.lowercased().split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            if word == "none" { continue }
-            guard let entry = Self.names.first(where: { $0.1 == word }) else { return nil }
-            set.insert(entry.0)
+            switch word {
+            case "none": continue
+            case "echo": echoCancellation = true
+            case "noise": noiseSuppression = true
+            case "gain": gainControl = true
+            default: return nil
+            }
         }
-        self = set
     }
 
     /// `echo,noise,gain`, or `none`.
     public var description: String {
-        let words = Self.names.filter { contains($0.0) }.map(\.1)
+        let words = [(echoCancellation, "echo"), (noiseSuppression, "noise"), (gainControl, "gain")].filter(\.0).map(\.1)
         return words.isEmpty ? "none" : words.joined(separator: ",")
     }
 }

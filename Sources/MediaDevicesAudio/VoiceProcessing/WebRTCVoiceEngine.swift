@@ -77,18 +77,18 @@ final class WebRTCVoiceEngine: VoiceEngine {
     func apply(_ processing: VoiceProcessing) throws(MediaDevicesError) {
         let target = Int32(min(31, max(0, options.targetLevelDBFS))), gain = Int32(min(90, max(0, options.maximumGainDB)))
         let results: [(String, Int32)] = [
-            ("echo cancellation", capm_set_echo_cancellation(apm, processing.contains(.echoCancellation) ? 1 : 0, Int32(min(2, max(0, options.echoSuppressionLevel))))),
-            ("noise suppression", capm_set_noise_suppression(apm, processing.contains(.noiseSuppression) ? 1 : 0, 2)),
-            ("gain control", capm_set_gain_control(apm, processing.contains(.gainControl) && self.gain == nil ? 1 : 0, target, gain)),
-            ("high-pass filter", capm_set_high_pass_filter(apm, processing.isEmpty || processing.contains(.echoCancellation) ? 0 : 1)),
+            ("echo cancellation", capm_set_echo_cancellation(apm, processing.echoCancellation ? 1 : 0, Int32(min(2, max(0, options.echoSuppressionLevel))))),
+            ("noise suppression", capm_set_noise_suppression(apm, processing.noiseSuppression ? 1 : 0, 2)),
+            ("gain control", capm_set_gain_control(apm, processing.gainControl && self.gain == nil ? 1 : 0, target, gain)),
+            ("high-pass filter", capm_set_high_pass_filter(apm, processing.isEmpty || processing.echoCancellation ? 0 : 1)),
         ]
         for index in results.indices where results[index].1 != 0 {
             throw MediaDevicesError(.io, device: nil, operation: "switch voice processing",
                                     detail: "WebRTC's audio processing refused to switch \(results[index].0) (APM error \(results[index].1))")
         }
-        gainOn = processing.contains(.gainControl) && self.gain != nil
-        if processing.contains(.echoCancellation) && !echoOn { linear?.reset() }
-        echoOn = processing.contains(.echoCancellation)
+        gainOn = processing.gainControl && self.gain != nil
+        if processing.echoCancellation && !echoOn { linear?.reset() }
+        echoOn = processing.echoCancellation
         self.gain?.configure(denoise: false, gain: gainOn, targetLevelDBFS: options.targetLevelDBFS, maximumGainDB: options.maximumGainDB, echo: nil)
     }
 
@@ -145,12 +145,12 @@ final class WebRTCVoiceEngine: VoiceEngine {
     func delayFrames(for processing: VoiceProcessing) -> Int {
         guard !processing.isEmpty else { return 0 }
         var frames = sampleRate == 32000 ? 3 : sampleRate == 48000 ? 46 : 0
-        if processing.contains(.echoCancellation) {
+        if processing.echoCancellation {
             if Self.isAEC3 { frames += sampleRate == 8000 ? 88 : sampleRate * 8 / 1000 }
             else { frames += sampleRate == 8000 ? 112 : sampleRate * 7 / 1000 }
         }
-        if processing.contains(.noiseSuppression) { frames += sampleRate * 6 / 1000 }
-        if processing.contains(.gainControl), gain != nil { frames += sampleRate / 100 }
+        if processing.noiseSuppression { frames += sampleRate * 6 / 1000 }
+        if processing.gainControl, gain != nil { frames += sampleRate / 100 }
         return frames
     }
 

@@ -135,7 +135,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
     }
 
     /// Maps an errno from `operation` on `device` to an error with a remedy.
-    public static func fromErrno(_ errno: Errno, device: String?, operation: String) -> MediaDevicesError {
+    package static func fromErrno(_ errno: Errno, device: String?, operation: String) -> MediaDevicesError {
         fromErrno(errno.rawValue, device: device, operation: operation)
     }
 
@@ -190,7 +190,7 @@ public struct MediaDevicesError: Error, Sendable, CustomStringConvertible, Equat
     }
 
     /// Maps an errno from `operation` on the file `path` (not a device) to an error with a remedy.
-    public static func fromFileErrno(_ errno: Errno, path: String, operation: String) -> MediaDevicesError {
+    package static func fromFileErrno(_ errno: Errno, path: String, operation: String) -> MediaDevicesError {
         fromFileErrno(errno.rawValue, path: path, operation: operation)
     }
 

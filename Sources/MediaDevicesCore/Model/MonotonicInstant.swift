@@ -9,7 +9,7 @@ import Glibc
 /// `Duration`; adding a `Duration` gives an instant. ``MonotonicInstant/nanoseconds`` is the raw count, for
 /// handing to APIs that take `CLOCK_MONOTONIC` nanoseconds (GStreamer's running time,
 /// WebRTC's `rtc::TimeNanos` on Linux, `timestamp_us * 1000` of a V4L2 buffer).
-public struct MonotonicInstant: InstantProtocol, Hashable, Sendable, Codable, CustomStringConvertible {
+public struct MonotonicInstant: InstantProtocol, Hashable, Sendable, Encodable, CustomStringConvertible {
     /// Nanoseconds of `CLOCK_MONOTONIC`.
     public var nanoseconds: UInt64
 

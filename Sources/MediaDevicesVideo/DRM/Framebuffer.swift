@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 
 /// How a framebuffer's memory is reached.
-public enum FramebufferMapping: String, Sendable, CaseIterable {
+package enum FramebufferMapping: String, Sendable, CaseIterable {
     /// The dumb-buffer map (`DRM_IOCTL_MODE_MAP_DUMB` + `mmap` of the card), else PRIME.
     case automatic
     /// `DRM_IOCTL_MODE_MAP_DUMB` and `mmap` of the card node only (works on bochs, whose
@@ -15,31 +15,31 @@ public enum FramebufferMapping: String, Sendable, CaseIterable {
 }
 
 /// A framebuffer as `DRM_IOCTL_MODE_GETFB2` (or `GETFB`) describes it, and how it was mapped.
-public struct FramebufferDescription: Sendable, Hashable, CustomStringConvertible {
+package struct FramebufferDescription: Sendable, Hashable, CustomStringConvertible {
     /// The framebuffer's KMS object id.
-    public let id: UInt32
+    package let id: UInt32
     /// The pixel format.
-    public let pixelFormat: PixelFormat
+    package let pixelFormat: PixelFormat
     /// The DRM format code `GETFB2` gave.
     package let drmFourCC: FourCC
     /// The DRM format code (`DRM_FORMAT_*`) `GETFB2` gave (`DRM_FORMAT_XRGB8888` is `XR24`); what
     /// a DMA-BUF of the framebuffer is imported as.
-    public var drmFormat: UInt32 { drmFourCC.rawValue }
+    package var drmFormat: UInt32 { drmFourCC.rawValue }
     /// The format modifier (`nil` when the framebuffer was made without one: linear).
-    public let modifier: UInt64?
+    package let modifier: UInt64?
     /// Width in pixels.
-    public let width: Int
+    package let width: Int
     /// Height in pixels.
-    public let height: Int
+    package let height: Int
     /// Bytes per row (the pitch).
-    public let bytesPerRow: Int
+    package let bytesPerRow: Int
     /// Byte offset of the first pixel in the buffer object.
-    public let offset: Int
+    package let offset: Int
     /// How the memory was mapped: `.dumbBuffer` or `.prime`.
-    public let mapping: FramebufferMapping
+    package let mapping: FramebufferMapping
 
     /// `"fb 42: XBGR32 1024x768, pitch 4096, linear, dumbBuffer"`.
-    public var description: String {
+    package var description: String {
         "fb \(id): \(pixelFormat.name) \(width)x\(height), pitch \(bytesPerRow), \(modifier.map(Framebuffer.modifierName) ?? "linear"), \(mapping.rawValue)"
     }
 }

@@ -139,7 +139,7 @@ public enum ControlValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case string(String)
     /// An array or other compound control's elements (U8, U16, U32), in order.
     case array([Int64])
-    /// A floating-point control's value (`ControlType.float`).
+    /// A floating-point control's value (``ControlType/float``).
     case float(Double)
     /// No value to read (buttons, class headers, write-only controls).
     case none
@@ -218,7 +218,7 @@ public struct ControlType: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let u32 = ControlType(rawValue: 0x0102)
     /// `V4L2_CTRL_TYPE_AREA`: a width and a height.
     public static let area = ControlType(rawValue: 0x0106)
-    /// A floating-point number in `CameraControl.floatRange`: libcamera's controls through
+    /// A floating-point number in ``CameraControl/floatRange``: libcamera's controls through
     /// PipeWire (brightness, contrast, saturation). Not a V4L2 type (V4L2 has none); its raw
     /// value is one V4L2 does not use.
     public static let float = ControlType(rawValue: 0x00f0)

@@ -1,6 +1,6 @@
 import MediaDevicesCore
 /// How MediaDevices reaches a camera.
-public enum CaptureBackend: String, Sendable, Hashable, Codable, CaseIterable {
+public enum CaptureBackend: String, Sendable, Hashable, Encodable, CaseIterable {
     /// Directly and exclusively through the V4L2 device node.
     case v4l2
     /// Through a PipeWire session's camera node (shared with other applications; libcamera

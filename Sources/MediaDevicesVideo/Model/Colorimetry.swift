@@ -4,7 +4,7 @@ import MediaDevicesCore
 /// `quantization`); conversion to and from RGB uses them where libyuv offers the matrix.
 public struct Colorimetry: Hashable, Sendable, CustomStringConvertible {
     /// The YCbCr encoding matrix.
-    public enum Matrix: String, Hashable, Sendable {
+    public enum Matrix: Hashable, Sendable {
         /// ITU-R BT.601 (standard definition, most webcams, JPEG).
         case bt601
         /// ITU-R BT.709 (HD).
@@ -14,7 +14,7 @@ public struct Colorimetry: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The quantization range.
-    public enum Range: String, Hashable, Sendable {
+    public enum Range: Hashable, Sendable {
         /// Y in 16...235, Cb/Cr in 16...240 (video).
         case limited
         /// 0...255 (JPEG, sRGB).
@@ -28,7 +28,7 @@ public struct Colorimetry: Hashable, Sendable, CustomStringConvertible {
     /// For HSV formats, the hue's steps in a full turn as V4L2's `hsv_enc` states it: 180
     /// (`V4L2_HSV_ENC_180`, 2° a step) or 256 (`V4L2_HSV_ENC_256`); `nil` for other formats,
     /// and HSV frames without it are read as 180.
-    public var hueSteps: Int?
+    package var hueSteps: Int?
 
     /// A colorimetry of `matrix` and `range`.
     public init(matrix: Matrix, range: Range) {
@@ -43,10 +43,10 @@ public struct Colorimetry: Hashable, Sendable, CustomStringConvertible {
 
     /// What data of `format` is taken to be when nothing says otherwise: BT.601 limited range for
     /// YUV (JPEG's full range is applied by the decoder), full range for RGB and grey.
-    public static func `default`(for format: PixelFormat) -> Colorimetry {
+    package static func `default`(for format: PixelFormat) -> Colorimetry {
         format.isYUV ? .bt601Limited : .jpeg
     }
 
     /// `"bt601/limited"`.
-    public var description: String { "\(matrix.rawValue)/\(range.rawValue)" }
+    public var description: String { "\(matrix)/\(range)" }
 }

@@ -1,6 +1,6 @@
 import MediaDevicesCore
 /// How a source chooses its device format when the application names none.
-public enum FormatPreference: String, Sendable, Hashable, Codable, CaseIterable {
+public enum FormatPreference: String, Sendable, Hashable, Encodable, CaseIterable {
     /// The cheapest to process: a raw format when one gives the size and rate, MJPEG only when
     /// none does (webcams often give 720p and above at full rate only as MJPEG).
     case automatic

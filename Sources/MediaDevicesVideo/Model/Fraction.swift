@@ -1,7 +1,7 @@
 import MediaDevicesCore
 /// An exact non-negative rational number, kept in lowest terms. Frame rates and frame
 /// intervals are fractions (V4L2 `struct v4l2_fract`), never floating point.
-public struct Fraction: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
+public struct Fraction: Hashable, Sendable, CustomStringConvertible, Codable {
     /// The numerator, in lowest terms.
     public let numerator: Int
     /// The denominator, in lowest terms; never zero for a valid fraction (`0/0` marks "unset").
@@ -32,10 +32,17 @@ public struct Fraction: Hashable, Sendable, Comparable, CustomStringConvertible,
     /// The nearest `Double`, for display and measurement only.
     public var doubleValue: Double { Double(numerator) / Double(denominator) }
 
-    /// Compares by cross-multiplication, without rounding.
-    public static func < (lhs: Fraction, rhs: Fraction) -> Bool {
+    /// Compares by cross-multiplication, without rounding. (Not `Comparable`: an app compares
+    /// ``FrameRate``s; the library orders intervals and scales with these.)
+    package static func < (lhs: Fraction, rhs: Fraction) -> Bool {
         lhs.numerator.multipliedFullWidth(by: rhs.denominator) < rhs.numerator.multipliedFullWidth(by: lhs.denominator)
     }
+    /// `!(rhs < lhs)`.
+    package static func <= (lhs: Fraction, rhs: Fraction) -> Bool { !(rhs < lhs) }
+    /// `rhs < lhs`.
+    package static func > (lhs: Fraction, rhs: Fraction) -> Bool { rhs < lhs }
+    /// `!(lhs < rhs)`.
+    package static func >= (lhs: Fraction, rhs: Fraction) -> Bool { !(lhs < rhs) }
 
     /// The exact sum.
     package static func + (lhs: Fraction, rhs: Fraction) -> Fraction {

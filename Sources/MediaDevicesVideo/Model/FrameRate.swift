@@ -85,9 +85,9 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The shortest frame interval.
-    public var minFrameInterval: Fraction { maxFrameRate.frameInterval }
+    package var minFrameInterval: Fraction { maxFrameRate.frameInterval }
     /// The longest frame interval.
-    public var maxFrameInterval: Fraction { minFrameRate.frameInterval }
+    package var maxFrameInterval: Fraction { minFrameRate.frameInterval }
 
     /// Whether `rate` is one of the rates this range offers.
     public func contains(_ rate: FrameRate) -> Bool {

@@ -25,7 +25,7 @@ public struct Rect: Hashable, Sendable, Codable, CustomStringConvertible {
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
 
     /// Parses `"WxH+X+Y"` (or `"WxH"` for a rectangle at the origin).
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         let parts = text.split(separator: "+", omittingEmptySubsequences: false)
         guard parts.count == 1 || parts.count == 3, let size = Size(parsing: String(parts[0])) else { return nil }
         var x = 0, y = 0
@@ -38,7 +38,7 @@ public struct Rect: Hashable, Sendable, Codable, CustomStringConvertible {
 }
 
 /// A width and height in pixels.
-public struct Size: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
+public struct Size: Hashable, Sendable, CustomStringConvertible, Codable {
     /// Width in pixels.
     public var width: Int
     /// Height in pixels.
@@ -48,7 +48,7 @@ public struct Size: Hashable, Sendable, Comparable, CustomStringConvertible, Cod
     public init(width: Int, height: Int) { self.width = width; self.height = height }
 
     /// Parses `"640x480"`.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         let parts = text.lowercased().split(separator: "x")
         guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
         self.init(width: w, height: h)
@@ -66,11 +66,6 @@ public struct Size: Hashable, Sendable, Comparable, CustomStringConvertible, Cod
     public var area: Int {
         let (product, overflow) = width.multipliedReportingOverflow(by: height)
         return overflow ? Int.max : product
-    }
-
-    /// Orders by area, then width.
-    public static func < (lhs: Size, rhs: Size) -> Bool {
-        (lhs.area, lhs.width) < (rhs.area, rhs.width)
     }
 
     /// `"640x480"`.

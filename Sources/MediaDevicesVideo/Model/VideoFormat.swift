@@ -15,7 +15,8 @@ public struct VideoFormat: Hashable, Sendable, CustomStringConvertible {
     /// for the multi-planar formats (NV12M, YUV420M).
     public var bufferSizes: [Int]
     /// The YCbCr matrix and range of the data (for YUV formats; RGB and grey data are full range).
-    /// Without one, BT.601 limited for YUV, full range otherwise (`Colorimetry.default(for:)`).
+    /// Without one, BT.601 limited for YUV (``Colorimetry/bt601Limited``), full range otherwise
+    /// (``Colorimetry/jpeg``).
     public var colorimetry: Colorimetry
 
     /// A format with the driver-reported strides and buffer sizes.

@@ -2,7 +2,7 @@ import MediaDevicesCore
 /// Which way up a frame's content is, as video-chat SDKs carry it with each frame
 /// (`OTVideoOrientation`, Twilio ``VideoOrientation``): the rotation a renderer applies to show
 /// the image upright.
-public enum VideoOrientation: String, Sendable, Codable, CaseIterable {
+public enum VideoOrientation: String, Sendable, Encodable, CaseIterable {
     /// Upright; no rotation needed.
     case up
     /// Rotated: turn 90° clockwise to show upright.

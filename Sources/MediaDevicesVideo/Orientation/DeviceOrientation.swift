@@ -29,7 +29,7 @@ public enum DeviceOrientation: String, Sendable, CaseIterable {
 /// convention (used by the udev hwdb and iio-sensor-proxy) a reading at rest points the way
 /// gravity pulls, so upright in the natural orientation reads about (0, -9.81, 0) and left
 /// edge up about (9.81, 0, 0).
-public struct AccelerationReading: Sendable, Hashable, Codable {
+public struct AccelerationReading: Sendable, Hashable, Encodable {
     /// Along the device's x axis.
     public var x: Double
     /// Along the device's y axis.

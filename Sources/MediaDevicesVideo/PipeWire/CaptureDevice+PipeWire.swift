@@ -19,7 +19,7 @@ extension CaptureDevice {
     /// open, the identifier V4L2 would give it. With `.pipewire` alone only
     /// cameras PipeWire offers are listed, with only their PipeWire routes. `.portal` adds the
     /// cameras the Camera portal's remote sees (as a sandboxed application does), each with its
-    /// portal route (backend `.portal`): ask for access first (`CameraPortal.requestAccess()`),
+    /// portal route (backend `.portal`): ask for access first (``CameraPortal/requestAccess(timeout:)``),
     /// else a `.permissionDenied` problem; `.notFound` without a Camera portal. The wait on PipeWire runs on a thread of its own
     /// and lasts at most `pipeWireTimeout`, cancelled or not (libpipewire's round trip does not
     /// look at the task).

@@ -53,7 +53,7 @@ extension PipeWireCameraNode {
     }
 
     /// Changes to this node's controls as they happen, from any program (`setControls` through
-    /// PipeWire, `pw-cli set-param`, `v4l2-ctl` on the device), as the same ``ControlChanges``
+    /// PipeWire, `pw-cli set-param`, `v4l2-ctl` on the device), as the same `ControlChanges`
     /// sequence the V4L2 path gives, with the node's control ids and keys. PipeWire 0.3.65's
     /// nodes announce no control change (no Props or PropInfo event), so the changes are
     /// watched on the V4L2 device the node wraps (`V4L2_EVENT_CTRL`), matched to the node's

@@ -116,7 +116,12 @@ public final class PipeWireCameraSource: VideoSource, @unchecked Sendable {
     /// ``CaptureDevice/controlChanges()``. PipeWire 0.3.65's nodes announce no control change, so they are
     /// watched on the V4L2 device the node wraps; ``/MediaDevicesCore/MediaDevicesError/Code/notFound``
     /// (naming why) for a node without one this process may open, such as a libcamera node.
-    public func controlChanges() throws(MediaDevicesError) -> ControlChanges { try node.controlChanges() }
+    public func controlChanges() throws(MediaDevicesError) -> some AsyncSequence<ControlChange, Never> & Sendable {
+        try node.controlChanges()
+    }
+
+    /// ``controlChanges()`` as its concrete type, which the tests stop.
+    package func controlWatch() throws(MediaDevicesError) -> ControlChanges { try node.controlChanges() }
 
     /// Sets the controls `settings` name (by id, a ``CameraControl/id`` of ``controls()``, or by name)
     /// through the node's Props, without stopping the stream. Every setting is checked first, and nothing is

@@ -2,7 +2,7 @@ import MediaDevicesCore
 import Synchronization
 
 /// Counters and measurements of a capture run.
-public struct CaptureStatistics: Sendable, Hashable, Codable {
+public struct CaptureStatistics: Sendable, Hashable, Encodable {
     /// Frames handed to consumers.
     public var deliveredFrames: Int = 0
     /// Frames the driver dropped before we saw them, counted from gaps in sequence numbers. A
@@ -40,11 +40,11 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     /// MJPEG frames decoded once for several converting consumers (sequences with an output,
     /// a ``ConvertingConsumer``), at the largest scale any of them needed.
     public var sharedDecodeFrames: Int = 0
-    /// Frames the asynchronous sequences handed out as the driver's own buffer, on lease (the
-    /// sum of their `VideoFrames.leasedFrames`).
+    /// Frames the asynchronous sequences (``VideoSource/frames(bufferSize:)``) handed out as the
+    /// driver's own buffer, on lease, all sequences together.
     public var leasedFrames: Int = 0
     /// Frames the sequences copied although the source lends them, because a lease would have
-    /// left the driver too few buffers (the sum of their `VideoFrames.copiedFrames`).
+    /// left the driver too few buffers, all sequences together.
     public var copiedFrames: Int = 0
     /// The buffers the driver or producer cycles in this run (V4L2's granted count, the buffers
     /// PipeWire negotiated, the screen's framebuffers), as the last lendable frame found them; 0

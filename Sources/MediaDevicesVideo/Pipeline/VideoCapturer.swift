@@ -6,9 +6,10 @@ import MediaDevicesCore
 /// Frames reach applications two ways, which can be used together:
 /// - `consumer`: a callback on the source's capture thread, zero-copy (the frame's planes are
 ///   the driver's buffer, lent for the duration of the call);
-/// - `frames(bufferSize:)`: an `AsyncSequence` with a bounded buffer that drops the oldest frame
-///   when the application falls behind, and counts what it dropped. Cameras lend the driver's
-///   buffer (held until the loop body ends); other sources give pooled copies.
+/// - ``VideoSource/frames(bufferSize:)`` on every source the library makes: an `AsyncSequence`
+///   with a bounded buffer that drops the oldest frame when the application falls behind, and
+///   counts what it dropped. Cameras lend the driver's buffer (held until the loop body ends);
+///   other sources give pooled copies.
 public protocol VideoCapturer: AnyObject, Sendable {
     /// Prepares the source: opens the device and negotiates the format. (`initCapture`)
     /// - Throws: the device's failure (`.notFound`, `.busy`, `.permissionDenied`,
@@ -29,14 +30,6 @@ public protocol VideoCapturer: AnyObject, Sendable {
     var orientation: VideoOrientation { get }
     /// The callback consumer; replaceable at any time, also while capturing.
     var consumer: (any VideoFrameConsumer)? { get set }
-    /// A new asynchronous sequence of frames, with room for `bufferSize` frames before the oldest
-    /// is dropped. It ends when the source stops or fails (then it throws the failure).
-    func frames(bufferSize: Int) -> VideoFrames
-    /// A new asynchronous sequence of frames converted to `output` (format, size, rotation,
-    /// mirroring) on the capture thread. Each sequence may ask for a different output. Frames
-    /// that cannot be converted (corrupt JPEGs) are dropped and counted in `statistics`.
-    /// - Throws: `.unsupportedFormat` for an output the pipeline cannot produce.
-    func frames(bufferSize: Int, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames
     /// Counters and measurements of the current or last run.
     var statistics: CaptureStatistics { get }
 }

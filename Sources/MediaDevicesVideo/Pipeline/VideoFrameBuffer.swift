@@ -1,7 +1,7 @@
 import MediaDevicesCore
 import Synchronization
 
-/// A captured frame the application holds, from a ``VideoFrames`` sequence: either the driver's
+/// A captured frame the application holds, from a ``VideoSource/frames(bufferSize:)`` sequence: either the driver's
 /// own buffer on lease (zero-copy) or a copy in pooled memory.
 ///
 /// **Leased frames.** When the source can lend its buffers (V4L2 cameras), the planes are the
@@ -11,8 +11,8 @@ import Synchronization
 /// the sequence is next asked for a frame or sees the next frame arrive), or at once with
 /// `release()`. Stopping, a format change or an unplug do not unmap a leased buffer: it stays
 /// readable until released, then it is unmapped. When a lease would leave the driver fewer
-/// buffers than it needs (`CameraSource.minimumQueuedBuffers`), the frame is copied instead
-/// (`VideoFrames.copiedFrames`): a slow consumer never starves the driver.
+/// buffers than it needs (``CameraSource/minimumQueuedBuffers``), the frame is copied instead
+/// (counted in ``CaptureStatistics/copiedFrames``): a slow consumer never starves the driver.
 ///
 /// **Access.** The pixels are lent only inside `withFrame`/`withUnsafeBytes`. A buffer released
 /// while it is being read is given back when the read ends; after `release()` it reads as an

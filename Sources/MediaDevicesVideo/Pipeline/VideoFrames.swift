@@ -1,29 +1,14 @@
 import MediaDevicesCore
 import Synchronization
 
-/// An asynchronous sequence of captured frames with a bounded buffer. When the application
-/// falls behind, the oldest waiting frame is dropped (AVFoundation's
-/// `alwaysDiscardsLateVideoFrames`) and counted in ``droppedFrames``. The sequence ends when the
-/// source stops, and throws the source's ``/MediaDevicesCore/MediaDevicesError`` when it fails.
-///
-/// Frames of a camera's own format come on lease: the element is the driver's buffer, held until
-/// the loop body ends (see ``VideoFrameBuffer``), copied only when a lease would starve the
-/// driver. A KMS screen made with ``ScreenSource/exportsDMABuf`` lends its framebuffer the same way (live
-/// scanout memory, not a snapshot). Converted sequences and sources that cannot lend (other
-/// screens, the test pattern) give pooled copies.
-///
-/// ```swift
-/// for try await frame in camera.frames() {
-///     frame.withFrame { encoder.encode($0) }   // the driver's buffer, no copy
-/// }                                            // given back to the driver here
-/// ```
-///
-/// Iterate it from one task at a time.
-public struct VideoFrames: AsyncSequence, Sendable {
+/// The sequence ``VideoSource/frames(bufferSize:)`` returns (see there), with its own counters;
+/// package-internal: the command-line tool and the tests get it from `frameSequence(bufferSize:)`.
+@usableFromInline
+package struct VideoFrames: AsyncSequence, Sendable {
     /// Each element is one frame: the driver's buffer on lease or a pooled copy.
-    public typealias Element = VideoFrameBuffer
+    @usableFromInline package typealias Element = VideoFrameBuffer
     /// What the sequence throws: the source's failure.
-    public typealias Failure = MediaDevicesError
+    @usableFromInline package typealias Failure = MediaDevicesError
     let queue: FrameQueue
     /// Keeps the source feeding `queue` while this sequence or an iterator of it lives (`nil` for
     /// a queue fed directly).
@@ -35,17 +20,18 @@ public struct VideoFrames: AsyncSequence, Sendable {
     }
 
     /// Frames this sequence dropped because its buffer was full.
-    public var droppedFrames: Int { queue.figures.dropped }
+    package var droppedFrames: Int { queue.figures.dropped }
     /// Frames this sequence delivered as the driver's own buffer, on lease.
-    public var leasedFrames: Int { queue.figures.leased }
+    package var leasedFrames: Int { queue.figures.leased }
     /// Frames that could have been leased but were copied, because a lease would have left the
     /// driver fewer buffers than it needs (the application held too many).
-    public var copiedFrames: Int { queue.figures.copied }
+    package var copiedFrames: Int { queue.figures.copied }
 
     /// The iterator.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    @usableFromInline
+    package struct AsyncIterator: AsyncIteratorProtocol {
         /// What the iterator throws: the source's failure.
-        public typealias Failure = MediaDevicesError
+        @usableFromInline package typealias Failure = MediaDevicesError
         @usableFromInline let queue: FrameQueue
         /// Keeps the sequence fed while the iterator lives.
         let subscription: FrameDelivery.Subscription?
@@ -65,7 +51,7 @@ public struct VideoFrames: AsyncSequence, Sendable {
         /// the generic one), which under a task-executor preference takes the task's
         /// status-record lock on every frame.
         @inlinable
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaDevicesError) -> VideoFrameBuffer? {
+        package mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaDevicesError) -> VideoFrameBuffer? {
             switch try queue.nextWithoutWaiting() {
             case .frame(let buffer): return buffer
             case .end: return nil
@@ -74,11 +60,11 @@ public struct VideoFrames: AsyncSequence, Sendable {
         }
 
         /// The next frame, `nil` at the end; throws the source's failure.
-        public mutating func next() async throws(MediaDevicesError) -> VideoFrameBuffer? { try await next(isolation: nil) }
+        @usableFromInline package mutating func next() async throws(MediaDevicesError) -> VideoFrameBuffer? { try await next(isolation: nil) }
     }
 
     /// Makes the iterator.
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue, subscription: subscription) }
+    @usableFromInline package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue, subscription: subscription) }
 }
 
 /// The bounded drop-oldest queue behind ``VideoFrames``, with its own buffer pool.

@@ -161,15 +161,50 @@ public class VideoSource: VideoCapturer, @unchecked Sendable {
         set { delivery.consumer = newValue }
     }
 
-    /// A new asynchronous sequence of frames (see ``VideoFrames``), with room for `bufferSize`
-    /// frames before the oldest is dropped.
-    public func frames(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
+    /// A new asynchronous sequence of frames, with room for `bufferSize` frames before the oldest
+    /// is dropped.
+    ///
+    /// When the application falls behind, the oldest waiting frame is dropped (AVFoundation's
+    /// `alwaysDiscardsLateVideoFrames`) and counted in ``CaptureStatistics/queueDroppedFrames``. The
+    /// sequence ends when the source stops, or when the reading task is cancelled, and throws the
+    /// source's ``/MediaDevicesCore/MediaDevicesError`` when it fails.
+    ///
+    /// Frames of a camera's own format come on lease: the element is the driver's buffer, held
+    /// until the loop body ends (see ``VideoFrameBuffer``), copied only when a lease would starve
+    /// the driver (``CaptureStatistics/leasedFrames`` and ``CaptureStatistics/copiedFrames``
+    /// count both). A KMS screen made with ``ScreenSource/exportsDMABuf`` lends its framebuffer the
+    /// same way (live scanout memory, not a snapshot). Converted sequences and sources that cannot
+    /// lend (other screens, the test pattern) give pooled copies.
+    ///
+    /// ```swift
+    /// for try await frame in camera.frames() {
+    ///     frame.withFrame { encoder.encode($0) }   // the driver's buffer, no copy
+    /// }                                            // given back to the driver here
+    /// ```
+    ///
+    /// Iterate it from one task at a time; make one sequence per reader.
+    public func frames(bufferSize: Int = 4) -> some AsyncSequence<VideoFrameBuffer, MediaDevicesError> & Sendable {
+        frameSequence(bufferSize: bufferSize)
+    }
 
     /// A new asynchronous sequence of frames converted to `output` (format, size, rotation,
-    /// mirroring) on the capture thread; see ``VideoCapturer/frames(bufferSize:output:)``. Screen
-    /// sharing wants `OutputFormat(.argb)` or ``PixelFormat/nv12`` for encoders; give
-    /// `output.size` to keep one size across a screen's mode changes.
-    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
+    /// mirroring) on the capture thread, as ``frames(bufferSize:)`` otherwise. Each sequence may
+    /// ask for a different output. Frames that cannot be converted (corrupt JPEGs) are dropped and
+    /// counted in ``statistics``. Screen sharing wants `OutputFormat(.argb)` or
+    /// ``PixelFormat/nv12`` for encoders; give `output.size` to keep one size across a screen's
+    /// mode changes.
+    /// - Throws: `.unsupportedFormat` for an output the pipeline cannot produce.
+    public func frames(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError)
+        -> some AsyncSequence<VideoFrameBuffer, MediaDevicesError> & Sendable {
+        try frameSequence(bufferSize: bufferSize, output: output)
+    }
+
+    /// ``frames(bufferSize:)`` as its concrete type, with the sequence's own counters (for the
+    /// command-line tool and the tests).
+    package func frameSequence(bufferSize: Int = 4) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
+
+    /// ``frames(bufferSize:output:)`` as its concrete type.
+    package func frameSequence(bufferSize: Int = 4, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
         try core.frames(bufferSize: bufferSize, output: output)
     }
 

@@ -43,7 +43,7 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses an output pixel format: `NV12`, `I420`/`YU12`, `ARGB` (libyuv's: bytes B, G, R, A).
-    public static func pixelFormat(parsing text: String) -> PixelFormat? {
+    package static func pixelFormat(parsing text: String) -> PixelFormat? {
         switch text.uppercased() {
         case "ARGB", "AR24", "BGRA8888": return .argb
         case "I420", "YU12", "IYUV": return .yu12

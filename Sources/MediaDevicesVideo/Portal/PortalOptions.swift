@@ -1,9 +1,9 @@
 import MediaDevicesCore
-/// How a ``ScreenSource`` of the Wayland screen-cast portal (`ScreenBackend.portal`) asks for
+/// How a ``ScreenSource`` of the Wayland screen-cast portal (``ScreenBackend/portal``) asks for
 /// its screen. The portal asks the user which screen or window to share; with a restore token
 /// from an earlier session it gives the same one again without asking.
 public struct PortalOptions: Sendable, Hashable {
-    /// A restore token from an earlier session (`ScreenSource.portalRestoreToken`); `nil`: the
+    /// A restore token from an earlier session (``ScreenSource/portalRestoreToken``); `nil`: the
     /// one `restoreTokens` holds for the same bus and source type (by default the last this
     /// process received), else the one in `restoreTokenFile`, else none (the user is asked).
     public var restoreToken: String?

@@ -4,7 +4,7 @@ import Synchronization
 /// Where the restore tokens the screen-cast portal returns are kept in memory, by session bus
 /// and source type, so that the next session of the same screen restores the user's choice
 /// without asking. ``PortalOptions`` that name no store use the process's own; an application
-/// that runs several independent users or sessions in one process gives each its own store. Tokens are secrets (see `PortalOptions.restoreTokenFile`).
+/// that runs several independent users or sessions in one process gives each its own store. Tokens are secrets (see ``PortalOptions/restoreTokenFile``).
 public final class PortalRestoreTokens: Sendable, Hashable {
     /// The process-wide store: every ``PortalOptions`` that names no other.
     package static let shared = PortalRestoreTokens()

@@ -14,7 +14,7 @@ import SystemPackage
 // @unchecked Sendable: every stored property is immutable but `isClosed`, an atomic; `grant`
 // (a struct of descriptors and paths) is touched only by `close()`, once.
 public final class PortalScreenCast: @unchecked Sendable {
-    /// The portal screen asked for (`ScreenSource.discover(backend: .portal)`).
+    /// The portal screen asked for (from ``ScreenSource/discover(backend:)`` with `.portal`).
     public let screen: Screen
     /// The PipeWire node that carries the shared picture.
     public let nodeID: UInt32
@@ -22,7 +22,7 @@ public final class PortalScreenCast: @unchecked Sendable {
     public let size: Size?
     /// The token that brings this choice back in a later session without asking (`nil` when
     /// the portal does not persist choices, before version 4). Also kept as
-    /// `PortalOptions.restoreTokenFile` says.
+    /// ``PortalOptions/restoreTokenFile`` says.
     public let restoreToken: String?
     /// A connection to PipeWire that sees only this session's stream (owned by this object and
     /// valid until `close()`). PipeWire clients take ownership of the descriptor they connect

@@ -1,6 +1,6 @@
 import MediaDevicesCore
 /// How a ``ScreenSource`` reads a screen.
-public enum ScreenBackend: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+public enum ScreenBackend: String, Sendable, Hashable, CaseIterable, Encodable, CustomStringConvertible {
     /// DRM/KMS: the framebuffer a display output scans out, below any compositor (kiosks,
     /// consoles, embedded boards). Needs `CAP_SYS_ADMIN` or DRM master.
     case kms

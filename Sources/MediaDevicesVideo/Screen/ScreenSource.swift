@@ -98,8 +98,8 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
     /// (XRGB8888/ARGB8888 screens); X11, the XFIXES cursor image; portal, embedded by the
     /// compositor (when the portal offers it; else hidden).
     public let showsCursor: Bool
-    /// How framebuffers are mapped (KMS only).
-    public let mapping: FramebufferMapping
+    /// How framebuffers are mapped (KMS only; `.automatic` for sources an app makes).
+    package let mapping: FramebufferMapping
     /// Whether a grab that finds the screen unchanged since the last frame delivers nothing
     /// (counted in ``CaptureStatistics/unchangedFrames``), as screen sharing wants; `false` gives
     /// a frame at every deadline, as a constant-rate file wants. X11 and the portal track changes.
@@ -114,8 +114,8 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
     /// instead of copying it: a held frame keeps it mapped and exported (across mode changes, stop and
     /// release) until let go, and reads it live, without `DMA_BUF_IOCTL_SYNC` (use
     /// ``DMABufPlane/withCPUAccess(_:)`` where caches are not coherent). Frames with the cursor blended in
-    /// are copies and carry none. With ``FramebufferMapping/automatic`` mapping the pixels are read through
-    /// the same export (the grab between `DMA_BUF_IOCTL_SYNC` start and end).
+    /// are copies and carry none. The pixels are then read through the same export (the grab between
+    /// `DMA_BUF_IOCTL_SYNC` start and end).
     public let exportsDMABuf: Bool
     /// How the portal is asked (portal screens only).
     public let portalOptions: PortalOptions
@@ -298,9 +298,18 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
     /// delivering unchanged pictures again (`skipsUnchangedFrames: false`), exporting the
     /// framebuffer as DMA-BUF (`exportsDMABuf`, KMS only); a portal screen is asked for as
     /// `portal` says (restore token, waits).
-    public init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
-                showsCursor: Bool = false, mapping: FramebufferMapping = .automatic, skipsUnchangedFrames: Bool = true,
-                exportsDMABuf: Bool = false, portal: PortalOptions = PortalOptions()) {
+    public convenience init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
+                            showsCursor: Bool = false, skipsUnchangedFrames: Bool = true,
+                            exportsDMABuf: Bool = false, portal: PortalOptions = PortalOptions()) {
+        self.init(screen: screen, frameRate: frameRate, region: region, showsCursor: showsCursor, mapping: .automatic,
+                  skipsUnchangedFrames: skipsUnchangedFrames, exportsDMABuf: exportsDMABuf, portal: portal)
+    }
+
+    /// A source that maps KMS framebuffers only as `mapping` says (for the tests and the
+    /// command-line tool: `.automatic` tries the dumb-buffer map, then PRIME).
+    package init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
+                 showsCursor: Bool = false, mapping: FramebufferMapping, skipsUnchangedFrames: Bool = true,
+                 exportsDMABuf: Bool = false, portal: PortalOptions = PortalOptions()) {
         self.portalOptions = portal
         self.screen = screen
         self.region = region
@@ -459,7 +468,7 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
     public var currentScreen: Screen? { state.withLock { $0.grabbing }?.grabber.screen }
 
     /// The framebuffer grabbed last (id, format, modifier, pitch, mapping method); `nil` on X11.
-    public var framebuffer: FramebufferDescription? { (state.withLock { $0.grabbing }?.grabber as? ScreenGrabber)?.framebuffer }
+    package var framebuffer: FramebufferDescription? { (state.withLock { $0.grabbing }?.grabber as? ScreenGrabber)?.framebuffer }
 }
 
 extension ScreenSource {

@@ -11,7 +11,7 @@ import Synchronization
 // `let` of a Sendable type; what changes lives behind the published state's lock and the core's.
 public final class TestPatternSource: VideoSource, @unchecked Sendable {
     /// What the source draws.
-    public enum Pattern: String, Sendable, CaseIterable, Codable {
+    public enum Pattern: String, Sendable, CaseIterable, Encodable {
         /// 100% colour bars moving 4 pixels left per frame, with the frame number at the top left.
         case colorBars
         /// Random bytes in every plane.

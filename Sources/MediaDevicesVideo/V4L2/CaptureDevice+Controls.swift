@@ -7,7 +7,7 @@ extension CaptureDevice {
     /// Every control the driver exposes, grouped by class in the driver's order, with menus and
     /// current values. The corresponding ioctls are `VIDIOC_QUERY_EXT_CTRL`,
     /// `VIDIOC_QUERYMENU` and `VIDIOC_G_EXT_CTRLS`. A camera only PipeWire offers lists its
-    /// node's controls, read again from the session (`PipeWireCameraNode.controls`).
+    /// node's controls, read again from the session (``PipeWireCameraNode/controls``).
     public func controls() throws(MediaDevicesError) -> [CameraControl] {
         if let node = onlyPipeWireNode { return try node.controlsWithValues() }
         return try V4L2Device(path: path).queryControls()
@@ -21,7 +21,7 @@ extension CaptureDevice {
     /// Sets the controls as one request: all of them or, when any cannot be set (out of range,
     /// read-only, inactive, unknown), none, with an error naming it and what it takes. The
     /// corresponding ioctls are `VIDIOC_TRY_EXT_CTRLS` and `VIDIOC_S_EXT_CTRLS`. A camera only
-    /// PipeWire offers sets them through its node's Props as `PipeWireCameraSource.setControls`.
+    /// PipeWire offers sets them through its node's Props as ``PipeWireCameraSource/setControls(_:)``.
     public func setControls(_ settings: [ControlSetting]) throws(MediaDevicesError) {
         if let node = onlyPipeWireNode { return try node.apply(settings) }
         let device = try V4L2Device(path: path)
@@ -46,8 +46,24 @@ extension CaptureDevice {
     /// Changes to the controls as they happen (value, range and flags), including those made
     /// by other processes. The corresponding ioctls are `VIDIOC_SUBSCRIBE_EVENT` with
     /// `V4L2_EVENT_CTRL` and `VIDIOC_DQEVENT`. A camera only PipeWire offers reports them as
-    /// `PipeWireCameraSource.controlChanges()` does (`.notFound` where PipeWire cannot say).
-    public func controlChanges() throws(MediaDevicesError) -> ControlChanges {
+    /// ``PipeWireCameraSource/controlChanges()`` does (`.notFound` where PipeWire cannot say).
+    ///
+    /// The sequence has its own file descriptor and thread, subscribed to every control. It ends
+    /// when the reading task is cancelled, or when the sequence and its iterator are dropped:
+    ///
+    /// ```swift
+    /// let watching = Task {
+    ///     for await change in try camera.controlChanges() { print(change) }
+    /// }
+    /// …
+    /// watching.cancel()   // stops watching
+    /// ```
+    public func controlChanges() throws(MediaDevicesError) -> some AsyncSequence<ControlChange, Never> & Sendable {
+        try controlWatch()
+    }
+
+    /// ``controlChanges()`` as its concrete type, which the command-line tool and the tests stop.
+    package func controlWatch() throws(MediaDevicesError) -> ControlChanges {
         if let node = onlyPipeWireNode { return try node.controlChanges() }
         return try ControlChanges(path: path)
     }
@@ -114,11 +130,11 @@ extension CameraControl {
 }
 
 extension CameraSource {
-    /// The controls of the camera this source captures from (see `CaptureDevice.controls()`);
+    /// The controls of the camera this source captures from (see ``CaptureDevice/controls()``);
     /// works while capturing.
     public func controls() throws(MediaDevicesError) -> [CameraControl] { try device.controls() }
 
     /// Sets controls on the camera this source captures from, all or none, without stopping
-    /// the stream (see `CaptureDevice.setControls(_:)`).
+    /// the stream (see ``CaptureDevice/setControls(_:)``).
     public func setControls(_ settings: [ControlSetting]) throws(MediaDevicesError) { try device.setControls(settings) }
 }

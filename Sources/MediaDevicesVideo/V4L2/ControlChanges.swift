@@ -60,12 +60,13 @@ public struct ControlChange: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Control changes on one camera as they happen, from any process, as an `AsyncSequence`
-/// (`CaptureDevice.controlChanges()`). It has its own file descriptor and thread, subscribed to
-/// every control; `stop()` (or dropping it) ends the sequence.
-public final class ControlChanges: AsyncSequence, Sendable {
+/// Control changes on one camera as they happen, from any process: the sequence
+/// ``CaptureDevice/controlChanges()`` returns. It has its own file descriptor and thread,
+/// subscribed to every control; `stop()`, cancelling the reading task, or dropping the sequence
+/// and its iterator ends it. Package-internal (the command-line tool and the tests stop it).
+package final class ControlChanges: AsyncSequence, Sendable {
     /// One change.
-    public typealias Element = ControlChange
+    package typealias Element = ControlChange
     private let stream: AsyncStream<ControlChange>
     private let continuation: AsyncStream<ControlChange>.Continuation
     private let wake: WakeUpEvent
@@ -97,6 +98,9 @@ public final class ControlChanges: AsyncSequence, Sendable {
         let wake = try WakeUpEvent()
         self.wake = wake
         let continuation = self.continuation
+        // A reader that is cancelled, or an iterator dropped, ends the watch: the thread leaves
+        // its poll (joined when the sequence goes).
+        continuation.onTermination = { _ in wake.signal() }
         thread = try CaptureThread(name: "md-controls") {
             ControlChanges.run(device, keys: keys, wake: wake, continuation: continuation)
         }
@@ -105,14 +109,28 @@ public final class ControlChanges: AsyncSequence, Sendable {
     deinit { stop() }
 
     /// Stops watching and ends the sequence. Safe to call more than once.
-    public func stop() {
+    package func stop() {
         wake.signal()
         thread.join()
         continuation.finish()
     }
 
-    /// The sequence's iterator (one consumer).
-    public func makeAsyncIterator() -> AsyncStream<ControlChange>.Iterator { stream.makeAsyncIterator() }
+    /// The sequence's iterator (one consumer); it keeps the watch alive while it is read.
+    package func makeAsyncIterator() -> Iterator { Iterator(owner: self, base: stream.makeAsyncIterator()) }
+
+    /// The iterator: the stream's, holding the watch (its thread and descriptor).
+    package struct Iterator: AsyncIteratorProtocol {
+        let owner: ControlChanges
+        var base: AsyncStream<ControlChange>.Iterator
+
+        /// The next change; `nil` once the watch stopped or the reading task was cancelled.
+        package mutating func next() async -> ControlChange? { await base.next() }
+
+        /// The next change, on the caller's isolation.
+        package mutating func next(isolation actor: isolated (any Actor)?) async -> ControlChange? {
+            await base.next(isolation: actor)
+        }
+    }
 
     private static func run(_ device: V4L2Device, keys: [UInt32: (id: UInt32, key: String)], wake: WakeUpEvent,
                             continuation: AsyncStream<ControlChange>.Continuation) {

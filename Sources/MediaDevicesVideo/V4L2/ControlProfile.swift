@@ -1,7 +1,7 @@
 import MediaDevicesCore
 import Foundation
 /// The writable controls of one camera and their values, saved as JSON and restored after a
-/// replug (`CaptureDevice.controlProfile()`, `restoreControls(_:)`), keyed by the camera's
+/// replug (``CaptureDevice/controlProfile()``, `restoreControls(_:)`), keyed by the camera's
 /// `uniqueID`.
 public struct ControlProfile: Sendable, Hashable, Codable {
     /// The camera it was saved from.

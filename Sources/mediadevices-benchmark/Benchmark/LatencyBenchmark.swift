@@ -41,7 +41,7 @@ struct LatencyBenchmark {
             let total = frames + warmUpFrames
             let callback = CallbackRecorder(capacity: total)
             source.consumer = callback
-            let sequence = converted ? try source.frames(bufferSize: 8, output: OutputFormat(.nv12)) : source.frames(bufferSize: 8)
+            let sequence = converted ? try source.frameSequence(bufferSize: 8, output: OutputFormat(.nv12)) : source.frameSequence(bufferSize: 8)
             let reader = SequenceRecorder(capacity: total)
             try source.start()
             reader.drain(sequence, executor: kind == .executor ? source.captureExecutor : nil)

@@ -66,8 +66,8 @@ struct StreamOnly {
         switch path {
         case .callback: source.consumer = counter; sequence = nil
         case .callbackConverted: source.consumer = try ConvertingConsumer(output: request, consumer: counter); sequence = nil
-        case .sequence, .executor: sequence = source.frames(bufferSize: 16)
-        case .converted: sequence = try source.frames(bufferSize: 16, output: request)
+        case .sequence, .executor: sequence = source.frameSequence(bufferSize: 16)
+        case .converted: sequence = try source.frameSequence(bufferSize: 16, output: request)
         }
         try source.start()
         if let sequence { reader.drain(sequence, executor: path == .sequence ? nil : opened.captureExecutor, timing: false) }

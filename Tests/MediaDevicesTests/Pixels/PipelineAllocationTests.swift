@@ -15,8 +15,8 @@ final class PipelineAllocationTests: XCTestCase {
         let probe = AllocationProbe(warmUp: 20, measured: 300)
         let square = try ConvertingConsumer(output: OutputFormat(.nv12, size: Size(width: 480, height: 480)), consumer: probe)
         source.consumer = square
-        let turned = try source.frames(bufferSize: 2, output: OutputFormat(.argb, rotation: .clockwise90, mirrored: true))
-        let small = try source.frames(bufferSize: 2, output: OutputFormat(.yu12, size: Size(width: 320, height: 240)))
+        let turned = try source.frameSequence(bufferSize: 2, output: OutputFormat(.argb, rotation: .clockwise90, mirrored: true))
+        let small = try source.frameSequence(bufferSize: 2, output: OutputFormat(.yu12, size: Size(width: 320, height: 240)))
         try source.start()
         XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success, "320 frames arrived")
         source.stop()

@@ -43,7 +43,7 @@ enum LiveEvents {
         try await deviceEvents.subscribe { feed in
             let monitor = try library { try DeviceMonitor() }
             let reader = Task {
-                for await event in monitor {
+                for await event in monitor.events {
                     await feed.send("devices", DeviceChange(action: event.action.rawValue, kind: event.kind.rawValue,
                                                             uniqueID: event.uniqueID, devnode: event.devnode))
                 }
@@ -88,19 +88,18 @@ enum LiveEvents {
     /// its sources (`controlChanges()` on a device; the test pattern has no controls).
     static func camera(_ id: String, _ camera: DeviceCatalog.Camera, hub: StreamHub) async throws -> Response {
         try await cameraEvents.fanOut(id).subscribe { feed in
-            let changes: ControlChanges?
+            let watching: Task<Void, Never>?
             switch camera {
-            case .device(let device): changes = try library { try device.controlChanges() }
-            case .testPattern: changes = nil
-            }
-            let watching = changes.map { changes in
-                Task {
+            case .device(let device):
+                let changes = try library { try device.controlChanges() }
+                watching = Task {
                     for await change in changes {
                         await feed.send("control", ControlEcho(key: change.key, value: change.value, isWritable: change.isWritable,
                                                                minimum: change.minimum, maximum: change.maximum))
                     }
                     await feed.ended()   // the camera went (after a stop, this start is no longer the feed's)
                 }
+            case .testPattern: watching = nil
             }
             let counting = Task {
                 while !Task.isCancelled {
@@ -114,9 +113,8 @@ enum LiveEvents {
                 }
             }
             return {
-                watching?.cancel()
+                watching?.cancel()   // ends the control watch (its thread and descriptor)
                 counting.cancel()
-                changes?.stop()
             }
         }
     }
