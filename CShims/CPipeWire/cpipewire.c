@@ -1,4 +1,5 @@
 // CPipeWire: see cpipewire.h.
+#define _GNU_SOURCE  // mremap and MREMAP_MAYMOVE (cpw_mapping_alias)
 #include "cpipewire.h"
 #include "cpw_connection.h"
 #include "cpw_cameras.h"
@@ -56,16 +57,45 @@ struct cpw_capture {
     uint32_t buffers_removed;
 };
 
-/// One buffer's record (pw_buffer.user_data): its slot and, for camera buffers in memfd or
-/// DMA-BUF, our own read-only mapping over a descriptor of our own, so that the pixels stay
-/// readable after the stream let the buffer go (a lent frame outliving the run).
+/// One buffer's record (pw_buffer.user_data): its slot and, for camera buffers, our own
+/// read-only mapping of the pixels, so that they stay readable after the stream let the buffer
+/// go (a lent frame outliving its buffer set or the run): memfd and DMA-BUF mapped over a
+/// descriptor of our own; plain memory (MemPtr) in PipeWire's shared pool mapped a second time
+/// (cpw_mapping_alias).
 struct cpw_mapping {
     int slot;       // -1: none (screen streams)
-    void *base;     // NULL: not ours (plain memory, or mapped by the stream)
+    void *base;     // NULL: not ours (plain memory outside PipeWire's pool, or mapped by the stream)
     size_t size;
+    const uint8_t *bytes; // the first plane's first byte (spa_data.data's equivalent) in `base`
     int fd;         // ours (dup'd), -1 when none
     int is_dmabuf;  // DMA_BUF_IOCTL_SYNC brackets reads
 };
+
+cpw_mapping *cpw_mapping_alias(const void *data, size_t size, int slot) {
+    if (data == NULL || size == 0) return NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return NULL;
+    uintptr_t start = (uintptr_t)data & ~((uintptr_t)page - 1);
+    size_t length = ((uintptr_t)data + size - start + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    struct cpw_mapping *mapping = calloc(1, sizeof *mapping);
+    if (mapping == NULL) return NULL;
+    // Old size 0: a new mapping of the same pages (shared mappings only; the kernel refuses a
+    // private one with EINVAL). It outlives PipeWire's munmap of the original.
+    void *alias = mremap((void *)start, 0, length, MREMAP_MAYMOVE);
+    if (alias == MAP_FAILED) {
+        free(mapping);
+        return NULL;
+    }
+    mprotect(alias, length, PROT_READ);  // ours are reads only
+    mapping->slot = slot;
+    mapping->fd = -1;
+    mapping->base = alias;
+    mapping->size = length;
+    mapping->bytes = (const uint8_t *)alias + ((uintptr_t)data - start);
+    return mapping;
+}
+
+const void *cpw_mapping_bytes(const cpw_mapping *mapping) { return mapping != NULL ? mapping->bytes : NULL; }
 
 void cpw_mapping_free(struct cpw_mapping *mapping) {
     if (mapping == NULL) return;
@@ -200,6 +230,11 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
 // mapped here, once, by us (PW_STREAM_FLAG_MAP_BUFFERS maps only memfd in PipeWire 0.3.65, and
 // its mappings end with the stream): read-only, the whole of the first plane, over a descriptor
 // of our own, and the buffer gets a slot (a free one not awaiting a lent buffer's return).
+// Plain memory (MemPtr, fd -1: a producer such as GStreamer's pipewiresink) lies in a block of
+// PipeWire's pool, a memfd the stream mapped shared, and its mapping ends with the buffer set:
+// those pages are mapped a second time, read-only (cpw_mapping_alias), so that the buffer is
+// lent as a memfd one is, and a lease outlives the set with no copy. Plain memory outside the
+// pool (a producer in this process) gets no mapping of ours: its frames are copied.
 static void on_add_buffer(void *data, struct pw_buffer *buffer) {
     struct cpw_capture *c = data;
     c->buffers_added++;
@@ -219,6 +254,15 @@ static void on_add_buffer(void *data, struct pw_buffer *buffer) {
             break;
         }
     }
+    if (d->type == SPA_DATA_MemPtr && d->data != NULL && d->maxsize > 0 && mapping->slot >= 0
+        && pw_mempool_find_ptr(pw_core_get_mempool(c->connection.core), d->data) != NULL) {
+        struct cpw_mapping *alias = cpw_mapping_alias(d->data, d->maxsize, mapping->slot);
+        if (alias != NULL) {
+            buffer->user_data = alias;
+            free(mapping);
+        }
+        return;
+    }
     if (d->data != NULL || (d->type != SPA_DATA_DmaBuf && d->type != SPA_DATA_MemFd) || d->fd < 0) return;
     int fd = fcntl((int)d->fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return;
@@ -231,15 +275,16 @@ static void on_add_buffer(void *data, struct pw_buffer *buffer) {
     mapping->fd = fd;
     mapping->base = base;
     mapping->size = size;
+    mapping->bytes = (const uint8_t *)base + d->mapoffset;
     mapping->is_dmabuf = d->type == SPA_DATA_DmaBuf;
 }
 
-// Where a buffer's first plane is readable: the stream's mapping or ours (NULL: nowhere).
+// Where a buffer's first plane is readable: our mapping when there is one (a lent frame's
+// pixels must outlive the stream's), else the stream's (NULL: nowhere).
 static const uint8_t *cpw_buffer_bytes(struct pw_buffer *buffer) {
-    struct spa_data *d = &buffer->buffer->datas[0];
-    if (d->data != NULL) return d->data;
     struct cpw_mapping *mapping = buffer->user_data;
-    return mapping != NULL && mapping->base != NULL ? (const uint8_t *)mapping->base + d->mapoffset : NULL;
+    if (mapping != NULL && mapping->base != NULL) return mapping->bytes;
+    return buffer->buffer->datas[0].data;
 }
 
 // Brackets CPU reads of a DMA-BUF buffer (DMA_BUF_IOCTL_SYNC start, then end when given back).

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import MediaDevices
 import TestSupport
 import XCTest
@@ -247,6 +248,81 @@ final class PipeWireCaptureTests: XCTestCase {
         XCTAssertEqual(read.0.count, 20)
         XCTAssertEqual(Set(read.0), ["md-pipewire-cam"], "the loop body ran on the capture thread")
         XCTAssertGreaterThan(read.1, 10, "frames on lease: \(read.1) of 20")
+    }
+
+    /// Issue 52: a producer that gives PipeWire plain memory (`SPA_DATA_MemPtr`, fd -1:
+    /// GStreamer's `pipewiresink mode=provide`) has its frames lent as a memfd producer's are.
+    /// Read on the capture executor, every frame comes on lease with the callback's bytes and
+    /// none is copied (before, each was a 614 KB copy). A lease kept while the stream stops (its
+    /// buffer set removed: PipeWire's mapping of the buffer is gone) and then while the producer
+    /// quits still reads its frame, unchanged (before it is given back nothing reads memory
+    /// PipeWire reclaimed: that read would fault or tear); once let go, no mapping is left.
+    func testPlainMemoryFramesAreLentNotCopiedAndALeaseOutlivesItsBufferSet() async throws {
+        let session = try CameraSession(name: "memptr", devices: [])
+        defer { session.stop() }
+        // The producer, recorded in the session's `started` so that stopping the session stops it.
+        // It inherits no descriptor above 2 (a pipe of this test held open by it would leave
+        // the test waiting for ever), as scripts/camera-session starts its daemons.
+        let script = "\(session.directory)/provider.sh"
+        try """
+            export XDG_RUNTIME_DIR=\(session.directory) PIPEWIRE_REMOTE=\(session.remote)
+            for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+            setsid gst-launch-1.0 -q videotestsrc is-live=true pattern=ball \\
+                ! video/x-raw,format=YUY2,width=640,height=480,framerate=25/1 ! pipewiresink mode=provide \\
+                stream-properties='props,media.class=Video/Source,media.role=Camera,node.name=memptrcam,node.description=MemPtrCam' \\
+                >\(session.directory)/provider.log 2>&1 </dev/null &
+            echo "pid gst-launch $!" >>\(session.directory)/started
+            echo $!
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let provider = try Rig.run("bash \(script)")
+        let providerPID = try XCTUnwrap(pid_t(provider.trimmingCharacters(in: .whitespacesAndNewlines)), provider)
+        var camera: CaptureDevice?
+        for _ in 0..<100 where camera == nil {
+            camera = CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == "pipewire:memptrcam" }
+            if camera == nil { usleep(100_000) }
+        }
+        let device = try XCTUnwrap(camera, "the pipewiresink node within 10 s: \(Rig.shell("tail -n 5 \(session.directory)/provider.log").output)\n\(session.report)")
+        let source = try PipeWireCameraSource(device: device, request: request)
+        let reference = LeasedFrameTests.ReferenceCopies()
+        source.consumer = reference
+        let frames = source.frames(bufferSize: 4)
+        try source.start()
+        let (read, leased, matching, kept) = try await Task(executorPreference: source.captureExecutor) {
+            var read = 0, leased = 0, matching = 0
+            var kept: VideoFrameBuffer?
+            for try await frame in frames {
+                read += 1
+                if frame.isLeased { leased += 1 }
+                let expected = reference.copy(of: frame.sequence)
+                if frame.withFrame({ sameBytes($0.plane(0).bytes, expected) }) { matching += 1 }
+                if read == 10 { kept = frame }
+                if read == 30 { break }
+            }
+            return (read, leased, matching, kept)
+        }.value
+        XCTAssertEqual(read, 30)
+        XCTAssertEqual(matching, read, "every frame read has the callback's bytes")
+        XCTAssertEqual(leased, read, "plain-memory frames come on lease, not copied (\(frames.copiedFrames) copied after a refused lease)")
+        XCTAssertEqual(frames.copiedFrames, 0)
+        XCTAssertEqual(source.statistics.leasedFrames, frames.leasedFrames, "the source's statistics count the sequence's leases")
+        let held = try XCTUnwrap(kept)
+        XCTAssertTrue(held.isLeased)
+        let heldBytes = held.withFrame { Array($0.plane(0).bytes) }
+        XCTAssertEqual(heldBytes.count, 640 * 480 * 2)
+        XCTAssertTrue(heldBytes.withUnsafeBytes { sameBytes($0, reference.copy(of: held.sequence)) }, "the kept lease is the callback's frame")
+        // The stream closes: its buffers are removed and PipeWire unmaps them; the lease reads on.
+        source.stop()
+        XCTAssertEqual(held.withFrame { Array($0.plane(0).bytes) }, heldBytes, "a lease kept past its buffer set's removal reads its frame")
+        // The producer goes too: nobody but the lease maps those pages now.
+        Glibc.kill(providerPID, SIGTERM)
+        for _ in 0..<300 { guard Glibc.kill(providerPID, 0) == 0 else { break }; usleep(10_000) }
+        XCTAssertTrue(held.isLeased)
+        XCTAssertEqual(held.withFrame { Array($0.plane(0).bytes) }, heldBytes, "and after the producer quit")
+        held.release()
+        source.release()
+        XCTAssertEqual(Self.bufferMappings(), [], "buffer mappings left after the lease and the source were let go")
+        print("figure: PipeWire plain-memory producer (pipewiresink): \(leased) of \(read) frames read on the capture executor on lease, "
+              + "\(frames.copiedFrames) copied; a lease kept across the stream's stop and the producer's exit read back its \(heldBytes.count) bytes unchanged")
     }
 
     /// The capture thread (which also runs the stream's PipeWire loop and its process callback)

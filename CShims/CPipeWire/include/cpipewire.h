@@ -10,7 +10,8 @@
 /// One stream from a PipeWire node, over a connection made from a file descriptor.
 typedef struct cpw_capture cpw_capture;
 
-/// A camera buffer's own mapping (memfd or DMA-BUF), which a lent frame's pixels live in.
+/// A camera buffer's own mapping (memfd, DMA-BUF, or plain memory in PipeWire's shared pool),
+/// which a lent frame's pixels live in.
 typedef struct cpw_mapping cpw_mapping;
 
 /// The most buffers a camera stream keeps slots for (it asks for at most 16).
@@ -139,6 +140,16 @@ uint32_t cpw_capture_buffer_count(const cpw_capture *capture);
 
 /// Frees a lent buffer's mapping after its capture was closed (ending a DMA-BUF read first).
 void cpw_mapping_free(cpw_mapping *mapping);
+
+/// A second, read-only mapping of the shared pages holding the `size` bytes at `data` (mremap
+/// with old size 0: the same pages, no copy), which stays readable when the first is unmapped:
+/// how a camera buffer in plain memory (MemPtr) of PipeWire's pool is lent beyond its buffer set.
+/// NULL when the memory is not a shared mapping (the kernel refuses a private one) or on failure.
+/// Free it with cpw_mapping_free.
+cpw_mapping *cpw_mapping_alias(const void *data, size_t size, int slot);
+
+/// The first byte of the memory a mapping of cpw_mapping_alias (or of a camera buffer) reads.
+const void *cpw_mapping_bytes(const cpw_mapping *mapping);
 
 /// Gives back the held buffer, disconnects the stream and the connection, frees the capture.
 /// The mappings of buffers still lent stay (see cpw_mapping_free).

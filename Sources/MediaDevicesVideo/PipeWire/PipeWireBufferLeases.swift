@@ -10,8 +10,10 @@ import Synchronization
 /// stream, so a give-back from elsewhere marks the buffer and wakes that thread). The same
 /// policy as V4L2's: a lease is refused (the frame is copied instead) when it would leave the
 /// producer fewer than `minimumWithProducer` buffers. The pixels live in the capture's own
-/// mapping of each buffer (`cpw_mapping`), so a lease outlives the stream: after the run ended,
-/// the last give-back frees the mapping. Allocates nothing per frame.
+/// mapping of each buffer (`cpw_mapping`: memfd and DMA-BUF over a descriptor of its own; plain
+/// memory, `SPA_DATA_MemPtr`, as a second mapping of the same shared pages of PipeWire's pool), so
+/// a lease outlives its buffer set and the stream with no copy: after the run ended, the last
+/// give-back frees the mapping. Allocates nothing per frame.
 // @unchecked Sendable: the slots live in `state` behind its lock.
 final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
     /// What the run knows of one buffer slot (`cpw_frame.slot`).

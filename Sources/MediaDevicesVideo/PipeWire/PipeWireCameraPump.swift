@@ -8,7 +8,8 @@ import Glibc
 /// here, so one thread wakes per frame, in one system call), which also wakes for the stream's
 /// main loop (state changes, renegotiation, the node going away) and the run's wake-up event (a
 /// stop, a give-back, or a job of the ``CaptureExecutor``); deliver the newest buffer, lendable to
-/// sequences (`leases`) when it is in a mapping of our own (memfd, DMA-BUF), and give back the
+/// sequences (`leases`) when it is in a mapping of our own (memfd, DMA-BUF, and plain memory in
+/// PipeWire's shared pool, mapped a second time: `cpw_mapping_alias`), and give back the
 /// buffers whose leases ended. The capture thread steps it in a loop, running the executor's
 /// jobs between steps; a reader on that executor whose sequence is empty steps it too, instead
 /// of suspending (`CaptureExecutor.stepForReader`): a sequence read there costs what a consumer

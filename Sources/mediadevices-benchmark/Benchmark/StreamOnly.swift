@@ -79,9 +79,15 @@ struct StreamOnly {
         guard received() >= frames else {
             throw BenchmarkError("only \(received()) of \(frames) frames arrived from \(opened.name)")
         }
-        // For the benchmark's tools.log: whether the readers' frames were leased or copied.
+        // For the benchmark's tools.log: whether the readers' frames were leased or copied. The
+        // sequence counts leases and the copies made when a lease was refused; a frame its source
+        // could not lend at all (a screen, a PipeWire buffer with no mapping of the library's
+        // own) is copied without being counted there, so the rest of what was read is that.
         let statistics = source.statistics
-        print("\(path.rawValue): \(received()) frames read" + (sequence.map { ", \($0.leasedFrames) on lease, \($0.copiedFrames) copied" } ?? "")
+        print("\(path.rawValue): \(received()) frames read" + (sequence.map {
+            ", \($0.leasedFrames) on lease, \($0.copiedFrames) copied (lease refused), "
+                + "\(max(0, received() - $0.leasedFrames - $0.copiedFrames)) copied (not lendable)"
+        } ?? "")
               + ", \(statistics.scaledDecodeFrames) decoded scaled (last at \(statistics.lastDecodeScale?.description ?? "1"))")
     }
 }
