@@ -285,7 +285,7 @@ final class PipeWireCaptureTests: XCTestCase {
         let source = try PipeWireCameraSource(device: device, request: request)
         let reference = LeasedFrameTests.ReferenceCopies()
         source.consumer = reference
-        let frames = source.frames(bufferSize: 4)
+        let frames = source.frameSequence(bufferSize: 4)  // the concrete sequence: its lease counters
         try source.start()
         let (read, leased, matching, kept) = try await Task(executorPreference: source.captureExecutor) {
             var read = 0, leased = 0, matching = 0

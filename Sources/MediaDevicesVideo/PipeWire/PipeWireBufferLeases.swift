@@ -7,7 +7,9 @@ import Synchronization
 /// V4L2 run lends its driver buffers: a leased buffer stays out of the stream (not given back to
 /// the producer) until its last lease is given back, from whichever thread; the capture thread
 /// then gives it back (`pw_stream_queue_buffer` runs only on the thread that iterates the
-/// stream, so a give-back from elsewhere marks the buffer and wakes that thread). The same
+/// stream, so a give-back from elsewhere marks the buffer and wakes that thread; one on the
+/// capture thread itself, by a reader on the capture executor or a consumer callback, only marks
+/// it, and the thread's next step returns it before waiting: no wake-up, no extra pass). The same
 /// policy as V4L2's: a lease is refused (the frame is copied instead) when it would leave the
 /// producer fewer than `minimumWithProducer` buffers. The pixels live in the capture's own
 /// mapping of each buffer (`cpw_mapping`: memfd and DMA-BUF over a descriptor of its own; plain
@@ -46,12 +48,18 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
     /// Buffers kept with the producer however many frames are leased.
     let minimumWithProducer: Int
     private let wake: WakeUpEvent
+    /// The run's capture threads are marked as this object's (`CaptureThread.isOwned(by:)`).
+    private let owner: AnyObject
+    /// A give-back on the capture thread marked a buffer to return (`takePendingReturns`).
+    private let returnsPending = Atomic<Bool>(false)
     private let state = Mutex(State())
 
-    /// Leases for a run whose capture thread sleeps on `wake` (signalled when a give-back needs it).
-    init(minimumWithProducer: Int = 2, wake: WakeUpEvent) {
+    /// Leases for a run whose capture thread (a thread of `owner`'s) sleeps on `wake` (signalled
+    /// when a give-back from another thread needs it).
+    init(minimumWithProducer: Int = 2, wake: WakeUpEvent, owner: AnyObject) {
         self.minimumWithProducer = max(1, minimumWithProducer)
         self.wake = wake
+        self.owner = owner
         state.withLock { $0.slots.initialize(repeating: Slot(), count: Int(CPW_MAX_SLOTS)) }
     }
 
@@ -105,7 +113,18 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
             state.slots[index].returning = true
             return true
         }
-        if wakeCaptureThread { wake.signal() }
+        guard wakeCaptureThread else { return }
+        if CaptureThread.isOwned(by: owner) {
+            returnsPending.store(true, ordering: .releasing)  // the thread's next step returns it
+        } else {
+            wake.signal()
+        }
+    }
+
+    /// On the capture thread, before it waits: whether a give-back on this thread marked buffers
+    /// to return (`returnGivenBack`) without waking it; clears the mark.
+    func takePendingReturns() -> Bool {
+        returnsPending.exchange(false, ordering: .acquiringAndReleasing)
     }
 
     /// On the capture thread: gives every buffer whose last lease came back to `giveBack` (which

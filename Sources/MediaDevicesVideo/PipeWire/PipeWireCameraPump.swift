@@ -67,6 +67,8 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     /// to stop or after a failure (`failure` then says which), and from then on.
     func step() -> CaptureExecutor.Step {
         if failure != nil || shouldStop() { return .leave }
+        // Buffers given back on this thread since the last step (no wake-up was signalled).
+        if leases.takePendingReturns() { leases.returnGivenBack { capture.returnBuffer($0) } }
         let ready = capture.wait(timeoutMilliseconds: 1000)
         if ready.contains(.watched) {
             // A stop (seen at the next step), a job of the executor (run by whoever steps next:

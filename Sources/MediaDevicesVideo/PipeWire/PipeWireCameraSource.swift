@@ -58,7 +58,7 @@ public final class PipeWireCameraSource: VideoSource, @unchecked Sendable {
             // a task made then with `captureExecutor` as its preference starts on the capture thread.
             let attached = DispatchSemaphore(value: 0)
             let run = try CaptureRun(name: "md-pipewire-cam", delivery: delivery, loop: { wake, shouldStop in
-                let pump = PipeWireCameraPump(capture: capture, format: format, leases: PipeWireBufferLeases(wake: wake), wake: wake,
+                let pump = PipeWireCameraPump(capture: capture, format: format, leases: PipeWireBufferLeases(wake: wake, owner: delivery), wake: wake,
                                               shouldStop: shouldStop, delivery: delivery, label: label)
                 return pump.run(attached: { attached.signal() })
             }, cleanup: { _ in capture.close() })
