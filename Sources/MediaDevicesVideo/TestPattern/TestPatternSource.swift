@@ -95,17 +95,20 @@ public final class TestPatternSource: VideoSource, @unchecked Sendable {
         attached()
         defer { executor.detach() }
         var renderer = PatternRenderer(format: format)
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(format.imageSize, 8), alignment: 64)
-        defer { memory.deallocate() }
+        // Frames are drawn in buffers lent to sequences (read in place, not copied).
+        let buffers = TestPatternBuffers(size: format.imageSize)
+        let formatID = LendableBuffer.newFormatID()
         let locations = format.planeLocations
         let planeSizes = zip(format.pixelFormat.layout?.planes ?? [], format.bytesPerRow).map { $0.rows(height: format.height) * $1 }
         let planes = UnsafeMutablePointer<UnsafeMutableRawPointer>.allocate(capacity: 3)
         defer { planes.deallocate() }
-        for index in 0..<3 { planes[index] = memory + (index < locations.count ? locations[index].offset : 0) }
         let imageSize = format.imageSize
         var pacer = FramePacer(rate: rate, wake: wake, shouldStop: shouldStop, executor: executor)
         while let deadline = pacer.waitForNextFrame() {
             let sequence = pacer.sequence
+            let drawn = buffers.drawable()
+            let memory = buffers.buffer(drawn)
+            for index in 0..<3 { planes[index] = memory + (index < locations.count ? locations[index].offset : 0) }
             switch pattern {
             case .colorBars: renderer.drawBars(index: sequence, planes: planes)
             case .noise: renderer.drawNoise(planes: planes, planeSizes: planeSizes)
@@ -119,7 +122,9 @@ public final class TestPatternSource: VideoSource, @unchecked Sendable {
             delivery.deliver(VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: deadline), sequence: UInt32(truncatingIfNeeded: sequence),
                                         orientation: .up, captureDelay: .nanoseconds(Int64(delivered - deadline)),
                                         planeCount: min(planeSizes.count, 3), bytesUsed: imageSize,
-                                        plane0: plane(0), plane1: plane(1), plane2: plane(2)))
+                                        plane0: plane(0), plane1: plane(1), plane2: plane(2), dmaBuf: nil,
+                                        lendable: drawn < buffers.count ? LendableBuffer(lender: buffers, index: drawn, formatID: formatID) : nil))
+            buffers.endDelivery()
             executor.runPending()
             pacer.frameDone()
         }
