@@ -76,13 +76,25 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
         }
     }
 
-    /// The delivery of `slot` is over: true when a sequence leased it (the caller then lends it
-    /// out of the stream, `cpw_capture_lend`).
+    /// The delivery of `slot` is over: true when a sequence leased it. The buffer stays the
+    /// stream's held one; before the capture thread next lets the stream give it back or remove
+    /// it, it calls `lendIfStillLeased`.
     func endDelivery(slot: Int) -> Bool {
         state.withLock { state in
             state.slots[slot].delivering = false
-            guard state.slots[slot].leases > 0 else { return false }
+            return state.slots[slot].leases > 0
+        }
+    }
+
+    /// On the capture thread, before the stream may give back or remove the held buffer in
+    /// `slot`, delivered leased: true when a lease still holds it (then it is lent, and the
+    /// caller takes it out of the stream, `cpw_capture_lend`); false when every lease came back
+    /// meanwhile (the stream gives it back as any held buffer).
+    func lendIfStillLeased(slot: Int) -> Bool {
+        state.withLock { state in
+            guard slot >= 0, slot < Int(CPW_MAX_SLOTS), state.slots[slot].leases > 0 else { return false }
             state.slots[slot].lent = true
+            state.slots[slot].returning = false
             return true
         }
     }

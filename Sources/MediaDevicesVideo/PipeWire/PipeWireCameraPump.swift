@@ -29,6 +29,11 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     private var locations: [(buffer: Int, offset: Int)]
     private var sequence: UInt32 = 0
     private var formatID = LendableBuffer.newFormatID()
+    /// The slot of the frame delivered last, when a sequence leased it: it stays the stream's held
+    /// buffer until the next step, which lends it out of the stream only if a lease still holds
+    /// it (`lendIfStillLeased`). A reader on the capture executor gives it back before then, so
+    /// its frames cost no lend and no return: the stream gives the buffer back as for a callback.
+    private var leasedSlot = -1
     /// The failure that ended the loop; `nil` while it runs, and when it was asked to stop.
     private(set) var failure: MediaDevicesError?
 
@@ -51,6 +56,7 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     /// lent buffer go first, leaving its mapping to them).
     func run(attached: () -> Void) -> MediaDevicesError? {
         defer {
+            lendIfStillLeased()  // before the stream lets its buffers go
             capture.close()
             leases.endRun()
         }
@@ -66,6 +72,8 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     /// Waits for the stream (or a wake-up) and delivers at most one frame. `.leave` once asked
     /// to stop or after a failure (`failure` then says which), and from then on.
     func step() -> CaptureExecutor.Step {
+        // Before anything here can give the held buffer back or remove it.
+        lendIfStillLeased()
         if failure != nil || shouldStop() { return .leave }
         // Buffers given back on this thread since the last step (no wake-up was signalled).
         if leases.takePendingReturns() { leases.returnGivenBack { capture.returnBuffer($0) } }
@@ -120,8 +128,16 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
                                     captureDelay: .zero, planeCount: planeCount, bytesUsed: size,
                                     plane0: plane(0), plane1: plane(1), plane2: plane(2), dmaBuf: nil,
                                     lendable: slot >= 0 ? LendableBuffer(lender: leases, index: slot, formatID: formatID) : nil))
-        if slot >= 0, leases.endDelivery(slot: slot) { capture.lend() }
+        if slot >= 0, leases.endDelivery(slot: slot) { leasedSlot = slot }
         sequence &+= 1
+    }
+
+    /// Lends the frame delivered last out of the stream (`cpw_capture_lend`) if a lease still
+    /// holds it; it is still the stream's held buffer (nothing gave it back or removed it since).
+    private func lendIfStillLeased() {
+        guard leasedSlot >= 0 else { return }
+        if leases.lendIfStillLeased(slot: leasedSlot) { capture.lend() }
+        leasedSlot = -1
     }
 
     /// Tells the operator that the producer or the graph renegotiated the running stream: its
