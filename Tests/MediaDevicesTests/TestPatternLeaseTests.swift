@@ -1,3 +1,4 @@
+import AllocationCounter
 import XCTest
 @testable import MediaDevicesVideo
 @testable import MediaDevicesCore
@@ -37,5 +38,29 @@ final class TestPatternLeaseTests: XCTestCase {
         }
         XCTAssertEqual(Set(held.map { $0.frame.withFrame { $0.plane(0).bytes.baseAddress } }).count, 3, "three buffers")
         held.forEach { $0.frame.release() }
+    }
+
+    /// The quick start's way of reading — the public, opaque `frames()` sequence in a task on the
+    /// source's capture executor — allocates nothing per frame on the capture thread once it
+    /// runs: the drawing, the lease, the queue and the reader's `next()` included.
+    func testTheOpaqueSequenceOnTheCaptureExecutorAllocatesNothingPerFrame() async throws {
+        let source = TestPatternSource(request: FormatRequest(pixelFormat: .yuyv, size: Size(width: 160, height: 120), frameRate: FrameRate(100)))
+        defer { source.release() }
+        let frames = source.frames(bufferSize: 4)
+        try source.start()
+        let counts = try await Task(executorPreference: source.captureExecutor) {
+            var read = 0
+            var first: UInt64 = 0
+            for try await frame in frames {
+                read += 1
+                _ = frame.withFrame { $0.plane(0).bytes[0] }  // (no `first`: generic collection calls allocate in debug builds)
+                if read == 20 { first = allocation_counter_this_thread() }
+                if read == 120 { return (read, allocation_counter_this_thread() - first) }
+            }
+            return (read, UInt64.max)
+        }.value
+        source.stop()
+        XCTAssertEqual(counts.0, 120)
+        XCTAssertEqual(counts.1, 0, "heap allocations on the capture thread over 100 frames read through frames()")
     }
 }
