@@ -1,13 +1,15 @@
 import Dispatch
 import Glibc
+import Logging
 import Synchronization
+import TestSupport
 import XCTest
 @testable import MediaDevicesCore
 @testable import MediaDevicesVideo
 
 /// `SourceCore`'s rules where timing decides: a device part whose `startRun` returns late
 /// (a starting thread descheduled on a busy machine) while its run's first frame already
-/// reached the callback.
+/// reached the callback; lines a device part logs while opening under the control lock.
 final class SourceCoreTests: XCTestCase {
     /// A device part whose run delivers one frame at once and then waits to be woken; its
     /// `startRun` returns only once the test lets it (after the first frame's callback ran).
@@ -89,5 +91,63 @@ final class SourceCoreTests: XCTestCase {
         XCTAssertEqual(consumer.endings, 1, "the consumer heard of the end once")
         core.release()
         XCTAssertEqual(consumer.endings, 1, "release() after the end ends nothing again")
+    }
+
+    /// A device part whose opening logs a line, as a portal screen's does (the request and the
+    /// user's answer), under the control lock.
+    private struct LoggingOpenDevice: SourceDevice {
+        let delivery: FrameDelivery
+        func open() { delivery.logAfterControl(.info, "opening", ["step": "request"]) }
+        func close() {}
+        var savedFormat: Void { () }
+        func applyFormat(_ request: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
+            throw MediaDevicesError(.unsupportedFormat, device: "logging", operation: "setFormat", detail: "Not used here")
+        }
+        func restoreFormat(_ saved: Void) {}
+        func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
+            throw MediaDevicesError(.unsupportedFormat, device: "logging", operation: "start", detail: "Not used here")
+        }
+    }
+
+    /// The lines reach the application's log handler after the control lock is released: the
+    /// handler calls a control operation of the same source (from another thread, so that a
+    /// held lock shows as a wait, not a deadlock), which must not wait for the lock.
+    func testLinesADevicePartLogsWhileOpeningReachTheHandlerOutsideTheControlLock() throws {
+        let delivery = FrameDelivery()
+        let core = SourceCore(device: LoggingOpenDevice(delivery: delivery), label: "logging", delivery: delivery)
+        defer { core.release() }
+        let recorder = LogRecorder()
+        let waits = Mutex<[Bool]>([])
+        var logger = Logger(label: "test.core") { _ in
+            ProbingHandler(recorder: recorder.logger(label: "test.core")) {
+                // In the handler: does a control call of the source go through at once?
+                let done = DispatchSemaphore(value: 0)
+                Thread { _ = try? core.setFormat(FormatRequest()); done.signal() }.start()
+                let prompt = done.wait(timeout: .now() + 2) == .success
+                waits.withLock { $0.append(prompt) }
+            }
+        }
+        logger.logLevel = .trace
+        delivery.logger = logger
+        try core.initialize()
+        XCTAssertEqual(recorder.lines.filter { $0.hasPrefix("info: opening") }.count, 1, "\(recorder.lines)")
+        XCTAssertTrue(recorder.lines.first?.contains("device=logging") == true, "the source's device is named: \(recorder.lines)")
+        XCTAssertEqual(waits.withLock { $0 }, [true], "the handler ran with the control lock free")
+    }
+
+    /// Runs `probe`, then hands the line to `recorder`.
+    private struct ProbingHandler: LogHandler {
+        let recorder: Logger
+        let probe: @Sendable () -> Void
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            probe()
+            recorder.log(level: event.level, event.message, metadata: event.metadata)
+        }
     }
 }

@@ -64,6 +64,8 @@ final class FrameDelivery: Sendable {
     private let label = Mutex<String?>(nil)
     /// The application's logger (`nil`: nothing is logged); read at a run's events, never per frame.
     private let loggerBox = Mutex<Logger?>(nil)
+    /// Lines held by `logAfterControl` until the control lock is released (`logHeldLines`).
+    private let heldLines = Mutex<[(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata)]>([])
     /// `frameTimeout` in nanoseconds (0: none).
     private let stallLimit = Atomic<UInt64>(0)
     /// When the run began or last delivered a frame (monotonic nanoseconds).
@@ -106,6 +108,22 @@ final class FrameDelivery: Sendable {
         var all = metadata()
         all["device"] = "\(deviceLabel ?? "")"
         logger.log(level: level, message(), metadata: all)
+    }
+
+    /// Holds a line that a device part makes under the source's control lock (a log handler is
+    /// the application's code, which must not run under it); `logHeldLines()` logs it.
+    func logAfterControl(_ level: Logger.Level, _ message: Logger.Message, _ metadata: Logger.Metadata) {
+        guard logger != nil else { return }
+        heldLines.withLock { $0.append((level, message, metadata)) }
+    }
+
+    /// Logs the lines `logAfterControl` held, in order (called with no lock held).
+    func logHeldLines() {
+        let lines = heldLines.withLock { lines in
+            defer { lines.removeAll() }
+            return lines
+        }
+        for line in lines { log(line.level, line.message, line.metadata) }
     }
 
     /// Statistics so far.

@@ -218,6 +218,7 @@ final class SourceCore<Device: SourceDevice>: Sendable {
         var result: Result?
         defer {
             if let failure = pendingEnd.withLock({ $0.take() }) { delivery.finish(error: failure) }
+            delivery.logHeldLines()
         }
         do {
             try device.withLock { device throws in result = try body(&device, control) }
@@ -243,8 +244,14 @@ final class SourceCore<Device: SourceDevice>: Sendable {
     func prepare() async throws(MediaDevicesError) {
         if Device.Prepared.self != Never.self {
             let template = self.template
-            let prepared = try await runBlocking(name: Device.preparingThreadName, device: label, operation: "initialize") {
-                () throws(MediaDevicesError) -> Device.Prepared? in try template.prepareOpen()
+            let prepared: Device.Prepared?
+            do {
+                prepared = try await runBlocking(name: Device.preparingThreadName, device: label, operation: "initialize") {
+                    () throws(MediaDevicesError) -> Device.Prepared? in try template.prepareOpen()
+                }
+            } catch {
+                delivery.logHeldLines()  // what the opening said before it failed (no lock was held)
+                throw error
             }
             if let prepared { try withControl("prepare") { device, _ in device.install(prepared) } }
         }

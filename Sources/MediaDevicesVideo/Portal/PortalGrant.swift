@@ -61,26 +61,29 @@ struct PortalGrant {
     /// `init(screen:showsCursor:options:)`, logged: the request (info, whether a restore token
     /// may answer it), the grant (info: node, size, whether a token came back, how long the
     /// user took), a refusal (warning) or another failure (error).
-    static func request(screen: Screen, showsCursor: Bool, options: PortalOptions, logger: Logger?) throws -> PortalGrant {
+    /// The lines go to `log` (level, message, metadata), which may hold them: a source opening
+    /// its screen under its control lock logs them once the lock is released.
+    static func request(screen: Screen, showsCursor: Bool, options: PortalOptions,
+                        log: (Logger.Level, Logger.Message, Logger.Metadata) -> Void) throws -> PortalGrant {
         let restoring = PortalScreens.restoreToken(for: screen, options: options) != nil
-        logger?.info("asking the screen-cast portal for a screen",
-                     metadata: ["device": "\(screen.uniqueID)", "restoreToken": "\(restoring)", "timeout": "\(options.responseTimeout)"])
+        log(.info, "asking the screen-cast portal for a screen",
+            ["device": "\(screen.uniqueID)", "restoreToken": "\(restoring)", "timeout": "\(options.responseTimeout)"])
         let started = ContinuousClock.now
         do {
             let grant = try PortalGrant(screen: screen, showsCursor: showsCursor, options: options)
-            logger?.info("screen-cast portal granted a stream",
-                         metadata: ["device": "\(screen.uniqueID)", "node": "\(grant.stream.nodeID)",
-                                    "size": "\(grant.stream.size.map { "\($0)" } ?? "unknown")",
-                                    "restoreToken": "\(grant.restoreToken != nil)", "after": "\(ContinuousClock.now - started)"])
+            log(.info, "screen-cast portal granted a stream",
+                ["device": "\(screen.uniqueID)", "node": "\(grant.stream.nodeID)",
+                 "size": "\(grant.stream.size.map { "\($0)" } ?? "unknown")",
+                 "restoreToken": "\(grant.restoreToken != nil)", "after": "\(ContinuousClock.now - started)"])
             return grant
         } catch {
             let code = (error as? MediaDevicesError)?.code
             let metadata: Logger.Metadata = ["device": "\(screen.uniqueID)", "code": "\(code.map { "\($0)" } ?? "other")",
                                              "after": "\(ContinuousClock.now - started)"]
             if code == .permissionDenied {
-                logger?.warning("screen-cast portal request refused", metadata: metadata)
+                log(.warning, "screen-cast portal request refused", metadata)
             } else {
-                logger?.error("screen-cast portal request failed: \(error)", metadata: metadata)
+                log(.error, "screen-cast portal request failed: \(error)", metadata)
             }
             throw error
         }

@@ -45,7 +45,9 @@ public final class PortalScreenCast: @unchecked Sendable {
                                     detail: "\(screen.uniqueID) is a \(screen.backend) screen, not a portal one; take one from `ScreenSource.discover(backend: .portal)`")
         }
         grant = try MediaDevicesError.catching(device: screen.uniqueID, operation: "PortalScreenCast") {
-            try PortalGrant.request(screen: screen, showsCursor: showsCursor, options: options, logger: logger)
+            try PortalGrant.request(screen: screen, showsCursor: showsCursor, options: options) { level, message, metadata in
+                logger?.log(level: level, message, metadata: metadata)
+            }
         }
         self.screen = screen
         nodeID = grant.stream.nodeID

@@ -48,9 +48,10 @@ final class PortalScreenGrabber: ScreenGrabbing {
     /// Throws `.notFound` without a portal, `.permissionDenied` when the user cancels,
     /// `.unsupportedFormat` when the portal does not offer that source type, `.timeout` when no
     /// answer or picture comes in time, `.invalidState` when `region` misses the picture.
-    init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions, logger: Logger?) throws(MediaDevicesError) {
+    init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions,
+         log: (Logger.Level, Logger.Message, Logger.Metadata) -> Void) throws(MediaDevicesError) {
         let grant = try MediaDevicesError.catching(device: screen.uniqueID, operation: "ScreenCast portal") {
-            try PortalGrant.request(screen: screen, showsCursor: showsCursor, options: options, logger: logger)
+            try PortalGrant.request(screen: screen, showsCursor: showsCursor, options: options, log: log)
         }
         let capture: PipeWireCapture
         do {

@@ -11,11 +11,12 @@ extension ScreenSource {
         #endif
     }
 
-    /// The portal grabber of `screen`, or `.notFound` naming the package trait PipeWire in a build without it.
-    static func makePortalGrabber(screen: Screen, region: Rect?, showsCursor: Bool,
-                                  options: PortalOptions, logger: Logger?) throws(MediaDevicesError) -> any ScreenGrabbing {
+    /// The portal grabber of `screen`, or `.notFound` naming the package trait PipeWire in a build
+    /// without it; the portal's request and answer go to `log`.
+    static func makePortalGrabber(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions,
+                                  log: (Logger.Level, Logger.Message, Logger.Metadata) -> Void) throws(MediaDevicesError) -> any ScreenGrabbing {
         #if PipeWire
-        try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: options, logger: logger)
+        try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: options, log: log)
         #else
         throw BuildTraits.missingPipeWire(device: screen.uniqueID, operation: "open portal screen")
         #endif

@@ -150,7 +150,8 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
         let exportsDMABuf: Bool
         let portal: PortalOptions
         let state: PublishedState<State>
-        /// The source's delivery, for its logger (the portal's request and answer are logged).
+        /// The source's delivery, for its logger (the portal's request and answer are logged once
+        /// the control lock is released).
         let delivery: FrameDelivery
 
         func open() throws(MediaDevicesError) {
@@ -235,7 +236,11 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
             let grabber: any ScreenGrabbing = switch screen.backend {
             case .kms: try makeKMSGrabber()
             case .x11: try ScreenSource.makeX11Grabber(screen: screen, region: region, showsCursor: showsCursor)
-            case .portal: try ScreenSource.makePortalGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portal, logger: delivery.logger)
+            case .portal:
+                // Held, not logged: `open()` runs under the control lock, and a log handler is the
+                // application's code; the source logs them once the lock is released.
+                try ScreenSource.makePortalGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portal,
+                                                   log: delivery.logAfterControl)
             }
             var format: VideoFormat?
             guard try grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,
