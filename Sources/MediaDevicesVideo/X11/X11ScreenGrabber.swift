@@ -5,9 +5,10 @@ import Glibc
 import Synchronization
 
 /// Grabs one RandR monitor of an X server, frame after frame: MIT-SHM `ShmGetImage` of the
-/// monitor's rectangle (cut to `region`) into one shared segment attached once (a memfd where
-/// the server takes one, else System V: see `X11SharedMemory`), lent as a
-/// zero-copy `XBGR32` frame (BGRx in memory, DRM XRGB8888). DAMAGE tells when nothing changed,
+/// monitor's rectangle (cut to `region`) into a shared segment (a memfd where the server takes
+/// one, else System V: see `X11SharedMemory`), lent as a zero-copy `XBGR32` frame (BGRx in
+/// memory, DRM XRGB8888), to sequences too: a segment a sequence holds is not grabbed into
+/// (`X11SegmentRing`; one segment serves a reader on the capture executor). DAMAGE tells when nothing changed,
 /// so a paced grab can skip the round trip and the frame; with the cursor, the XFIXES cursor
 /// image is blended into the segment and a moved cursor counts as a change. A RandR change
 /// (a mode, a moved or resized monitor) is followed: frames go on at the monitor's new place
@@ -31,7 +32,9 @@ final class X11ScreenGrabber: ScreenGrabbing {
     private let screenChangeEvent: UInt8?
     /// `nil` while the monitor is gone or the region lies outside it.
     private var placement: Placement?
-    private var memory: X11SharedMemory
+    private let segments: X11SegmentRing
+    /// Names the format of the frames lent under it (`LendableBuffer.formatID`); new at each placement.
+    private var formatID = LendableBuffer.newFormatID()
     private var hasPicture = false
 
     /// Where the grab lies on the root window, and the frames' format (with its size and row
@@ -44,7 +47,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
     }
 
     /// How the segment is shared with the server.
-    var sharing: X11SharedMemory.Sharing { memory.sharing }
+    var sharing: X11SharedMemory.Sharing { segments.sharing }
 
     /// The root-window rectangle grabbed: the monitor, cut to the region; `nil` while there is
     /// none.
@@ -69,7 +72,7 @@ final class X11ScreenGrabber: ScreenGrabbing {
         self.region = region
         self.x = x
         self.placement = placement
-        memory = try X11ScreenGrabber.sharedMemory(x, byteCount: placement.imageSize, sharing: sharing)
+        segments = X11SegmentRing(first: try X11ScreenGrabber.sharedMemory(x, byteCount: placement.imageSize, sharing: sharing))
         damage = try X11Damage(x)
         cursor = showsCursor ? try X11Cursor(x) : nil
     }
@@ -102,7 +105,8 @@ final class X11ScreenGrabber: ScreenGrabbing {
         return (current, Placement(area: area, format: format, imageSize: format.imageSize, bytesPerRow: format.bytesPerRow[0]))
     }
 
-    /// After a RandR change: finds the monitor again; a new segment only for a larger size.
+    /// After a RandR change: finds the monitor again (a segment is made again only for a larger
+    /// size, when it is next grabbed into).
     /// A monitor that is gone, or that the region now misses, leaves nothing to grab.
     private func follow() throws(MediaDevicesError) {
         hasPicture = false
@@ -115,8 +119,8 @@ final class X11ScreenGrabber: ScreenGrabbing {
         } catch where error.code == .disconnected || error.code == .invalidState {
             return
         }
-        if next.imageSize > memory.byteCount { memory = try X11SharedMemory(x, byteCount: next.imageSize, sharing: memory.sharing) }
         placement = next
+        formatID = LendableBuffer.newFormatID()
     }
 
     /// The connection's socket, when DAMAGE and RandR events say all there is to know: not with
@@ -154,7 +158,10 @@ final class X11ScreenGrabber: ScreenGrabbing {
         let cursorChanged = try cursor?.refresh() ?? false
         if onlyIfChanged, hasPicture, changed == nil, !cursorChanged { return .unchanged }
         lastDamage = hasPicture ? changed : nil
-        let (area, imageSize, bytesPerRow, segment) = (placement.area, placement.imageSize, placement.bytesPerRow, memory.segment)
+        let (area, imageSize, bytesPerRow) = (placement.area, placement.imageSize, placement.bytesPerRow)
+        let (index, memory) = try segments.next(byteCount: imageSize, on: x)
+        defer { segments.endDelivery() }
+        let segment = memory.segment
         try x.withReply("ShmGetImage", {
             xcb_shm_get_image_reply($0, xcb_shm_get_image($0, x.root, Int16(area.x), Int16(area.y), UInt16(area.width), UInt16(area.height),
                                                           ~0, UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), segment, 0), &$1)
@@ -169,7 +176,8 @@ final class X11ScreenGrabber: ScreenGrabbing {
         let plane = FramePlane(bytes: UnsafeRawBufferPointer(start: memory.bytes, count: imageSize), bytesPerRow: bytesPerRow)
         let delay = max(timestamp.duration(to: .now), .zero)
         body(VideoFrame(format: placement.format, timestamp: timestamp, sequence: sequence, orientation: .up,
-                        captureDelay: delay, planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane))
+                        captureDelay: delay, planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane, plane1: .empty, plane2: .empty, dmaBuf: nil,
+                        lendable: index == segments.spareIndex ? nil : LendableBuffer(lender: segments, index: index, formatID: formatID)))
         return .delivered
     }
 }

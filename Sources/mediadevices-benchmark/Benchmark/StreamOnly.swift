@@ -14,7 +14,8 @@ import Synchronization
 /// `captureExecutor`, as the step-by-step capture of the DocC article CamerasAndFormats reads); `callback-converted`: a
 /// `ConvertingConsumer` converting to the same output in the callback, the reference the
 /// converted sequence is compared with. The camera is a V4L2 node, or a PipeWire camera node
-/// named `pipewire:SERIAL` (the callback, sequence and converted paths).
+/// named `pipewire:SERIAL` (the callback, sequence and converted paths); or a screen
+/// (`screen:N`, grabbed at every deadline whether it changed or not, at `fps`; its size is its own).
 struct StreamOnly {
     enum Path: String, CaseIterable {
         case callback, sequence, executor, converted
@@ -50,10 +51,11 @@ struct StreamOnly {
     func run() throws {
         // A `pipewire:` name streams through the camera's PipeWire node, anything else directly
         // over V4L2 (never the automatic rule's fallback to PipeWire: a row measures one route).
-        let backend: DeviceBackendName = device.hasPrefix("pipewire:") ? .pipewire : .v4l2
+        let isScreen = device.hasPrefix("screen")
+        let backend: DeviceBackendName? = device.hasPrefix("pipewire:") ? .pipewire : isScreen ? nil : .v4l2
         let opened = try OpenedCapturer(device, request: FormatRequest(pixelFormat: pixelFormat, size: Size(width: width, height: height),
                                                                        frameRate: FrameRate(fps)), backend: backend)
-        guard opened.camera != nil else { throw BenchmarkError("stream needs a camera (a /dev/video node or pipewire:SERIAL)") }
+        guard opened.camera != nil || isScreen else { throw BenchmarkError("stream needs a camera (a /dev/video node or pipewire:SERIAL) or a screen (screen:N)") }
         let source = opened.capturer
         defer { source.release() }
         try source.initialize()
