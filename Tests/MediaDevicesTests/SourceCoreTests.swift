@@ -1,6 +1,5 @@
 import Dispatch
 import Glibc
-import Logging
 import Synchronization
 import TestSupport
 import XCTest
@@ -118,36 +117,16 @@ final class SourceCoreTests: XCTestCase {
         defer { core.release() }
         let recorder = LogRecorder()
         let waits = Mutex<[Bool]>([])
-        var logger = Logger(label: "test.core") { _ in
-            ProbingHandler(recorder: recorder.logger(label: "test.core")) {
-                // In the handler: does a control call of the source go through at once?
-                let done = DispatchSemaphore(value: 0)
-                Thread { _ = try? core.setFormat(FormatRequest()); done.signal() }.start()
-                let prompt = done.wait(timeout: .now() + 2) == .success
-                waits.withLock { $0.append(prompt) }
-            }
+        // In the handler: does a control call of the source go through at once?
+        delivery.logger = recorder.logger(label: "test.core") {
+            let done = DispatchSemaphore(value: 0)
+            Thread { _ = try? core.setFormat(FormatRequest()); done.signal() }.start()
+            let prompt = done.wait(timeout: .now() + 2) == .success
+            waits.withLock { $0.append(prompt) }
         }
-        logger.logLevel = .trace
-        delivery.logger = logger
         try core.initialize()
         XCTAssertEqual(recorder.lines.filter { $0.hasPrefix("info: opening") }.count, 1, "\(recorder.lines)")
         XCTAssertTrue(recorder.lines.first?.contains("device=logging") == true, "the source's device is named: \(recorder.lines)")
         XCTAssertEqual(waits.withLock { $0 }, [true], "the handler ran with the control lock free")
-    }
-
-    /// Runs `probe`, then hands the line to `recorder`.
-    private struct ProbingHandler: LogHandler {
-        let recorder: Logger
-        let probe: @Sendable () -> Void
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            probe()
-            recorder.log(level: event.level, event.message, metadata: event.metadata)
-        }
     }
 }

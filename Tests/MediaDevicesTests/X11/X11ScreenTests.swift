@@ -11,8 +11,8 @@ import XCTest
 /// monitors as screens, MIT-SHM grabs equal to what a client drew, DAMAGE skipping unchanged
 /// frames, the XFIXES cursor. Without Xvfb these tests fail (they never skip).
 final class X11ScreenTests: XCTestCase {
-    private var server: XvfbServer!
-    private var client: X11TestClient!
+    var server: XvfbServer!
+    var client: X11TestClient!
 
     override func setUpWithError() throws {
         server = try XvfbServer(width: 640, height: 480)

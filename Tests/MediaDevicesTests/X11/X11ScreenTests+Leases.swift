@@ -8,23 +8,8 @@ import XCTest
 /// buffers: a sequence reads the grab in place (no 1.2 MB copy per 640x480 frame), a held frame
 /// is never grabbed over, a lease that would leave no segment to grab into is refused (that
 /// frame is copied), and a reader on the capture executor keeps the source on one segment.
-/// Against a private Xvfb; without it these tests fail (they never skip).
-final class X11LeaseTests: XCTestCase {
-    private var server: XvfbServer!
-    private var client: X11TestClient!
-
-    override func setUpWithError() throws {
-        server = try XvfbServer(width: 640, height: 480)
-        client = try X11TestClient(display: server.display)
-        client.draw((0, 0, 640, 480), X11TestClient.pattern)
-    }
-
-    override func tearDown() {
-        client = nil
-        server?.stop()
-        server = nil
-    }
-
+/// Against X11ScreenTests' private Xvfb; without it these tests fail (they never skip).
+extension X11ScreenTests {
     private func source(rate: Int) throws -> ScreenSource {
         let screen = try XCTUnwrap(try ScreenSource.x11Screens(display: server.display).first)
         return ScreenSource(screen: screen, frameRate: FrameRate(rate), skipsUnchangedFrames: false)
