@@ -20,15 +20,15 @@ import Synchronization
 /// make the reader after `start()`. While the source is not capturing, the executor passes its
 /// jobs to Swift's global executor, so waiting tasks still hear of the end of a run.
 ///
-/// On a camera (V4L2 or PipeWire), a reader running here that finds its sequence empty does not
-/// suspend: it runs the capture loop's next step itself (poll, dequeue, deliver) until a frame
-/// for it is queued, as GStreamer's streaming thread pulls from `v4l2src`. (The test pattern and
-/// screens, paced by a timer, resume a suspended reader on their thread right after each frame.)
+/// On a camera (V4L2 or PipeWire) or a screen, a reader running here that finds its sequence
+/// empty does not suspend: it runs the capture loop's next step itself (poll, dequeue or grab,
+/// deliver) until a frame for it is queued, as GStreamer's streaming thread pulls from `v4l2src`.
+/// (The test pattern resumes a suspended reader on its thread right after each frame.)
 /// A frame then costs what a consumer
 /// callback costs: no continuation, no job, no task switch. It suspends as usual when other
 /// jobs are waiting for the thread, when the source stops or fails, and on the first read.
-/// Cancelling such a reader takes effect at its next frame (or within the loop's half-second
-/// poll timeout), not at once.
+/// Cancelling such a reader takes effect at its next frame (or within the loop's poll timeout:
+/// half a second on a camera, a second on a still screen), not at once.
 public final class CaptureExecutor: TaskExecutor, Sendable {
     /// A capture loop that can be run a step at a time (`CameraPump`). A class, not a closure:
     /// a closure handed out through `Mutex.withLock`'s generic result is reabstracted, which

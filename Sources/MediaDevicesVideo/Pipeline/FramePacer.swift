@@ -29,42 +29,60 @@ struct FramePacer {
         self.executor = executor
     }
 
-    /// After a wake-up: `false` to stop; else the executor's jobs ran and the wait goes on.
-    private func goesOnAfterWakeUp() -> Bool {
+    /// What a wait that runs no jobs ended with.
+    enum Wait: Equatable {
+        /// The next frame's deadline came (its time).
+        case due(UInt64)
+        /// The thing waited for happened, or the time allowed passed (`waitOnceForChange`).
+        case changed
+        /// A wake-up that is no stop: a job for the executor is waiting (run it, then wait again).
+        case woken
+        /// Asked to stop.
+        case stop
+    }
+
+    /// After a wake-up: `.stop` when asked to, else `.woken`.
+    private func wokenOrStopped() -> Wait {
         wake.reset()
-        if shouldStop() { return false }
-        executor?.runPending()
-        return true
+        return shouldStop() ? .stop : .woken
     }
 
     private func deadline(_ k: UInt64) -> UInt64 { start + UInt64((Double(k) * intervalNanoseconds).rounded()) }
 
-    /// Waits for the next frame's deadline and returns it; `nil` when asked to stop.
-    mutating func waitForNextFrame() -> UInt64? {
+    /// Waits for the next frame's deadline, returning at a wake-up without running the
+    /// executor's jobs (a loop stepped by a reader on the capture thread runs none inside a step).
+    mutating func waitOnceForNextFrame() -> Wait {
         let due = deadline(sequence)
-        while true {
-            let now = MonotonicClock.now()
-            let timeout = due > now ? Int32((due - now) / 1_000_000) : 0
-            guard poll(&wakePoll, 1, timeout) > 0 else { break }
-            guard goesOnAfterWakeUp() else { return nil }
-        }
+        let now = MonotonicClock.now()
+        let timeout = due > now ? Int32((due - now) / 1_000_000) : 0
+        if poll(&wakePoll, 1, timeout) > 0 { return wokenOrStopped() }
         if due > MonotonicClock.now() { MonotonicClock.sleep(until: due) }
-        return due
+        return .due(due)
+    }
+
+    /// Waits for the next frame's deadline and returns it, running the executor's jobs at
+    /// wake-ups; `nil` when asked to stop.
+    mutating func waitForNextFrame() -> UInt64? {
+        while true {
+            switch waitOnceForNextFrame() {
+            case .due(let due): return due
+            case .stop: return nil
+            case .woken, .changed: executor?.runPending()
+            }
+        }
     }
 
     /// Sleeps until `descriptor` is readable (the source may have something new) or
-    /// `timeoutMilliseconds` passed, and returns `true`; `false` when asked to stop. Not the
-    /// next deadline: a still source costs one wake-up per timeout, whatever the rate.
-    mutating func waitForChange(on descriptor: Int32, timeoutMilliseconds: Int32) -> Bool {
-        while true {
-            var polls = (wakePoll, pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
-            let ready = withUnsafeMutableBytes(of: &polls) { bytes in
-                poll(bytes.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeoutMilliseconds)
-            }
-            guard ready > 0, polls.0.revents != 0 else { return true }
-            guard goesOnAfterWakeUp() else { return false }
-            if polls.1.revents != 0 { return true }
+    /// `timeoutMilliseconds` passed (`.changed` either way), returning at a wake-up without
+    /// running the executor's jobs. Not the next deadline: a still source costs one wake-up per
+    /// timeout, whatever the rate.
+    mutating func waitOnceForChange(on descriptor: Int32, timeoutMilliseconds: Int32) -> Wait {
+        var polls = (wakePoll, pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+        let ready = withUnsafeMutableBytes(of: &polls) { bytes in
+            poll(bytes.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, timeoutMilliseconds)
         }
+        guard ready > 0, polls.0.revents != 0 else { return .changed }
+        return wokenOrStopped()
     }
 
     /// The frame is done: moves to the next deadline, skipping those already more than one

@@ -285,8 +285,8 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
             // `start()` returns once the thread runs the executor's jobs (see `captureExecutor`).
             let attached = DispatchSemaphore(value: 0)
             let run = try CaptureRun(name: "md-screen", delivery: delivery, loop: { wake, shouldStop in
-                ScreenSource.capture(grabbing.grabber, rate: rate, skipsUnchanged: skips, wake: wake, shouldStop: shouldStop,
-                                     delivery: delivery, attached: { attached.signal() })
+                ScreenPump(grabber: grabbing.grabber, rate: rate, skipsUnchanged: skips, wake: wake, shouldStop: shouldStop,
+                           delivery: delivery).run(wake: wake) { attached.signal() }
             }, cleanup: { _ in })
             attached.wait()
             return run
@@ -349,61 +349,6 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
                                                 reason: "A screen's frames have its mode's size (or the region's); ask frames(bufferSize:output:) for another"))
         }
         return FormatNegotiation(request: request, format: format, frameRate: frameRate, adjustments: adjustments)
-    }
-
-    /// The capture loop: one grab per deadline; a grab with nothing to show (output off)
-    /// leaves a sequence gap; an unchanged screen (X11 damage), when skipped, is counted and
-    /// numbers no frame, so it leaves none. Runs the executor's jobs (readers that prefer it)
-    /// after each grab and while it waits; `attached` is called once they come to this thread.
-    private static func capture(_ grabber: any ScreenGrabbing, rate: FrameRate, skipsUnchanged: Bool, wake: WakeUpEvent,
-                                shouldStop: @escaping () -> Bool, delivery: FrameDelivery, attached: () -> Void) -> MediaDevicesError? {
-        let executor = delivery.executor
-        executor.attach(wake: wake)
-        attached()
-        defer { executor.detach() }
-        var pacer = FramePacer(rate: rate, wake: wake, shouldStop: shouldStop, executor: executor)
-        var unchanged: UInt64 = 0
-        var hasDelivered = false
-        var lastOutcome = ScreenGrabOutcome.nothingToShow
-        while pacer.waitForNextFrame() != nil {
-            do {
-                let sequence = UInt32(truncatingIfNeeded: pacer.sequence &- unchanged)
-                // Each run begins with a frame, however long the screen has been still.
-                let outcome = try grabber.grab(timestamp: .now, sequence: sequence, onlyIfChanged: skipsUnchanged && hasDelivered) {
-                    delivery.deliver($0)
-                }
-                lastOutcome = outcome
-                if outcome == .delivered { hasDelivered = true }
-                if outcome == .unchanged {
-                    unchanged += 1
-                    delivery.recordUnchangedFrame()
-                }
-            } catch {
-                return error
-            }
-            executor.runPending()
-            // A backend that says when the screen may have changed (the portal, X11): after a frame
-            // or an unchanged grab, sleep until it says so (or a second passed, a safety net for
-            // a notice that never comes), so a still screen costs one wake-up a second, not one
-            // per deadline. The deadlines that pass meanwhile are unchanged frames (no sequence
-            // gap), and the next grab waits for no deadline already past. With nothing to show
-            // (a format change under way) grabs stay paced.
-            if skipsUnchanged, hasDelivered, lastOutcome != .nothingToShow, let changes = grabber.changeDescriptor {
-                let queued: Bool
-                do { queued = try grabber.hasQueuedChange() } catch { return error }
-                if !queued {
-                    guard pacer.waitForChange(on: changes, timeoutMilliseconds: 1000) else { return nil }
-                }
-                let before = pacer.sequence
-                pacer.frameDone()
-                let still = pacer.sequence - before - 1
-                unchanged += still
-                delivery.recordUnchangedFrames(Int(still))
-                continue
-            }
-            pacer.frameDone()
-        }
-        return nil
     }
 
     /// Grabs one frame now and lends it to `body` (a screenshot); initializes first if needed. Not while
