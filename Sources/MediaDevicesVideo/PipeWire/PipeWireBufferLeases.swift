@@ -9,7 +9,10 @@ import Synchronization
 /// then gives it back (`pw_stream_queue_buffer` runs only on the thread that iterates the
 /// stream, so a give-back from elsewhere marks the buffer and wakes that thread; one on the
 /// capture thread itself, by a reader on the capture executor or a consumer callback, only marks
-/// it, and the thread's next step returns it before waiting: no wake-up, no extra pass). The same
+/// it, and the thread's next step returns it before waiting: no wake-up, no extra pass). A buffer
+/// whose last lease comes back before that next step was never lent out of the stream (see
+/// `lendIfStillLeased`): its give-back only clears its slot, on any thread, with no mark and no
+/// wake-up (a reader on the capture executor gives each frame back so). The same
 /// policy as V4L2's: a lease is refused (the frame is copied instead) when it would leave the
 /// producer fewer than `minimumWithProducer` buffers. The pixels live in the capture's own
 /// mapping of each buffer (`cpw_mapping`: memfd and DMA-BUF over a descriptor of its own; plain
@@ -116,8 +119,11 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
             guard index >= 0, index < Int(CPW_MAX_SLOTS), state.slots[index].leases > 0 else { return false }
             state.slots[index].leases -= 1
             guard state.slots[index].leases == 0, !state.slots[index].delivering else { return false }
-            if state.ended {
-                // The run is over: nothing to give back to; the pixels go with their mapping.
+            if state.ended || !state.slots[index].lent {
+                // The run is over: nothing to give back to; the pixels go with their mapping. Or
+                // the buffer was never lent out of the stream (still its held buffer: the capture
+                // thread's next step finds no lease on it and the stream gives it back as any
+                // held one): nothing for the capture thread to do, so no mark and no wake-up.
                 if state.slots[index].lent { cpw_mapping_free(state.slots[index].mapping) }
                 state.slots[index] = Slot()
                 return false

@@ -25,22 +25,39 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     // The stored properties skip the runtime's exclusivity checks (`@exclusivity(unchecked)`):
     // only the pool writes them, while it holds the only reference, and each checked access cost
     // a thread-local lookup and an access-set insert per property per frame (6 a frame in a
-    // leased sequence, 470 of its 3,700 instructions, counted with callgrind).
+    // leased sequence, 470 of its 3,700 instructions, counted with callgrind). What the
+    // application reads (format, timestamp and so on) lives behind a pointer held in a `let`
+    // instead: code compiled in another module checked every read of such a stored property,
+    // attribute or not (a `for await` body reading `timestamp` twice paid 2 checks, about 270
+    // instructions, a frame on a PipeWire camera, counted with callgrind); a read through a `let`
+    // is never checked.
 
     /// The frame's format; `bytesPerRow` gives the strides of the planes.
-    @exclusivity(unchecked) public private(set) var format: VideoFormat
+    public var format: VideoFormat { metadata.pointee.format }
+    /// When the driver captured the frame (`CLOCK_MONOTONIC`).
+    public var timestamp: MonotonicInstant { metadata.pointee.timestamp }
+    /// Driver sequence number.
+    public var sequence: UInt32 { metadata.pointee.sequence }
+    /// Which way up the content is.
+    public var orientation: VideoOrientation { metadata.pointee.orientation }
+    /// Dequeue time minus driver timestamp.
+    public var captureDelay: Duration { metadata.pointee.captureDelay }
+    /// Bytes of payload (the JPEG size for compressed frames).
+    public var bytesUsed: Int { metadata.pointee.bytesUsed }
+
+    /// What the public properties above read, allocated with the buffer.
+    private struct Metadata {
+        var format: VideoFormat
+        var timestamp = MonotonicInstant(nanoseconds: 0)
+        var sequence: UInt32 = 0
+        var orientation: VideoOrientation = .up
+        var captureDelay: Duration = .zero
+        var bytesUsed = 0
+    }
+
+    private let metadata: UnsafeMutablePointer<Metadata>
     /// The lender's name for `format` (`LendableBuffer.formatID`); `0` when it has none.
     @exclusivity(unchecked) private var formatID: UInt64 = 0
-    /// When the driver captured the frame (`CLOCK_MONOTONIC`).
-    @exclusivity(unchecked) public private(set) var timestamp = MonotonicInstant(nanoseconds: 0)
-    /// Driver sequence number.
-    @exclusivity(unchecked) public private(set) var sequence: UInt32 = 0
-    /// Which way up the content is.
-    @exclusivity(unchecked) public private(set) var orientation: VideoOrientation = .up
-    /// Dequeue time minus driver timestamp.
-    @exclusivity(unchecked) public private(set) var captureDelay: Duration = .zero
-    /// Bytes of payload (the JPEG size for compressed frames).
-    @exclusivity(unchecked) public private(set) var bytesUsed: Int = 0
     /// The frame's DMA-BUF export, when the source exports its buffers and this frame is leased
     /// (a copy has none); `nil` once released (the descriptors may be closed then).
     public var dmaBuf: DMABufFrame? { access.withLock { $0.released ? nil : export } }
@@ -73,12 +90,15 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     private let access = Mutex(Access())
 
     init(format: VideoFormat) {
-        self.format = format
+        metadata = .allocate(capacity: 1)
+        metadata.initialize(to: Metadata(format: format))
     }
 
     deinit {
         endLease()
         storage?.deallocate()
+        metadata.deinitialize(count: 1)
+        metadata.deallocate()
     }
 
     /// Whether the planes are the driver's buffer on lease (`false` for a copy, and once
@@ -243,12 +263,12 @@ public final class VideoFrameBuffer: @unchecked Sendable {
     /// Takes the frame's metadata; its format only when `formatID` (the lender's name for it)
     /// is unknown (`0`) or not the one this buffer holds.
     private func setMetadata(from frame: VideoFrame, formatID: UInt64 = 0) {
-        if formatID == 0 || formatID != self.formatID { format = frame.format }
+        if formatID == 0 || formatID != self.formatID { metadata.pointee.format = frame.format }
         self.formatID = formatID
-        timestamp = frame.timestamp
-        sequence = frame.sequence
-        orientation = frame.orientation
-        captureDelay = frame.captureDelay
-        bytesUsed = frame.bytesUsed
+        metadata.pointee.timestamp = frame.timestamp
+        metadata.pointee.sequence = frame.sequence
+        metadata.pointee.orientation = frame.orientation
+        metadata.pointee.captureDelay = frame.captureDelay
+        metadata.pointee.bytesUsed = frame.bytesUsed
     }
 }
