@@ -235,6 +235,16 @@ static void add_enum_format(struct cpw_camera *camera, const struct spa_pod *par
     }
 }
 
+int cpw_format_entries_of_pod(const struct spa_pod *param, cpw_format_entry *entries, size_t capacity) {
+    struct cpw_camera camera = {0};
+    if (param == NULL || !spa_pod_is_object(param)) return 0;
+    add_enum_format(&camera, param);
+    size_t count = camera.format_count < capacity ? camera.format_count : capacity;
+    if (count > 0) memcpy(entries, camera.formats, count * sizeof *entries);
+    free(camera.formats);
+    return camera.failed ? -1 : (int)count;
+}
+
 static cpw_control *control_with_id(struct cpw_camera *camera, uint32_t id) {
     for (size_t i = 0; i < camera->control_count; i++)
         if (camera->controls[i].id == id) return &camera->controls[i];

@@ -30,4 +30,9 @@ int cpw_connection_iterate(struct cpw_connection *connection, int timeout_ms);
 
 /// Runs `loop` (the connection's loop or its data loop) once for at most `timeout_ms`, entered.
 int cpw_loop_run_once(struct pw_loop *loop, int timeout_ms);
+
+struct cpw_format_entry;
+/// The entries an EnumFormat param gives (the camera list's parser: one per format and size
+/// alternative), at most `capacity` of them into `entries`. Returns how many, or -1 when out of memory.
+int cpw_format_entries_of_pod(const struct spa_pod *param, struct cpw_format_entry *entries, size_t capacity);
 #endif

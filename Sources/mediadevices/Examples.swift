@@ -116,4 +116,14 @@ enum Examples {
           mediadevices screenshot screen:1 --region 640x480+0+0 --output corner.jpg
           mediadevices screenshot --backend kms --cursor --output screen.png
         """
+
+    static let publish = """
+        EXAMPLES:
+          mediadevices publish testpattern --v4l2loopback /dev/video10
+          mediadevices publish 0 --v4l2loopback /dev/video10 --on-demand
+          mediadevices publish 0 --v4l2loopback /dev/video10 --size 1280x720
+
+        Load the loopback module first (Debian: apt install v4l2loopback-dkms): \
+        sudo modprobe v4l2loopback video_nr=10 exclusive_caps=1 card_label="Virtual Camera"
+        """
 }

@@ -13,7 +13,7 @@ struct MediaDevicesCommand: ParsableCommand {
         version: ToolVersion.current,
         subcommands: [ListCommand.self, FormatsCommand.self, ControlsCommand.self, CaptureCommand.self,
                       SnapshotCommand.self, RecordCommand.self, PlayCommand.self, DuplexCommand.self, MonitorCommand.self, OrientationCommand.self,
-                      ScreensCommand.self, ScreenshotCommand.self])
+                      ScreensCommand.self, ScreenshotCommand.self, PublishCommand.self])
 
     /// Sends the library's log messages to standard error, keeping standard output for results
     /// (and JSON) only, then runs the command.

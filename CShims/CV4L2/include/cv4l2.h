@@ -73,6 +73,8 @@ int cv4l2_dequeue_control_event(int fd, struct cv4l2_control_event *event);
 // importer gives the constant to that module); a debug build finds it.
 static const uint32_t cv4l2_BUF_TYPE_VIDEO_CAPTURE = V4L2_BUF_TYPE_VIDEO_CAPTURE;
 static const uint32_t cv4l2_BUF_TYPE_VIDEO_CAPTURE_MPLANE = V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE;
+/// The producer's side of a loopback device (v4l2loopback): VIDIOC_S_FMT and VIDIOC_S_PARM there.
+static const uint32_t cv4l2_BUF_TYPE_VIDEO_OUTPUT = V4L2_BUF_TYPE_VIDEO_OUTPUT;
 
 // MARK: control identifiers built from other macros
 static const uint32_t cv4l2_CID_CAMERA_ORIENTATION = V4L2_CID_CAMERA_ORIENTATION;

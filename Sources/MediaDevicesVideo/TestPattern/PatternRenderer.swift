@@ -76,7 +76,12 @@ struct PatternRenderer {
             }
             for y in 1..<max(chromaRows, 1) { (planes[1] + y * stride1).copyMemory(from: planes[1], byteCount: stride1) }
         } else if format.pixelFormat == .yu12 {
-            for (plane, pick) in [(1, true), (2, false)] {
+            // An index loop: a literal array of (plane, pick) allocated on every frame (3 with
+            // its iterator in debug builds).
+            var plane = 1
+            while plane <= 2 {
+                let pick = plane == 1
+                defer { plane += 1 }
                 let stride = format.bytesPerRow[plane]
                 let row = planes[plane].assumingMemoryBound(to: UInt8.self)
                 for x in 0..<(width + 1) / 2 {

@@ -1,0 +1,243 @@
+import Foundation
+@testable import MediaDevicesCore
+@testable import MediaDevicesVideo
+import TestSupport
+import XCTest
+
+/// Issue 54, first slice: the test pattern published on a v4l2loopback device (0.12.7, built by
+/// `scripts/v4l2loopback build` on the host, loaded with `exclusive_caps=1` as /dev/video10) is
+/// read by `v4l2-ctl` and FFmpeg with the pattern's own pixels; on demand, the source runs only
+/// while a process reads; a node that is no loopback device gets a clear error.
+final class VirtualCameraTests: XCTestCase {
+    static let node = "/dev/video10"
+    static let size = Size(width: 640, height: 480)
+
+    override func setUpWithError() throws {
+        try Rig.require()
+        try Rig.run("\(Rig.script("v4l2loopback")) load video_nr=10 exclusive_caps=1 card_label=MediaDevices-Loopback")
+    }
+
+    /// The bars drawn as I420 at 640x480 and published as I420 at 640x480 (a copy through the
+    /// pixel pipeline): every frame `v4l2-ctl --stream-mmap` and `ffmpeg -f v4l2` read, at the
+    /// same time, is byte for byte one of the pattern's frames, rendered here again. In steady
+    /// state the capture thread (drawing, conversion, the sequence read on its executor, the
+    /// write) allocates nothing per frame.
+    func testPatternReadByV4L2CtlAndFFmpeg() throws {
+        try Rig.requireAllocationCounting()
+        let source = TestPatternSource(request: FormatRequest(pixelFormat: .yu12, size: Self.size, frameRate: FrameRate(30)))
+        let probe = AllocationProbe(warmUp: 5, measured: 10)
+        source.consumer = probe
+        let camera = VirtualCamera(source: source, outputs: [.v4l2Loopback(path: Self.node)],
+                                   format: FormatRequest(pixelFormat: .yu12, size: Self.size), onDemand: false)
+        let began = Date()
+        try camera.start()
+        defer { camera.stop() }
+        XCTAssertTrue(source.isCapturing, "onDemand false: the source runs from start()")
+        XCTAssertEqual(camera.publishedFormat, VideoFormat(pixelFormat: .yu12, width: 640, height: 480))
+        let format = try Rig.run("v4l2-ctl -d \(Self.node) --get-fmt-video")
+        XCTAssertTrue(format.contains("640/480") && format.contains("YU12"), "the capture side's format:\n\(format)")
+
+        let ctlFile = "\(Rig.scratch)/vcam-v4l2ctl.yuv", ffFile = "\(Rig.scratch)/vcam-ffmpeg.yuv"
+        let results = Rig.shells([
+            "timeout 60 v4l2-ctl -d \(Self.node) --stream-mmap --stream-count 8 --stream-to \(ctlFile)",
+            "timeout 60 ffmpeg -hide_banner -nostdin -f v4l2 -i \(Self.node) -frames:v 6 -f rawvideo -y \(ffFile)",
+        ])
+        for (index, result) in results.enumerated() {
+            XCTAssertEqual(result.status, 0, "reader \(index) failed:\n\(result.output)\n\(result.errors)")
+        }
+        XCTAssertTrue(results[1].errors.contains("yuv420p") && results[1].errors.contains("640x480"),
+                      "FFmpeg reads I420 640x480:\n\(results[1].errors)")
+        XCTAssertEqual(probe.done.wait(timeout: .now() + 120), .success, "15 frames drawn")
+        XCTAssertEqual(probe.allocations, 0, "heap allocations on the capture thread over 10 frames written to the loopback device")
+        let written = camera.writeFigures
+        XCTAssertEqual(written.failed, 0, "no write failed")
+        let frameBytes = 640 * 480 * 3 / 2
+        // The pattern's index counts the 30 fps deadlines since the source started (those it
+        // was late for too, under emulation), not the frames drawn.
+        let maxIndex = Int(Date().timeIntervalSince(began) * 30) + 30
+        let ctl = try checkFrames(ctlFile, frameBytes: frameBytes, expected: 8, maxIndex: maxIndex, reader: "v4l2-ctl")
+        let ff = try checkFrames(ffFile, frameBytes: frameBytes, expected: 6, maxIndex: maxIndex, reader: "ffmpeg")
+        print("figure: test pattern on \(Self.node) as YU12 640x480: \(written.written) frames written, \(probe.allocations) allocations on the capture thread over 10 of them; v4l2-ctl read \(ctl.frames) frames, \(ctl.matched) equal to a pattern frame (indices \(ctl.indices)); ffmpeg read \(ff.frames), \(ff.matched) equal (indices \(ff.indices))")
+    }
+
+    /// Frames of `path` (`frameBytes` each, at least `expected`) each equal to a bars frame of
+    /// index below `maxIndex`.
+    private func checkFrames(_ path: String, frameBytes: Int, expected: Int, maxIndex: Int, reader: String)
+        throws -> (frames: Int, matched: Int, indices: [Int]) {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        XCTAssertEqual(data.count % frameBytes, 0, "\(reader): whole I420 640x480 frames (\(data.count) bytes)")
+        let frames = data.count / frameBytes
+        XCTAssertGreaterThanOrEqual(frames, expected, "\(reader): frames read")
+        var indices: [Int] = []
+        let pattern = PatternFrames(format: VideoFormat(pixelFormat: .yu12, width: 640, height: 480))
+        for frame in 0..<frames {
+            let bytes = data.subdata(in: frame * frameBytes..<(frame + 1) * frameBytes)
+            if let index = pattern.index(of: bytes, below: maxIndex) {
+                indices.append(index)
+            } else {
+                XCTFail("\(reader): frame \(frame) is no frame of the pattern (first bytes \(Array(bytes.prefix(8))), bottom row \(stride(from: 0, to: 640, by: 40).map { bytes[479 * 640 + $0] }))")
+            }
+        }
+        return (frames, indices.count, indices)
+    }
+
+    /// On demand: the source is off while nobody reads (the device capture-ready all the same,
+    /// and a quick look with `v4l2-ctl --all` starts nothing); a reader starts it, and it stops
+    /// within a second after the reader closed; a second reader starts it again.
+    func testOnDemand() throws {
+        let source = TestPatternSource(request: FormatRequest(pixelFormat: .yu12, size: Self.size, frameRate: FrameRate(30)))
+        let camera = VirtualCamera(source: source, outputs: [.v4l2Loopback(path: Self.node)],
+                                   format: FormatRequest(pixelFormat: .yu12, size: Self.size), onDemand: true)
+        try camera.start()
+        defer { camera.stop() }
+        XCTAssertFalse(source.isCapturing, "nobody reads: the source is off")
+        let info = try Rig.run("v4l2-ctl -d \(Self.node) --all")
+        usleep(1_000_000)
+        XCTAssertFalse(source.isCapturing, "a look with v4l2-ctl --all starts nothing")
+        let recorder = EventRecorder(camera.events)
+        XCTAssertTrue(info.contains("Video Capture"), "idle, the device announces capture:\n\(info)")
+        XCTAssertEqual(camera.writeFigures.written, 0, "nothing written while idle")
+
+        var starts: [Double] = [], stops: [Double] = []
+        let readers = [
+            ["/usr/bin/v4l2-ctl", "-d", Self.node, "--stream-mmap", "--stream-count", "45", "--stream-to", "\(Rig.scratch)/vcam-demand-1.yuv"],
+            ["/usr/bin/ffmpeg", "-hide_banner", "-nostdin", "-f", "v4l2", "-i", Self.node, "-frames:v", "30", "-f", "rawvideo", "-y",
+             "\(Rig.scratch)/vcam-demand-2.yuv"],
+        ]
+        for (number, arguments) in readers.enumerated() {
+            let spawned = Date()
+            let reader = try Rig.spawn(arguments, output: "\(Rig.scratch)/vcam-reader-\(number).out",
+                                       errors: "\(Rig.scratch)/vcam-reader-\(number).err")
+            // From the moment the reader holds the node (seen here, every 20 ms) to the source running.
+            var opened: Date?
+            let started = waitUntil(seconds: 60, every: 20_000) {
+                if opened == nil, NodeOpeners().scan([Self.node]).contains(where: { $0.pid == reader.processIdentifier }) { opened = Date() }
+                return source.isCapturing
+            }
+            XCTAssertTrue(started, "reader \(number) (\(arguments[0])) starts the source")
+            starts.append(Date().timeIntervalSince(opened ?? spawned))
+            // From the first scan (every 20 ms) that finds the node closed by the reader to the
+            // source stopped.
+            var closed: Date?, stopped: Date?
+            _ = waitUntil(seconds: 90, every: 20_000) {
+                let holds = NodeOpeners().scan([Self.node]).contains { $0.pid == reader.processIdentifier }
+                if !holds, closed == nil { closed = Date() }
+                if closed != nil, !source.isCapturing { stopped = Date() }
+                return stopped != nil
+            }
+            XCTAssertTrue(Rig.wait(for: reader, seconds: 30), "reader \(number) ends")
+            XCTAssertEqual(reader.terminationStatus, 0, "reader \(number): \((try? String(contentsOfFile: "\(Rig.scratch)/vcam-reader-\(number).err", encoding: .utf8)) ?? "")")
+            XCTAssertNotNil(stopped, "the source stops after reader \(number) left")
+            if let closed, let stopped {
+                stops.append(stopped.timeIntervalSince(closed))
+                XCTAssertLessThanOrEqual(stops.last!, 1.0, "the source stops within 1 s after the last reader closed the node")
+            }
+        }
+        XCTAssertGreaterThanOrEqual(Rig.fileSize("\(Rig.scratch)/vcam-demand-1.yuv"), 45 * 460_800, "v4l2-ctl read its 45 frames")
+        XCTAssertGreaterThanOrEqual(Rig.fileSize("\(Rig.scratch)/vcam-demand-2.yuv"), 30 * 460_800, "ffmpeg read its 30 frames")
+        let idle = try Rig.run("v4l2-ctl -d \(Self.node) --info")
+        XCTAssertTrue(idle.contains("Video Capture"), "idle again, the device still announces capture:\n\(idle)")
+        camera.stop()
+        let events = recorder.wait()
+        let kinds = events.map { event -> String in
+            switch event {
+            case .consumerConnected(let consumer): "+\(consumer.command)"
+            case .consumerLeft(let consumer): "-\(consumer.command)"
+            case .sourceStarted: "started"
+            case .sourceStopped: "stopped"
+            case .sourceFailed: "failed"
+            }
+        }
+        XCTAssertEqual(kinds, ["+v4l2-ctl", "started", "-v4l2-ctl", "stopped", "+ffmpeg", "started", "-ffmpeg", "stopped"],
+                       "the events: \(events)")
+        print("figure: on demand on \(Self.node): source started \(starts.map { String(format: "%.3f", $0) }) s after each reader opened the node (a scan every 0.25 s, two in a row), stopped \(stops.map { String(format: "%.3f", $0) }) s after each reader closed it; \(camera.writeFigures.written) frames written")
+    }
+
+    /// A node of another driver (vivid), a file that is no V4L2 node and a node that does not
+    /// exist: each a clear error, nothing left open.
+    func testNotALoopbackDevice() throws {
+        let vivid = try Rig.loadVivid("n_devs=1 node_types=0x1")[0]
+        defer { Rig.shell("modprobe -r vivid") }
+        for (path, code, words) in [(vivid, MediaDevicesError.Code.invalidValue, "vivid"),
+                                    ("/dev/null", .invalidValue, "not a V4L2 device"),
+                                    ("/dev/video99", .notFound, "modprobe v4l2loopback")] {
+            let camera = VirtualCamera(source: TestPatternSource(), outputs: [.v4l2Loopback(path: path)])
+            do {
+                try camera.start()
+                XCTFail("\(path) is published as a loopback device")
+            } catch {
+                XCTAssertEqual(error.code, code, "\(path): \(error)")
+                XCTAssertTrue(error.description.contains(words), "\(path): \(error)")
+                XCTAssertTrue(error.description.contains("v4l2loopback"), "\(path): the error says what it needs: \(error)")
+                print("figure: \(path): \(error)")
+            }
+            XCTAssertTrue(camera.consumers.isEmpty)
+        }
+        let ours = NodeOpeners(excluding: -1).scan([vivid, Self.node]).filter { $0.pid == getpid() }
+        XCTAssertEqual(ours, [], "nothing left open")
+    }
+
+    /// Waits up to `seconds` for `condition`, checking every `every` microseconds.
+    private func waitUntil(seconds: Double, every: UInt32 = 5_000, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(every)
+        }
+        return condition()
+    }
+}
+
+/// Collects a virtual camera's events until their sequence ends.
+private final class EventRecorder: @unchecked Sendable {  // `events` written by the task, read after `done`
+    private var events: [VirtualCameraEvent] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ sequence: some AsyncSequence<VirtualCameraEvent, Never> & Sendable) {
+        Task { [self] in
+            for await event in sequence { events.append(event) }
+            done.signal()
+        }
+    }
+
+    /// The events, once the sequence ended (within 10 s).
+    func wait() -> [VirtualCameraEvent] {
+        _ = done.wait(timeout: .now() + 10)
+        return events
+    }
+}
+
+/// The test pattern's bars frames, rendered again to compare with what readers got.
+private struct PatternFrames {
+    let format: VideoFormat
+
+    /// The index below `limit` of the bars frame equal to `bytes`, if one is. The bars move 4
+    /// pixels a frame: the bottom row (below the counter) gives the shift, the shift the
+    /// candidates (one in every `width / 4` indices), and each candidate is drawn and compared.
+    func index(of bytes: Data, below limit: Int) -> Int? {
+        let width = format.width
+        let bottom = Array(bytes[(format.height - 1) * width..<format.height * width])
+        var renderer = PatternRenderer(format: format)
+        let luma = PatternRenderer.barsRGB.map { PatternRenderer.ycbcr($0).y }
+        let period = width / 4
+        for step in 0..<period {
+            let shift = step * 4 % width
+            var column = 0
+            while column < width, bottom[column] == luma[renderer.bar(atColumn: column, shift: shift)] { column += 1 }
+            guard column == width else { continue }
+            for index in stride(from: step, to: max(limit, 1), by: period) {
+                var frame = Data(count: format.imageSize)
+                frame.withUnsafeMutableBytes { raw in
+                    let base = raw.baseAddress!
+                    let planes = UnsafeMutablePointer<UnsafeMutableRawPointer>.allocate(capacity: 3)
+                    defer { planes.deallocate() }
+                    let locations = format.planeLocations
+                    for plane in 0..<3 { planes[plane] = base + (plane < locations.count ? locations[plane].offset : 0) }
+                    renderer.drawBars(index: UInt64(index), planes: planes)
+                }
+                if frame == bytes { return index }
+            }
+        }
+        return nil
+    }
+}
