@@ -93,6 +93,9 @@ public final class VirtualCamera: Sendable {
     /// A virtual camera publishing `source` on `outputs` in `format` (`nil`: I420 at the
     /// source's size and rate; see ``format``). Nothing opens until ``start()``.
     /// - Parameters:
+    ///   - source: what is published; the virtual camera starts and stops it (see `onDemand`).
+    ///   - outputs: where it is published (a v4l2loopback node).
+    ///   - format: the published pixel format, size and rate (`nil`: I420 at the source's).
     ///   - onDemand: `true` (the default): the source runs only while a process reads; `false`:
     ///     from ``start()`` to ``stop()``.
     ///   - logger: where starts, stops, consumers and failures are logged; `nil`: nowhere.
