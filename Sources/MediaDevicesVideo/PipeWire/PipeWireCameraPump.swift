@@ -61,11 +61,7 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
             leases.endRun()
         }
         capture.watch(wake.descriptor)
-        let executor = delivery.executor
-        executor.attach(wake: wake, loop: self)
-        attached()
-        defer { executor.detach() }
-        while step() == .stepped { executor.runPending() }
+        delivery.executor.drive(self, wake: wake, attached: attached)
         return failure
     }
 

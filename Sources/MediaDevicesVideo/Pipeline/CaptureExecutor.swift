@@ -114,6 +114,15 @@ public final class CaptureExecutor: TaskExecutor, Sendable {
         }
     }
 
+    /// On a capture thread: attaches it with `loop` (see `attach`), calls `attached`, then steps
+    /// `loop` until it leaves, running the jobs between steps; detaches before returning.
+    func drive(_ loop: any Loop, wake: WakeUpEvent, attached: () -> Void) {
+        attach(wake: wake, loop: loop)
+        attached()
+        defer { detach() }
+        while loop.step() == .stepped { runPending() }
+    }
+
     /// Runs one step of the capture loop for a reader that found its sequence empty, when the
     /// caller is on the attached capture thread and no other job waits for it. Returns `false`
     /// when the reader must suspend instead (elsewhere, jobs waiting, or the loop ending).

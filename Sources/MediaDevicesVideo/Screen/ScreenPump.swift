@@ -39,11 +39,7 @@ final class ScreenPump: CaptureExecutor.Loop, @unchecked Sendable {
     /// running the executor's jobs after each step; `attached` is called once they come to
     /// this thread.
     func run(wake: WakeUpEvent, attached: () -> Void) -> MediaDevicesError? {
-        let executor = delivery.executor
-        executor.attach(wake: wake, loop: self)
-        attached()
-        defer { executor.detach() }
-        while step() == .stepped { executor.runPending() }
+        delivery.executor.drive(self, wake: wake, attached: attached)
         return failure
     }
 
