@@ -311,6 +311,12 @@ package final class PipeWireCameraOutput: @unchecked Sendable {
                                      detail: "No PipeWire session at \(remote) to publish the camera node in (\(why))",
                                      remedy: "start pipewire and wireplumber (a desktop session does), or set PIPEWIRE_REMOTE")
         }
+        if why.contains("pw_context_new") {
+            // No client configuration or modules here (a root with libpipewire and no PipeWire).
+            return MediaDevicesError(.notFound, device: device, operation: "pw_context_new",
+                                     detail: "PipeWire cannot start a client here (\(why)): its configuration or modules are missing",
+                                     remedy: "install pipewire, then start pipewire and wireplumber (a desktop session does)")
+        }
         if why.contains("within the time given") {
             return MediaDevicesError(.timeout, device: device, operation: "pw_stream_connect", errno: ETIMEDOUT,
                                      detail: "PipeWire did not make the camera node within \(timeout)",

@@ -88,9 +88,13 @@ final class PipeWireCameraOfferTests: XCTestCase {
         XCTAssertThrowsError(try PipeWireCameraOutput(name: "md_unit", description: "Unit", offers: offers, timeout: .seconds(2))) { error in
             let error = error as? MediaDevicesError
             XCTAssertEqual(error?.code, .notFound, "\(String(describing: error))")
-            XCTAssertEqual(error?.operation, "pw_context_connect")
+            // pw_context_new fails first where PipeWire's client configuration is not installed
+            // (a Debian 13 root with libpipewire only): not found either.
+            XCTAssertTrue(["pw_context_connect", "pw_context_new"].contains(error?.operation ?? ""), "\(String(describing: error))")
             XCTAssertTrue(error?.remedy?.contains("wireplumber") == true, "\(String(describing: error))")
-            XCTAssertTrue(error?.detail.contains("/nonexistent/mediadevices-test/pipewire-0") == true, "\(String(describing: error))")
+            if error?.operation == "pw_context_connect" {
+                XCTAssertTrue(error?.detail.contains("/nonexistent/mediadevices-test/pipewire-0") == true, "\(String(describing: error))")
+            }
         }
         XCTAssertThrowsError(try PipeWireCameraOutput(name: "md_unit", description: "Unit", offers: [])) { error in
             XCTAssertEqual((error as? MediaDevicesError)?.code, .unsupportedFormat, "\(error)")
