@@ -45,9 +45,9 @@ struct cpw_capture {
     int camera;     // a camera stream (any raw format, MJPEG, DMA-BUF) rather than a screen cast
     const char *gone; // why the stream ended when its node went away
     uint32_t subtype; // enum cpw_subtype of the negotiated format
-    // Camera buffers by slot (cpw_frame.slot), with what the lender did with them.
+    // Buffers by slot (cpw_frame.slot), with what the lender did with them.
     struct pw_buffer *slots[CPW_MAX_SLOTS];
-    uint8_t lent[CPW_MAX_SLOTS];      // lent out (cpw_capture_lend): neither held nor the producer's
+    uint8_t lent[CPW_MAX_SLOTS];      // lent out (cpw_capture_lend): not the producer's (maybe still held)
     uint8_t disowned[CPW_MAX_SLOTS];  // removed while lent: the slot waits for cpw_capture_return
     struct cpw_mapping *disowned_mapping[CPW_MAX_SLOTS];
     // For the operator's log (cpw_capture_negotiations): formats the stream took, buffers it
@@ -57,13 +57,13 @@ struct cpw_capture {
     uint32_t buffers_removed;
 };
 
-/// One buffer's record (pw_buffer.user_data): its slot and, for camera buffers, our own
-/// read-only mapping of the pixels, so that they stay readable after the stream let the buffer
-/// go (a lent frame outliving its buffer set or the run): memfd and DMA-BUF mapped over a
+/// One buffer's record (pw_buffer.user_data): its slot and our own read-only mapping of the
+/// pixels, so that they stay readable after the stream let the buffer go (a lent frame
+/// outliving its buffer set or the run): memfd and DMA-BUF mapped over a
 /// descriptor of our own; plain memory (MemPtr) in PipeWire's shared pool mapped a second time
 /// (cpw_mapping_alias).
 struct cpw_mapping {
-    int slot;       // -1: none (screen streams)
+    int slot;       // -1: none (no free slot)
     void *base;     // NULL: not ours (plain memory outside PipeWire's pool, or mapped by the stream)
     size_t size;
     const uint8_t *bytes; // the first plane's first byte (spa_data.data's equivalent) in `base`
@@ -226,10 +226,10 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     pw_stream_update_params(c->stream, params, c->camera ? 3 : 2);
 }
 
-// Each buffer gets a record when the stream adds it. A camera's memfd and DMA-BUF buffers are
+// Each buffer gets a record when the stream adds it. Memfd (and a camera's DMA-BUF) buffers are
 // mapped here, once, by us (PW_STREAM_FLAG_MAP_BUFFERS maps only memfd in PipeWire 0.3.65, and
-// its mappings end with the stream): read-only, the whole of the first plane, over a descriptor
-// of our own, and the buffer gets a slot (a free one not awaiting a lent buffer's return).
+// its mappings end with the stream), for camera and screen-cast streams alike: read-only, the
+// whole of the first plane, over a descriptor of our own, and the buffer gets a slot (a free one not awaiting a lent buffer's return).
 // Plain memory (MemPtr, fd -1: a producer such as GStreamer's pipewiresink) lies in a block of
 // PipeWire's pool, a memfd the stream mapped shared, and its mapping ends with the buffer set:
 // those pages are mapped a second time, read-only (cpw_mapping_alias), so that the buffer is
@@ -244,7 +244,7 @@ static void on_add_buffer(void *data, struct pw_buffer *buffer) {
     mapping->slot = -1;
     mapping->fd = -1;
     buffer->user_data = mapping;
-    if (!c->camera || buffer->buffer->n_datas < 1) return;
+    if (buffer->buffer->n_datas < 1) return;
     struct spa_data *d = &buffer->buffer->datas[0];
     for (int i = 0; i < CPW_MAX_SLOTS; i++) {
         if (c->slots[i] == NULL && !c->disowned[i]) {
@@ -407,11 +407,11 @@ static struct cpw_capture *capture_new(int fd, uint32_t node_id, int camera, cha
     return c;
 }
 
-// Camera streams map their buffers themselves (on_add_buffer) and are processed where their
-// data loop runs (the capture thread: RT_PROCESS); screen streams let the stream map memfd.
+// Streams map their buffers themselves (on_add_buffer), so that a lent buffer outlives its
+// buffer set; camera streams are processed where their data loop runs (the capture thread:
+// RT_PROCESS), screen streams on PipeWire's data-loop thread (announced through notify_fd).
 static struct cpw_capture *capture_connect(struct cpw_capture *c, const struct spa_pod *format, char *error, size_t error_size) {
-    enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT
-        | (c->camera ? PW_STREAM_FLAG_RT_PROCESS : PW_STREAM_FLAG_MAP_BUFFERS);
+    enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT | (c->camera ? PW_STREAM_FLAG_RT_PROCESS : 0);
     int result = pw_stream_connect(c->stream, PW_DIRECTION_INPUT, c->node_id, flags, &format, 1);
     if (result < 0) {
         snprintf(error, error_size, "pw_stream_connect to node %u failed: %s", c->node_id, spa_strerror(result));
@@ -524,6 +524,13 @@ static int cpw_has_picture(struct pw_buffer *buffer) {
     return 1;
 }
 
+// Whether `buffer` is lent out (cpw_capture_lend): the lender gives it back, not a newer buffer.
+static int cpw_is_lent(const struct cpw_capture *c, const struct pw_buffer *buffer) {
+    const struct cpw_mapping *mapping = buffer->user_data;
+    return mapping != NULL && mapping->slot >= 0 && mapping->slot < CPW_MAX_SLOTS && c->slots[mapping->slot] == buffer
+        && c->lent[mapping->slot];
+}
+
 int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
     if (c->connection.data_loop == NULL) {
         uint64_t signalled;
@@ -545,7 +552,7 @@ int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
             }
             newest = buffer;
         }
-        if (newest != NULL && c->held != NULL) cpw_give_back(c, c->held, 1);
+        if (newest != NULL && c->held != NULL && !cpw_is_lent(c, c->held)) cpw_give_back(c, c->held, 1);
         pw_loop_leave(c->connection.loop);
     }
     if (newest != NULL) {
@@ -583,8 +590,6 @@ int cpw_capture_lend(cpw_capture *c) {
     struct cpw_mapping *mapping = c->held->user_data;
     if (mapping == NULL || mapping->base == NULL || mapping->slot < 0) return -1;
     c->lent[mapping->slot] = 1;
-    c->held = NULL;
-    c->held_frame = (cpw_frame){0};
     return mapping->slot;
 }
 
@@ -598,6 +603,7 @@ int cpw_capture_return(cpw_capture *c, int slot) {
     }
     if (!c->lent[slot] || c->slots[slot] == NULL || c->stream == NULL) return -1;
     c->lent[slot] = 0;
+    if (c->slots[slot] == c->held) return 1;  // still the newest: held again, given back when a newer one comes
     pw_loop_enter(c->connection.loop);
     cpw_give_back(c, c->slots[slot], 1);
     pw_loop_leave(c->connection.loop);
@@ -621,7 +627,7 @@ uint32_t cpw_capture_buffer_count(const cpw_capture *c) {
 void cpw_capture_close(cpw_capture *c) {
     if (c == NULL) return;
     if (c->stream != NULL) {
-        if (c->held != NULL) cpw_give_back(c, c->held, 1);
+        if (c->held != NULL && !cpw_is_lent(c, c->held)) cpw_give_back(c, c->held, 1);
         c->held = NULL;
         pw_stream_disconnect(c->stream);
         pw_stream_destroy(c->stream);

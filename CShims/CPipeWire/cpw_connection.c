@@ -19,11 +19,11 @@ int cpw_connection_open(struct cpw_connection *c, int fd, int own_data_loop, cha
         snprintf(error, error_size, "pw_loop_new failed: %s", strerror(errno));
         return -1;
     }
-    // A camera's buffers are not locked into memory (mem.allow-mlock, on by default): that is for
-    // real-time audio, and a camera buffer in plain memory is mapped a second time to be lent
-    // (cpw_mapping_alias), which a locked mapping would count twice against RLIMIT_MEMLOCK (the
-    // second mapping then refused: those frames copied).
-    c->context = pw_context_new(c->loop, own_data_loop ? pw_properties_new("mem.allow-mlock", "false", NULL) : NULL, 0);
+    // Video buffers are not locked into memory (mem.allow-mlock, on by default): that is for
+    // real-time audio, and a camera's or a screen cast's buffer in plain memory is mapped a
+    // second time to be lent (cpw_mapping_alias), which a locked mapping would count twice
+    // against RLIMIT_MEMLOCK (the second mapping then refused: those frames copied).
+    c->context = pw_context_new(c->loop, pw_properties_new("mem.allow-mlock", "false", NULL), 0);
     if (c->context == NULL) {
         if (fd >= 0) close(fd);
         snprintf(error, error_size, "pw_context_new failed: %s", strerror(errno));

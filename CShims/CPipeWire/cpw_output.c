@@ -20,6 +20,17 @@
 #define CPW_OUTPUT_MAX_FORMATS 256
 /// Room for one EnumFormat pod (five properties: ~150 bytes).
 #define CPW_OUTPUT_POD_SIZE 256
+/// The most links, nodes and clients of the session the node keeps track of (to name its consumers).
+#define CPW_OUTPUT_MAX_LINKS 64
+#define CPW_OUTPUT_MAX_NODES 512
+#define CPW_OUTPUT_MAX_CLIENTS 256
+
+/// A link of the session (registry global): which node's output feeds which node's input.
+struct cpw_output_link { uint32_t id, output_node, input_node; };
+/// A node of the session: its client and name.
+struct cpw_output_node { uint32_t id, client; char name[128]; };
+/// A client of the session: its process (pipewire.sec.pid).
+struct cpw_output_client { uint32_t id; int32_t pid; };
 
 struct cpw_output {
     struct cpw_connection connection;
@@ -34,6 +45,18 @@ struct cpw_output {
     cpw_output_status status;
     // The buffer between cpw_output_begin and cpw_output_end (the lock held meanwhile).
     struct pw_buffer *pending;
+    // The session's links, nodes and clients as the registry announces them (loop thread, lock).
+    struct pw_registry *registry;
+    struct spa_hook registry_listener;
+    struct cpw_output_link links[CPW_OUTPUT_MAX_LINKS];
+    size_t link_count;
+    struct cpw_output_node nodes[CPW_OUTPUT_MAX_NODES];
+    size_t node_count;
+    struct cpw_output_client clients[CPW_OUTPUT_MAX_CLIENTS];
+    size_t client_count;
+    // The core sync that ends the first listing of the registry, and whether its done came.
+    int sync_seq;
+    int synced;
 };
 
 static void notify(struct cpw_output *o) {
@@ -61,9 +84,12 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
     fail(o, text);
 }
 
+static void on_core_done(void *data, uint32_t id, int seq);
+
 static const struct pw_core_events cpw_output_core_events = {
     PW_VERSION_CORE_EVENTS,
     .error = on_core_error,
+    .done = on_core_done,
 };
 
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
@@ -161,6 +187,97 @@ static const struct pw_stream_events cpw_output_stream_events = {
     .remove_buffer = on_remove_buffer,
 };
 
+
+static uint32_t uint_property(const struct spa_dict *props, const char *key) {
+    const char *value = props != NULL ? spa_dict_lookup(props, key) : NULL;
+    if (value == NULL) return SPA_ID_INVALID;
+    char *end = NULL;
+    unsigned long parsed = strtoul(value, &end, 10);
+    return end != value ? (uint32_t)parsed : SPA_ID_INVALID;
+}
+
+// Links, nodes and clients: what names the node's consumers (a link from our node to a node,
+// that node's client, its process) and what tells whether our node's name is taken.
+static void on_registry_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
+                               const struct spa_dict *props) {
+    (void)permissions; (void)version;
+    struct cpw_output *o = data;
+    if (strcmp(type, PW_TYPE_INTERFACE_Link) == 0) {
+        if (o->link_count == CPW_OUTPUT_MAX_LINKS) return;
+        struct cpw_output_link *l = &o->links[o->link_count++];
+        l->id = id;
+        l->output_node = uint_property(props, PW_KEY_LINK_OUTPUT_NODE);
+        l->input_node = uint_property(props, PW_KEY_LINK_INPUT_NODE);
+        if (l->output_node == o->status.node_id && o->status.node_id != SPA_ID_INVALID) notify(o);
+    } else if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0) {
+        if (o->node_count == CPW_OUTPUT_MAX_NODES) return;
+        struct cpw_output_node *n = &o->nodes[o->node_count++];
+        n->id = id;
+        n->client = uint_property(props, PW_KEY_CLIENT_ID);
+        const char *name = props != NULL ? spa_dict_lookup(props, PW_KEY_NODE_NAME) : NULL;
+        snprintf(n->name, sizeof n->name, "%s", name ? name : "");
+    } else if (strcmp(type, PW_TYPE_INTERFACE_Client) == 0) {
+        if (o->client_count == CPW_OUTPUT_MAX_CLIENTS) return;
+        struct cpw_output_client *c = &o->clients[o->client_count++];
+        c->id = id;
+        uint32_t pid = uint_property(props, PW_KEY_SEC_PID);
+        c->pid = pid == SPA_ID_INVALID ? 0 : (int32_t)pid;
+    }
+}
+
+static void on_registry_global_remove(void *data, uint32_t id) {
+    struct cpw_output *o = data;
+    for (size_t i = 0; i < o->link_count; i++) {
+        if (o->links[i].id != id) continue;
+        int ours = o->links[i].output_node == o->status.node_id;
+        o->links[i] = o->links[--o->link_count];
+        if (ours) notify(o);
+        return;
+    }
+    for (size_t i = 0; i < o->node_count; i++) {
+        if (o->nodes[i].id == id) { o->nodes[i] = o->nodes[--o->node_count]; return; }
+    }
+    for (size_t i = 0; i < o->client_count; i++) {
+        if (o->clients[i].id == id) { o->clients[i] = o->clients[--o->client_count]; return; }
+    }
+}
+
+static const struct pw_registry_events cpw_output_registry_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global = on_registry_global,
+    .global_remove = on_registry_global_remove,
+};
+
+static void on_core_done(void *data, uint32_t id, int seq) {
+    struct cpw_output *o = data;
+    if (id == PW_ID_CORE && seq == o->sync_seq) {
+        o->synced = 1;
+        pw_thread_loop_signal(o->thread_loop, false);
+    }
+}
+
+int cpw_output_get_consumers(cpw_output *o, cpw_output_consumer *consumers, size_t capacity) {
+    pw_thread_loop_lock(o->thread_loop);
+    int count = 0;
+    for (size_t i = 0; i < o->link_count && (size_t)count < capacity; i++) {
+        const struct cpw_output_link *l = &o->links[i];
+        if (l->output_node != o->status.node_id || o->status.node_id == SPA_ID_INVALID) continue;
+        cpw_output_consumer *c = &consumers[count++];
+        memset(c, 0, sizeof *c);
+        c->link_id = l->id;
+        c->node_id = l->input_node;
+        for (size_t n = 0; n < o->node_count; n++) {
+            if (o->nodes[n].id != l->input_node) continue;
+            snprintf(c->node_name, sizeof c->node_name, "%s", o->nodes[n].name);
+            for (size_t k = 0; k < o->client_count; k++) {
+                if (o->clients[k].id == o->nodes[n].client) c->pid = o->clients[k].pid;
+            }
+        }
+    }
+    pw_thread_loop_unlock(o->thread_loop);
+    return count;
+}
+
 int cpw_output_build_enum_format(const cpw_output_format *f, void *storage, size_t size) {
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(storage, size);
     const struct spa_pod *pod = spa_pod_builder_add_object(&b,
@@ -188,6 +305,11 @@ static void output_free(struct cpw_output *o) {
             spa_hook_remove(&o->stream_listener);
             pw_stream_destroy(o->stream);
             o->stream = NULL;
+        }
+        if (o->registry != NULL) {
+            spa_hook_remove(&o->registry_listener);
+            pw_proxy_destroy((struct pw_proxy *)o->registry);
+            o->registry = NULL;
         }
         if (o->connection.core != NULL) spa_hook_remove(&o->core_listener);
         pw_thread_loop_unlock(o->thread_loop);
@@ -231,6 +353,14 @@ cpw_output *cpw_output_open(int fd, const cpw_output_config *config, const cpw_o
         goto done;
     }
     pw_core_add_listener(o->connection.core, &o->core_listener, &cpw_output_core_events, o);
+    // The registry first: its first listing (ended by a core sync) tells whether the name is taken.
+    o->registry = pw_core_get_registry(o->connection.core, PW_VERSION_REGISTRY, 0);
+    if (o->registry == NULL) {
+        snprintf(error, error_size, "pw_core_get_registry failed: %s", strerror(errno));
+        goto done;
+    }
+    pw_registry_add_listener(o->registry, &o->registry_listener, &cpw_output_registry_events, o);
+    o->sync_seq = pw_core_sync(o->connection.core, PW_ID_CORE, 0);
     struct pw_properties *props = pw_properties_new(
         PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_MEDIA_CLASS, "Video/Source",
         PW_KEY_MEDIA_ROLE, "Camera", PW_KEY_NODE_NAME, config->node_name,
@@ -251,22 +381,45 @@ cpw_output *cpw_output_open(int fd, const cpw_output_config *config, const cpw_o
         }
         params[i] = (const struct spa_pod *)pod;
     }
+    if (pw_thread_loop_start(o->thread_loop) < 0) {
+        snprintf(error, error_size, "pw_thread_loop_start failed: %s", strerror(errno));
+        goto done;
+    }
+    pw_thread_loop_lock(o->thread_loop);
+    struct timespec deadline;
+    pw_thread_loop_get_time(o->thread_loop, &deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
+    // Until the registry listed the session (or PipeWire failed, or the time ran out).
+    while (!o->synced && o->status.state != CPW_STATE_ENDED) {
+        if (pw_thread_loop_timed_wait_full(o->thread_loop, &deadline) == -ETIMEDOUT) break;
+    }
+    if (!o->synced) {
+        snprintf(error, error_size, "%s", o->status.state == CPW_STATE_ENDED ? o->status.error
+                 : "PipeWire did not make the node within the time given (no answer to the registry's listing)");
+        pw_thread_loop_unlock(o->thread_loop);
+        goto done;
+    }
+    // PipeWire itself lets two nodes share a name; consumers' targets (and people) could not
+    // tell them apart, so a name in use is refused here.
+    for (size_t i = 0; i < o->node_count; i++) {
+        if (strcmp(o->nodes[i].name, config->node_name) != 0) continue;
+        int32_t pid = 0;
+        for (size_t k = 0; k < o->client_count; k++) {
+            if (o->clients[k].id == o->nodes[i].client) pid = o->clients[k].pid;
+        }
+        snprintf(error, error_size, "name taken: node %u of process %d is named %s", o->nodes[i].id, pid, config->node_name);
+        pw_thread_loop_unlock(o->thread_loop);
+        goto done;
+    }
     // A driver: the node starts each graph cycle itself, when the owner queues a frame (a video
     // source's pace is its own). Not AUTOCONNECT: consumers link to it, it links to nothing.
     int connected = pw_stream_connect(o->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
                                       PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_MAP_BUFFERS, params, (uint32_t)count);
     if (connected < 0) {
         snprintf(error, error_size, "pw_stream_connect failed: %s", spa_strerror(connected));
-        goto done;
-    }
-    if (pw_thread_loop_start(o->thread_loop) < 0) {
-        snprintf(error, error_size, "pw_thread_loop_start failed: %s", strerror(errno));
+        pw_thread_loop_unlock(o->thread_loop);
         goto done;
     }
     // Until PipeWire made the node (its id known), refused it, or the time ran out.
-    pw_thread_loop_lock(o->thread_loop);
-    struct timespec deadline;
-    pw_thread_loop_get_time(o->thread_loop, &deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
     while (o->status.state != CPW_STATE_ENDED && (o->status.node_id == SPA_ID_INVALID || o->status.state == CPW_STATE_CONNECTING)) {
         if (pw_thread_loop_timed_wait_full(o->thread_loop, &deadline) == -ETIMEDOUT) break;
     }

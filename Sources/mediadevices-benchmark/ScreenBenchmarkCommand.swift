@@ -7,7 +7,12 @@ import MediaDevicesCommandLine
 /// frame, against a plain memcpy of the same framebuffer and `ffmpeg -f kmsgrab`, measured in
 /// the same run. In the rig: see the DocC article ScreensAndBackends ("Screens (DRM/KMS)"). On an X11 screen: CPU per
 /// grabbed frame against `ffmpeg -f x11grab` (`X11ScreenBenchmark`). On a portal screen: CPU
-/// per delivered frame against `gst-launch-1.0 pipewiresrc` (`PortalScreenBenchmark`).
+/// per delivered frame against `gst-launch-1.0 pipewiresrc` (`PortalScreenBenchmark`). On every
+/// backend, then: the `frames()` sequence read on the capture executor against a consumer
+/// callback, CPU and wake-ups per frame in the same process (`ScreenSequenceBenchmark`; KMS also
+/// exporting DMA-BUF, the way its frames are lent to sequences). The environment variable
+/// `MEDIADEVICES_TIMING` says how the CPU figures were timed (`scripts/benchmark` sets it for an
+/// instruction-timed rig boot; native time otherwise).
 struct ScreenBenchmarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screen",
@@ -55,6 +60,22 @@ struct ScreenBenchmarkCommand: ParsableCommand {
         let ffmpegMilliseconds: Double?
         let ratioToFFmpeg: Double?
         let ffmpegError: String?
+        /// The sequence on the capture executor against the callback, mapped (the sequence copies).
+        let sequence: ScreenSequenceBenchmark.Figures?
+        /// The same exporting DMA-BUF (the sequence leases the framebuffer), when the driver exports.
+        let dmaBufSequence: ScreenSequenceBenchmark.Figures?
+        let dmaBufError: String?
+    }
+
+    /// How the CPU figures were timed, for the sequence rows.
+    static var timing: String { ProcessInfo.processInfo.environment["MEDIADEVICES_TIMING"] ?? "native time" }
+
+    /// The sequence against the callback on `screen` captured as `make` makes its source.
+    static func sequenceFigures(frames: Int, _ make: () -> ScreenSource) throws -> ScreenSequenceBenchmark.Figures {
+        let source = make()
+        defer { source.release() }
+        try source.initialize()
+        return try ScreenSequenceBenchmark(source: source, frames: frames).run()
     }
 
     func run() throws {
@@ -80,11 +101,23 @@ struct ScreenBenchmarkCommand: ParsableCommand {
                 return time(frames) { target.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
             }
             let ffmpeg = noFFmpeg ? (nil, "skipped") : kmsgrab(target, output: output)
-            let figures = Figures(screen: target.uniqueID, framebuffer: source.framebuffer?.description ?? "?",
+            let framebuffer = source.framebuffer?.description ?? "?"
+            source.release()
+            // Paced at 30 fps, every deadline grabbed (KMS has no damage).
+            let sequence = try Self.sequenceFigures(frames: frames) { ScreenSource(screen: target, frameRate: FrameRate(30)) }
+            var dmaBuf: ScreenSequenceBenchmark.Figures?
+            var dmaBufError: String?
+            do {
+                dmaBuf = try Self.sequenceFigures(frames: frames) { ScreenSource(screen: target, frameRate: FrameRate(30), exportsDMABuf: true) }
+            } catch {
+                dmaBufError = "\(error)"
+            }
+            let figures = Figures(screen: target.uniqueID, framebuffer: framebuffer,
                                   width: size.width, height: size.height, frames: frames, output: output.pixelFormat.name,
                                   grabMilliseconds: grab, grabAndConvertMilliseconds: grabConvert, memcpyMilliseconds: copy,
                                   ratioToMemcpy: grabConvert / copy, ffmpegMilliseconds: ffmpeg.0,
-                                  ratioToFFmpeg: ffmpeg.0.map { grabConvert / $0 }, ffmpegError: ffmpeg.0 == nil ? ffmpeg.1 : nil)
+                                  ratioToFFmpeg: ffmpeg.0.map { grabConvert / $0 }, ffmpegError: ffmpeg.0 == nil ? ffmpeg.1 : nil,
+                                  sequence: sequence, dmaBufSequence: dmaBuf, dmaBufError: dmaBufError)
             if json { printJSON(figures); return }
             print("screen \(figures.screen): \(figures.framebuffer)")
             print(String(format: "grab only (zero-copy)            %8.3f ms/frame", grab))
@@ -96,12 +129,23 @@ struct ScreenBenchmarkCommand: ParsableCommand {
             } else {
                 print("ffmpeg -f kmsgrab: \(ffmpeg.1 ?? "failed")")
             }
+            print("sequence vs callback, mapped framebuffer at 30 fps (the sequence copies each frame; the callback reads the mapping):")
+            ScreenSequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
+            if let dmaBuf {
+                print("sequence vs callback, exporting DMA-BUF at 30 fps (the sequence leases the framebuffer):")
+                ScreenSequenceBenchmark.lines(dmaBuf, timing: Self.timing).forEach { print("  " + $0) }
+            } else {
+                print("sequence vs callback, exporting DMA-BUF: not measured: \(dmaBufError ?? "?")")
+            }
         }
     }
 
     /// The X11 figures: CPU per frame, ours against ffmpeg -f x11grab.
     private func runX11(_ target: Screen, output: OutputFormat) throws {
-        let figures = try X11ScreenBenchmark(screen: target, frames: frames, output: output, runsFFmpeg: !noFFmpeg).run()
+        var figures = try X11ScreenBenchmark(screen: target, frames: frames, output: output, runsFFmpeg: !noFFmpeg).run()
+        // At 60 fps, every deadline grabbed (unchanged pictures delivered again).
+        let sequence = try Self.sequenceFigures(frames: frames) { ScreenSource(screen: target, frameRate: FrameRate(60), skipsUnchangedFrames: false) }
+        figures.sequence = sequence
         if json { printJSON(figures); return }
         print("screen \(figures.screen): \(figures.width)x\(figures.height), CPU per frame (user + system, all threads), \(frames) frames")
         for row in figures.rows {
@@ -115,12 +159,17 @@ struct ScreenBenchmarkCommand: ParsableCommand {
         }
         print(String(format: "still screen at 60 fps: %d deadlines skipped (no DAMAGE), %.1f µs CPU each (the capture thread sleeps on the X connection, waking once a second; no frame, no round trip)",
                      figures.skippedGrabs, figures.cpuPerSkippedGrabMicroseconds))
+        print("sequence vs callback at 60 fps, every deadline grabbed (the sequence leases the shared segment):")
+        ScreenSequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
     }
 
     /// The portal figures: CPU per delivered frame of a changing screen, ours against
     /// `gst-launch-1.0 pipewiresrc` on the same portal.
     private func runPortal(_ target: Screen, output: OutputFormat) throws {
-        let figures = try PortalScreenBenchmark(screen: target, frames: frames, output: output, runsGStreamer: !noFFmpeg).run()
+        var figures = try PortalScreenBenchmark(screen: target, frames: frames, output: output, runsGStreamer: !noFFmpeg).run()
+        // Paced at 60 fps, above the moving picture's rate: each new picture is a frame.
+        let sequence = try Self.sequenceFigures(frames: frames) { ScreenSource(screen: target, frameRate: FrameRate(60)) }
+        figures.sequence = sequence
         if json { printJSON(figures); return }
         print("screen \(figures.screen): \(figures.width)x\(figures.height), CPU per delivered frame (user + system, all threads), \(frames) frames")
         for row in figures.rows {
@@ -133,6 +182,8 @@ struct ScreenBenchmarkCommand: ParsableCommand {
                 print(ours + "   gst-launch-1.0 pipewiresrc: \(row.gstreamerError ?? "failed")")
             }
         }
+        print("sequence vs callback at 60 fps pacing of a moving picture (the sequence leases the PipeWire buffer):")
+        ScreenSequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
     }
 
     /// Milliseconds per call of `body`, over `count` calls.

@@ -12,6 +12,8 @@ struct AudioDeviceJSON: Encodable {
     let backend: String
     let card: Int?
     let device: Int?
+    /// `AudioDevice.group` (`null`: none).
+    let group: String?
     init(index: Int, _ device: AudioDevice) {
         self.index = index
         name = device.name
@@ -22,6 +24,7 @@ struct AudioDeviceJSON: Encodable {
         backend = device.backend.rawValue
         card = device.card
         self.device = device.deviceNumber
+        group = device.group
     }
 }
 

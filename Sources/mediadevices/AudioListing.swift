@@ -9,7 +9,7 @@ func printAudio(inputs: [AudioDevice], outputs: [AudioDevice], problems: [MediaD
         print("\(title):")
         if devices.isEmpty { print("    none") }
         for (index, device) in devices.enumerated() {
-            print("[\(index)] \(device.uniqueID)  \(device.description)\(device.isDefault ? "  (default)" : "")")
+            print("[\(index)] \(device.uniqueID)  \(device.description)\(device.isDefault ? "  (default)" : "")\(device.group.map { "  group: \($0)" } ?? "")")
         }
     }
 }

@@ -119,11 +119,13 @@ enum Examples {
 
     static let publish = """
         EXAMPLES:
+          mediadevices publish testpattern --pipewire
+          mediadevices publish 0 --pipewire my_camera --on-demand
           mediadevices publish testpattern --v4l2loopback /dev/video10
-          mediadevices publish 0 --v4l2loopback /dev/video10 --on-demand
+          mediadevices publish 0 --pipewire --v4l2loopback /dev/video10 --on-demand
           mediadevices publish 0 --v4l2loopback /dev/video10 --size 1280x720
 
-        Load the loopback module first (Debian: apt install v4l2loopback-dkms): \
+        A PipeWire node needs a PipeWire session (a desktop session runs one). For a loopback device, load the module first (Debian: apt install v4l2loopback-dkms): \
         sudo modprobe v4l2loopback video_nr=10 exclusive_caps=1 card_label="Virtual Camera"
         """
 }

@@ -13,8 +13,12 @@ struct CameraJSON: Encodable {
     let uniqueID: String
     let position: String
     let multiplanar: Bool
+    /// A virtual camera (a v4l2loopback device, or a node a VirtualCamera publishes): `CaptureDevice.isVirtual`.
+    let virtual: Bool
     let capabilities: String
     let routes: [RouteJSON]
+    /// `CaptureDevice.group` (`null`: none).
+    let group: String?
 
     /// One way to reach the camera: `{"backend": "v4l2", "path": …}` or `{"backend": "pipewire",
     /// "node": ID, "serial": N, "name": …, "path": DEVICE?}`.
@@ -42,7 +46,9 @@ struct CameraJSON: Encodable {
         uniqueID = device.uniqueID
         position = device.position.rawValue
         multiplanar = device.isMultiplanar
+        virtual = device.isVirtual
         capabilities = String(format: "0x%08x", device.capabilities)
+        group = device.group
     }
 }
 

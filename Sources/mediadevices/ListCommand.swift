@@ -38,7 +38,7 @@ struct ListCommand: ParsableCommand {
         if devices.isEmpty { print("No capture devices. The built-in source `testpattern` is always there.") }
         for (index, device) in devices.enumerated() {
             print("[\(index)] \(device.path)  \(device.name)  (\(device.driver), \(device.busInfo))")
-            print("    uniqueID: \(device.uniqueID)  position: \(device.position.rawValue)\(device.isMultiplanar ? "  multi-planar" : "")")
+            print("    uniqueID: \(device.uniqueID)  position: \(device.position.rawValue)\(device.isMultiplanar ? "  multi-planar" : "")\(device.isVirtual ? "  virtual (a virtual camera's output, not a camera)" : "")\(device.group.map { "  group: \($0)" } ?? "")")
             if device.routes != [.v4l2(path: device.path)] {
                 print("    routes: \(device.routes.map(\.description).joined(separator: "; "))")
             }

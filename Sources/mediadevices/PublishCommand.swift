@@ -3,16 +3,23 @@ import Foundation
 import MediaDevices
 import MediaDevicesCommandLine
 
-/// `mediadevices publish`: a source as a camera other applications open (a v4l2loopback device),
-/// until Ctrl-C, printing the processes that read it as they come and go.
+/// `mediadevices publish`: a source as a camera other applications open (a PipeWire camera node,
+/// a v4l2loopback device, or both), until Ctrl-C, printing the processes that read it as they
+/// come and go.
 struct PublishCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
-        abstract: "Publish a camera, a screen or the test pattern as a virtual camera (a v4l2loopback device).",
-        discussion: "Runs until Ctrl-C (or --timeout), printing a line as each reader connects or leaves and as the source starts or stops. With --on-demand the source runs only while a process reads the device; the device stays a camera while idle.\n\n" + Examples.publish)
+        abstract: "Publish a camera, a screen or the test pattern as a virtual camera (a PipeWire camera node, a v4l2loopback device).",
+        discussion: "Runs until Ctrl-C (or --timeout), printing a line as each reader connects or leaves and as the source starts or stops. With --on-demand the source runs only while a process reads (a PipeWire node: while a consumer streams from it); the node and the device stay listed while idle.\n\n" + Examples.publish)
 
     @Argument(help: "What to publish: a device path, an index from `list`, a uniqueID, a PipeWire camera (`pipewire:SERIAL`), `testpattern`, `testpattern:noise`, or `screen:N`.")
     var source: String
+
+    @Argument(help: ArgumentHelp("After --pipewire: the node's name (default \(PublishCommand.defaultNodeName)).", valueName: "NAME"))
+    var nodeName: String?
+
+    @Flag(name: .customLong("pipewire"), help: ArgumentHelp("Publish a PipeWire camera node, named NAME when a name follows the flag."))
+    var pipeWire = false
 
     @Option(name: .customLong("v4l2loopback"), help: ArgumentHelp("A v4l2loopback device to publish on (repeatable).", valueName: "/dev/videoN"))
     var loopbacks: [String] = []
@@ -31,8 +38,18 @@ struct PublishCommand: ParsableCommand {
 
     @OptionGroup var streaming: StreamingOptions
 
+    /// The PipeWire node's name when none is given.
+    static let defaultNodeName = "mediadevices_camera"
+
+    /// Where to publish, as the options say.
+    var outputs: [VirtualCamera.Output] {
+        (pipeWire ? [.pipeWire(name: nodeName ?? Self.defaultNodeName)] : []) + loopbacks.map { .v4l2Loopback(path: $0) }
+    }
+
     func validate() throws {
-        if loopbacks.isEmpty { throw ValidationError("name where to publish: --v4l2loopback /dev/videoN") }
+        if loopbacks.isEmpty && !pipeWire { throw ValidationError("name where to publish: --pipewire [NAME], --v4l2loopback /dev/videoN, or both") }
+        if nodeName != nil && !pipeWire { throw ValidationError("unexpected argument '\(nodeName ?? "")': only --pipewire takes a name (publish SOURCE --pipewire NAME)") }
+        if let nodeName, nodeName.isEmpty || nodeName.hasPrefix("-") { throw ValidationError("--pipewire's name must not be empty or start with '-'") }
         if let format, PixelFormat(named: format) == nil { throw ValidationError("unknown pixel format '\(format)'") }
         if let size { try UsageChecks.size(size, option: "--size", example: "1280x720") }
         if let fps, FrameRate(parsing: fps) == nil { throw ValidationError("--fps takes a positive number or fraction, e.g. 30 or 30000/1001") }
@@ -44,14 +61,15 @@ struct PublishCommand: ParsableCommand {
             let rate = fps.flatMap(FrameRate.init(parsing:))
             let opened = try OpenedCapturer(source, request: FormatRequest(size: size, frameRate: rate))
             let published = FormatRequest(pixelFormat: format.flatMap(PixelFormat.init(named:)), size: size, frameRate: rate)
-            let camera = VirtualCamera(source: opened.capturer, outputs: loopbacks.map { .v4l2Loopback(path: $0) },
-                                       format: published, onDemand: onDemand)
+            let camera = VirtualCamera(source: opened.capturer, outputs: outputs, format: published, onDemand: onDemand)
             let events = camera.events
             let interruption = Interruption { camera.stop() }
             defer { interruption.finish() }
             try camera.start()
             let format = camera.publishedFormat.map { "\($0.pixelFormat.fourCC) \($0.width)x\($0.height)" } ?? "?"
-            print("publish: \(opened.name) on \(loopbacks.joined(separator: ", ")) as \(format)\(onDemand ? ", on demand" : ""); Ctrl-C stops")
+            let ids = camera.pipeWireNodeIDs
+            let named = outputs.map { output in ids[output].map { "\(output) (node \($0))" } ?? output.description }
+            print("publish: \(opened.name) on \(named.joined(separator: ", ")) as \(format)\(onDemand ? ", on demand" : ""); Ctrl-C stops")
             fflush(nil)
             streaming.forEach(events) { event in print("publish: \(event)") }
             camera.stop()

@@ -125,12 +125,7 @@ final class PipeWireCameraNodeTests: XCTestCase {
         defer { published.close() }
         let id = try XCTUnwrap(published.node.status.nodeID)
         XCTAssertFalse(published.node.status.isStreaming, "idle before any consumer")
-        let gst = Process()
-        gst.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
-        gst.arguments = ["-q", "pipewiresrc", "path=\(id)", "!", "videoconvert", "!", "video/x-raw,format=I420", "!", "fakesink"]
-        gst.environment = ProcessInfo.processInfo.environment.merging(["XDG_RUNTIME_DIR": session.directory, "PIPEWIRE_REMOTE": session.remote]) { $1 }
-        gst.standardOutput = FileHandle.nullDevice
-        gst.standardError = FileHandle.nullDevice
+        let gst = session.pipewiresrc(node: id)
         let started = Date()
         try gst.run()
         defer { if gst.isRunning { gst.terminate() } }

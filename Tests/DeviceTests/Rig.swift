@@ -174,6 +174,19 @@ enum Rig {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Calls `name`, a C function of the emulated USB devices that returns 0 or an errno and
+    /// writes its reason into the error buffer it is given (`usbdev_*_replug`); fails the test
+    /// with the errno and the reason, and throws, unless it returned 0.
+    static func usbCall(_ name: String, file: StaticString = #filePath, line: UInt = #line,
+                        _ call: (UnsafeMutablePointer<CChar>, Int) -> Int32) throws {
+        var error = [CChar](repeating: 0, count: 256)
+        let result = error.withUnsafeMutableBufferPointer { call($0.baseAddress!, $0.count) }
+        guard result == 0 else {
+            XCTFail("\(name): \(result) \(text(error))", file: file, line: line)
+            throw RigError.commandFailed(name)
+        }
+    }
+
     /// The path of `scripts/NAME` in the repository these tests were built from (the guest sees
     /// the host's filesystem, so the same path).
     static func script(_ name: String) -> String {

@@ -31,12 +31,20 @@ final class USBCamera: @unchecked Sendable {
     /// The capture device once uvcvideo has bound the camera and udev has named it (enumeration
     /// takes 3–17 s under emulation). Fails the test after `timeout` seconds.
     func device(timeout: Double = 90, file: StaticString = #filePath, line: UInt = #line) throws -> CaptureDevice {
+        let (device, seconds) = try Self.waitForDevice(serial: serial, udevd: udevd, timeout: timeout, file: file, line: line)
+        enumerationSeconds = seconds
+        return device
+    }
+
+    /// The uvcvideo capture device whose by-id name has `serial`, once udev has named it, and the
+    /// seconds that took. Fails the test after `timeout` seconds.
+    static func waitForDevice(serial: String, udevd: UdevDaemon, timeout: Double,
+                              file: StaticString, line: UInt) throws -> (CaptureDevice, Double) {
         let start = Date()
         while Date().timeIntervalSince(start) < timeout {
             udevd.settle()
             if let device = CaptureDevice.scan().devices.first(where: { $0.driver == "uvcvideo" && $0.uniqueID.contains(serial) }) {
-                enumerationSeconds = Date().timeIntervalSince(start)
-                return device
+                return (device, Date().timeIntervalSince(start))
             }
             usleep(200_000)
         }
@@ -54,7 +62,7 @@ final class USBCamera: @unchecked Sendable {
     /// is plugged in.
     func replug(timeout: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws {
         unplug()
-        guard waitUntilGone(timeout: timeout) else {
+        guard Self.waitUntilGone(serial: serial, timeout: timeout) else {
             XCTFail("the USB camera \(serial)'s node was still listed \(timeout) s after the unplug: \(CaptureDevice.scan().devices.map(\.path))",
                     file: file, line: line)
             throw RigError.commandFailed("USB camera unplug")
@@ -99,12 +107,12 @@ final class USBCamera: @unchecked Sendable {
     /// Unplugs it, frees it, waits until its node is gone and stops udevd.
     func close() {
         usbdev_camera_destroy(handle)
-        _ = waitUntilGone(timeout: 5)
+        _ = Self.waitUntilGone(serial: serial, timeout: 5)
         udevd.stop()
     }
 
-    /// Waits until no capture device of this camera is listed; false after `timeout` seconds.
-    private func waitUntilGone(timeout: Double) -> Bool {
+    /// Waits until no capture device of the camera with `serial` is listed; false after `timeout` seconds.
+    static func waitUntilGone(serial: String, timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while CaptureDevice.scan().devices.contains(where: { $0.uniqueID.contains(serial) }) {
             guard Date() < deadline else { return false }

@@ -63,12 +63,7 @@ final class USBMicrophone: @unchecked Sendable {  // the C device locks its own 
     func replug(timeout: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws {
         Self.waitUntilGone(card: card)
         let started = Date()
-        var error = [CChar](repeating: 0, count: 256)
-        let result = usbdev_microphone_replug(handle, &error, error.count)
-        guard result == 0 else {
-            XCTFail("usbdev_microphone_replug: \(result) \(Rig.text(error))", file: file, line: line)
-            throw RigError.commandFailed("usbdev_microphone_replug")
-        }
+        try Rig.usbCall("usbdev_microphone_replug", file: file, line: line) { usbdev_microphone_replug(handle, $0, $1) }
         try waitForCard(since: started, timeout: timeout, file: file, line: line)
     }
 
@@ -82,29 +77,35 @@ final class USBMicrophone: @unchecked Sendable {  // the C device locks its own 
 
     /// Waits until a card of this microphone's USB ID is listed with its capture node.
     private func waitForCard(since started: Date, timeout: Double, file: StaticString, line: UInt) throws {
+        (card, cardID) = try Self.waitForCard(productID: Int(USBDEV_MICROPHONE_PRODUCT_ID), since: started, timeout: timeout,
+                                              plugged: { [handle] in usbdev_microphone_is_plugged(handle) != 0 }, file: file, line: line)
+        enumerationSeconds = Date().timeIntervalSince(started)
+    }
+
+    /// Waits until a card of the USB device 1209:`productID` is listed with its capture node:
+    /// its index and id. Fails the test (with the kernel's log) after `timeout` s from `started`.
+    static func waitForCard(productID: Int, since started: Date, timeout: Double, plugged: () -> Bool,
+                            file: StaticString, line: UInt) throws -> (Int, String) {
         let deadline = started.addingTimeInterval(timeout)
         while Date() < deadline {
-            if let (index, id) = Self.findCard(), FileManager.default.fileExists(atPath: "/dev/snd/pcmC\(index)D0c") {
-                card = index
-                cardID = id
-                enumerationSeconds = Date().timeIntervalSince(started)
-                return
+            if let (index, id) = findCard(productID: productID), FileManager.default.fileExists(atPath: "/dev/snd/pcmC\(index)D0c") {
+                return (index, id)
             }
             usleep(50_000)
         }
         XCTFail("""
-            no ALSA card for the USB microphone within \(timeout) s (plugged: \(isPlugged));
+            no ALSA card for the USB device 1209:\(String(format: "%04x", productID)) within \(timeout) s (plugged: \(plugged()));
             /proc/asound/cards:
             \(Rig.shell("cat /proc/asound/cards").output)
             dmesg:
             \(Rig.shell("dmesg | grep -i -E 'usb|vhci|snd' | tail -40").output)
             """, file: file, line: line)
-        throw RigError.commandFailed("wait for the USB microphone's card")
+        throw RigError.commandFailed("wait for the USB device's sound card")
     }
 
-    /// The card whose `usbid` is the microphone's (1209:0002): its index and id.
-    static func findCard() -> (Int, String)? {
-        let usbID = String(format: "1209:%04x", Int(USBDEV_MICROPHONE_PRODUCT_ID))  // pid.codes vendor
+    /// The card whose `usbid` is 1209:`productID` (the microphone's, 1209:0002, by default): its index and id.
+    static func findCard(productID: Int = Int(USBDEV_MICROPHONE_PRODUCT_ID)) -> (Int, String)? {
+        let usbID = String(format: "1209:%04x", productID)  // pid.codes vendor
         for index in 0..<32 {
             let directory = "/proc/asound/card\(index)"
             guard let id = try? String(contentsOfFile: "\(directory)/usbid", encoding: .utf8),

@@ -27,6 +27,13 @@ final class CLIUsageErrorTests: XCTestCase {
                         says: "--output x.foo: The file name decides what is written")
     }
 
+    /// `publish` needs an output; a name after the source is `--pipewire`'s only.
+    func testPublishWithoutAnOutputOrWithAStrayNameIsAUsageError() throws {
+        try assertFails(["publish", "testpattern"], status: 64, says: "name where to publish: --pipewire [NAME], --v4l2loopback /dev/videoN, or both")
+        try assertFails(["publish", "testpattern", "my_camera", "--v4l2loopback", "/dev/video10"], status: 64,
+                        says: "only --pipewire takes a name (publish SOURCE --pipewire NAME)")
+    }
+
     func testAnImageNameSnapshotCannotWriteIsAUsageError() throws {
         try assertFails(["snapshot", "testpattern", "--output", "x.foo"], status: 64, says: "the file name must end in .png or .jpg")
     }

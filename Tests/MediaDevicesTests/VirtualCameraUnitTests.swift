@@ -113,12 +113,68 @@ final class VirtualCameraUnitTests: XCTestCase {
         }
     }
 
-    func testNoOutputsIsAnError() {
+    func testNoOutputsIsAnErrorNamingTheSourceAndTheRemedy() {
         let camera = VirtualCamera(source: TestPatternSource(), outputs: [])
         XCTAssertThrowsError(try camera.start()) { error in
-            XCTAssertEqual((error as? MediaDevicesError)?.code, .invalidState)
+            let error = error as? MediaDevicesError
+            XCTAssertEqual(error?.code, .invalidState)
+            XCTAssertEqual(error?.device, "virtual camera of TestPatternSource", "\(String(describing: error))")
+            XCTAssertTrue(error?.remedy?.contains(".pipeWire(name:") == true && error?.remedy?.contains(".v4l2Loopback(path:") == true,
+                          "\(String(describing: error))")
         }
         XCTAssertFalse(camera.isSourceRunning)
+    }
+
+    /// `start()` while another thread starts or stops the camera: `.invalidState` naming the
+    /// outputs, what is going on and what to do.
+    func testStartWhileAnotherThreadStartsOrStopsNamesTheDeviceAndTheRemedy() {
+        let camera = VirtualCamera(source: TestPatternSource(), outputs: [.pipeWire(name: "md_unit"), .v4l2Loopback(path: "/dev/video10")])
+        for phase in [VirtualCamera.Phase.starting, .stopping] {
+            camera.state.withLock { $0.phase = phase }
+            XCTAssertThrowsError(try camera.start()) { error in
+                let error = error as? MediaDevicesError
+                XCTAssertEqual(error?.code, .invalidState)
+                XCTAssertEqual(error?.device, "pipewire:md_unit,/dev/video10", "\(String(describing: error))")
+                XCTAssertTrue(error?.detail.contains(phase == .starting ? "starting" : "stopping") == true, "\(String(describing: error))")
+                XCTAssertTrue(error?.remedy?.contains("Wait for that start() or stop() to return") == true, "\(String(describing: error))")
+            }
+        }
+        camera.state.withLock { $0.phase = .idle }
+    }
+
+    /// Outputs of one format share a pump (converted once); each other format gets its own.
+    func testPlansGroupOutputsByFormat() throws {
+        let i420 = VideoFormat(pixelFormat: .yu12, width: 640, height: 480)
+        let small = VideoFormat(pixelFormat: .yu12, width: 320, height: 240)
+        let yuyv = VideoFormat(pixelFormat: .yuyv, width: 640, height: 480)
+        let writers = try (0..<4).map { _ in LoopbackWriter(file: try DeviceFile(path: "/dev/null"), format: i420) }
+        let plans = PumpPlan.grouping([(i420, .loopback(writers[0])), (small, .loopback(writers[1])), (i420, .loopback(writers[2])),
+                                       (yuyv, .loopback(writers[3]))])
+        XCTAssertEqual(plans.map(\.pixelFormat), [.yu12, .yu12, .yuyv])
+        XCTAssertEqual(plans.map(\.size), [i420.size, small.size, yuyv.size])
+        XCTAssertEqual(plans.map { $0.sinks.map(\.identity) },
+                       [[ObjectIdentifier(writers[0]), ObjectIdentifier(writers[2])], [ObjectIdentifier(writers[1])], [ObjectIdentifier(writers[3])]])
+        XCTAssertEqual(plans[0].conversion?.pixelFormat, .yu12, "I420 is made by the pixel pipeline")
+        XCTAssertEqual(plans[1].conversion?.size, small.size)
+        XCTAssertNil(plans[2].conversion, "YUYV is the source's own frames")
+        XCTAssertNotEqual(plans[0], PumpPlan(pixelFormat: .yu12, size: i420.size, sinks: [.loopback(writers[0])]), "other outputs, another plan")
+    }
+
+    /// `isVirtual`: a v4l2loopback device, a PipeWire node carrying our marker or wrapping a
+    /// loopback device; not vivid, not a plain PipeWire camera.
+    func testVirtualCamerasAreMarked() {
+        func device(driver: String, nodeProperties: [String: String]? = nil) -> CaptureDevice {
+            let routes: [CaptureRoute] = nodeProperties.map {
+                [.pipewire(PipeWireCameraNode(id: 42, serial: 42, properties: $0, formats: [], givesFrameRates: true, unmappedFormats: []))]
+            } ?? [.v4l2(path: "/dev/video10")]
+            return CaptureDevice(path: "/dev/video10", name: "Camera", driver: driver, busInfo: "platform:x", capabilities: 0,
+                                 uniqueID: "x", position: .unknown, isMultiplanar: false, routes: routes)
+        }
+        XCTAssertTrue(device(driver: "v4l2 loopback").isVirtual)
+        XCTAssertFalse(device(driver: "vivid").isVirtual)
+        XCTAssertTrue(device(driver: "pipewire", nodeProperties: ["node.name": "md_cam", "mediadevices.virtual": "true"]).isVirtual)
+        XCTAssertTrue(device(driver: "pipewire", nodeProperties: ["node.name": "v4l2_input.x", "api.v4l2.cap.driver": "v4l2 loopback"]).isVirtual)
+        XCTAssertFalse(device(driver: "pipewire", nodeProperties: ["node.name": "v4l2_input.y", "api.v4l2.cap.driver": "uvcvideo"]).isVirtual)
     }
 
     func testAMissingNodeSaysHowToLoadTheModule() {
@@ -156,7 +212,7 @@ final class VirtualCameraPumpAllocationTests: XCTestCase {
             let figures = WriteFigures()
             try source.start()
             let frames = try source.frameSequence(bufferSize: 2, output: OutputFormat(.yu12, size: size))
-            let pump = VirtualCamera.pump(frames, to: [writer], executor: source.captureExecutor, figures: figures,
+            let pump = VirtualCamera.pump(frames, to: [.loopback(writer)], executor: source.captureExecutor, figures: figures,
                                           events: VirtualCameraEvents(), device: "/dev/null")
             XCTAssertEqual(probe.done.wait(timeout: .now() + 60), .success)
             source.stop()

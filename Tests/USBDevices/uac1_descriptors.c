@@ -30,10 +30,12 @@ static const uint8_t device_descriptor[18] = {
     1,                            // bNumConfigurations
 };
 
-static const uint8_t configuration_descriptor[UAC1_CONFIGURATION_LENGTH] = {
-    // Configuration 1: two interfaces, bus powered, 100 mA.
-    9, 0x02, LE16(UAC1_CONFIGURATION_LENGTH), 2, 1, 0, 0x80, 50,
+/// The configuration's header: two interfaces, bus powered, 100 mA.
+static const uint8_t configuration_header[9] = {9, 0x02, LE16(UAC1_CONFIGURATION_LENGTH), 2, 1, 0, 0x80, 50};
 
+/// The audio function's descriptors as the microphone alone has them (interfaces 0 and 1,
+/// endpoint 0x81, polled every frame); uac1_function_descriptors patches them for another place.
+static const uint8_t function_descriptors[UAC1_FUNCTION_LENGTH] = {
     // Interface 0: AudioControl (class 1, subclass 1), no endpoints.
     9, 0x04, UAC1_CONTROL_INTERFACE, 0, 0, 0x01, 0x01, 0x00, 0,
     // AC header: bcdADC 1.00, total length of the class-specific AC descriptors, one streaming
@@ -59,6 +61,19 @@ static const uint8_t configuration_descriptor[UAC1_CONFIGURATION_LENGTH] = {
     7, 0x25, 0x01, 0x01, 0, LE16(0),
 };
 
+/// Where uac1_function_descriptors patches: the AudioControl interface's number, the AC
+/// header's streaming interface, both AudioStreaming alternates' number, the endpoint's address
+/// and its bInterval.
+enum { AT_CONTROL = 2, AT_COLLECTION = 17, AT_IDLE = 41, AT_STREAMING = 50, AT_ENDPOINT = 77, AT_INTERVAL = 81 };
+
+void uac1_function_descriptors(uint8_t first_interface, uint8_t endpoint, uint8_t interval, uint8_t out[UAC1_FUNCTION_LENGTH]) {
+    memcpy(out, function_descriptors, UAC1_FUNCTION_LENGTH);
+    out[AT_CONTROL] = first_interface;
+    out[AT_COLLECTION] = out[AT_IDLE] = out[AT_STREAMING] = first_interface + 1;
+    out[AT_ENDPOINT] = endpoint;
+    out[AT_INTERVAL] = interval;
+}
+
 /// Copies `source` into `out` (at most `capacity` bytes); returns the full length.
 static int copy_out(uint8_t *out, size_t capacity, const uint8_t *source, size_t length) {
     memcpy(out, source, length < capacity ? length : capacity);
@@ -83,7 +98,13 @@ int uac1_descriptor(uint8_t type, uint8_t index, const char *serial, uint8_t *ou
     static const uint8_t languages[4] = {4, 0x03, LE16(0x0409)};  // English (United States)
     switch (type) {
     case 0x01: return index == 0 ? copy_out(out, capacity, device_descriptor, sizeof device_descriptor) : -1;
-    case 0x02: return index == 0 ? copy_out(out, capacity, configuration_descriptor, sizeof configuration_descriptor) : -1;
+    case 0x02: {
+        if (index != 0) return -1;
+        uint8_t configuration[UAC1_CONFIGURATION_LENGTH];
+        memcpy(configuration, configuration_header, sizeof configuration_header);
+        memcpy(configuration + sizeof configuration_header, function_descriptors, UAC1_FUNCTION_LENGTH);
+        return copy_out(out, capacity, configuration, sizeof configuration);
+    }
     case 0x03:
         switch (index) {
         case 0: return copy_out(out, capacity, languages, sizeof languages);

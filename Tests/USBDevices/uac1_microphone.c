@@ -6,10 +6,16 @@
 // microphone's device thread completes the isochronous IN URBs the host queues on endpoint
 // 0x81, 48 samples per 1 ms packet of a continuous-phase sine, paced by CLOCK_MONOTONIC so it
 // never runs ahead of real time (under emulation it runs slower: samples are then late, never
-// dropped or repeated). The API functions (include/usb_devices.h) take `api_lock`; neither
-// thread does, so plug/unplug may join them while holding it.
+// dropped or repeated). The API functions (include/usb_devices.h) take the plug state's lock
+// (usb_plug.h); neither thread does, so plug/unplug may join them while holding it.
+//
+// Alone it is a device of its own (interfaces 0 and 1, endpoint 0x81, full speed); in the
+// composite webcam (usb_webcam.c) it is that device's audio function (interfaces 2 and 3,
+// endpoint 0x82, high speed), on the webcam's transport: the same requests and streaming, on
+// the interface numbers and the endpoint in `first_interface` and `endpoint`.
 #include "uac1_microphone.h"
 #include "usb_devices.h"
+#include "usb_plug.h"
 #include "usbip_transport.h"
 
 #include <errno.h>
@@ -36,9 +42,10 @@ static const uint64_t PACKET_NS = 1000000;  // one full-speed frame
 
 struct usbdev_microphone {
     char serial[127];
+    uint8_t first_interface, endpoint;    // its AudioControl interface (streaming: the next), its IN endpoint
     double phase, phase_step, amplitude;  // the tone (device thread only)
-    pthread_mutex_t api_lock;             // transport, thread, plug state (API functions)
-    usbip_transport *transport;           // NULL while unplugged
+    usb_plug plug;                        // plugged alone (API functions); unused in the webcam
+    usbip_transport *transport;           // the device thread's (its own or the webcam's); NULL while stopped
     pthread_t thread;
     atomic_int stop;                      // tells the device thread to end
     // Device state the host sets (reader thread), read anywhere.
@@ -58,10 +65,11 @@ static int answer(const struct usb_setup *setup, uint8_t *data, const void *byte
     return (int)length;
 }
 
-/// SET_INTERFACE: interface 0 has alternate 0 only; interface 1 has 0 (idle) and 1 (streaming).
+/// SET_INTERFACE: the AudioControl interface has alternate 0 only; the AudioStreaming one has 0
+/// (idle) and 1 (streaming).
 static int set_interface(usbdev_microphone *mic, uint16_t interface, uint16_t alternate) {
-    if (interface == UAC1_CONTROL_INTERFACE && alternate == 0) return 0;
-    if (interface != UAC1_STREAMING_INTERFACE || alternate > 1) return -1;
+    if (interface == mic->first_interface + UAC1_CONTROL_INTERFACE && alternate == 0) return 0;
+    if (interface != mic->first_interface + UAC1_STREAMING_INTERFACE || alternate > 1) return -1;
     atomic_store(&mic->alternate, alternate);
     return 0;
 }
@@ -85,8 +93,9 @@ static int standard_request(usbdev_microphone *mic, const struct usb_setup *setu
         atomic_store(&mic->alternate, 0);
         return 0;
     case GET_INTERFACE:
-        if (atomic_load(&mic->configuration) == 0 || setup->index > UAC1_STREAMING_INTERFACE) return -1;
-        byte = setup->index == UAC1_STREAMING_INTERFACE ? (uint8_t)atomic_load(&mic->alternate) : 0;
+        if (atomic_load(&mic->configuration) == 0 || setup->index < mic->first_interface
+            || setup->index > mic->first_interface + UAC1_STREAMING_INTERFACE) return -1;
+        byte = setup->index == mic->first_interface + UAC1_STREAMING_INTERFACE ? (uint8_t)atomic_load(&mic->alternate) : 0;
         return answer(setup, data, &byte, 1);
     case SET_INTERFACE:
         if (atomic_load(&mic->configuration) == 0) return -1;
@@ -95,11 +104,11 @@ static int standard_request(usbdev_microphone *mic, const struct usb_setup *setu
     }
 }
 
-/// UAC1 endpoint requests: SET_CUR / GET_CUR of the sampling frequency control of endpoint
-/// 0x81 (3 bytes, little-endian Hz). The only rate is 48000.
+/// UAC1 endpoint requests: SET_CUR / GET_CUR of the sampling frequency control of the IN
+/// endpoint (3 bytes, little-endian Hz). The only rate is 48000.
 static int class_request(usbdev_microphone *mic, const struct usb_setup *setup, uint8_t *data) {
     int to_endpoint = (setup->request_type & 0x1f) == 0x02;
-    if (!to_endpoint || (setup->index & 0xff) != UAC1_ENDPOINT || setup->value != SAMPLING_FREQ_CONTROL << 8) return -1;
+    if (!to_endpoint || (setup->index & 0xff) != mic->endpoint || setup->value != SAMPLING_FREQ_CONTROL << 8) return -1;
     if (setup->request == UAC_SET_CUR && !(setup->request_type & 0x80)) {
         if (setup->length < 3) return -1;
         uint32_t hz = (uint32_t)data[0] | (uint32_t)data[1] << 8 | (uint32_t)data[2] << 16;
@@ -115,7 +124,7 @@ static int class_request(usbdev_microphone *mic, const struct usb_setup *setup, 
 }
 
 /// The transport's control callback: standard and class requests; vendor requests STALL.
-static int control(void *context, const struct usb_setup *setup, uint8_t *data) {
+int uac1_control(void *context, const struct usb_setup *setup, uint8_t *data) {
     usbdev_microphone *mic = context;
     switch (setup->request_type & 0x60) {
     case 0x00: return standard_request(mic, setup, data);
@@ -124,7 +133,7 @@ static int control(void *context, const struct usb_setup *setup, uint8_t *data) 
     }
 }
 
-static const usbip_device_ops microphone_ops = {.control = control};
+static const usbip_device_ops microphone_ops = {.control = uac1_control};
 
 // MARK: - Streaming (device thread)
 
@@ -172,54 +181,72 @@ static void pace(usbdev_microphone *mic) {
     while (ready > now && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {}
 }
 
-/// The device thread: completes URBs on endpoint 0x81 until told to stop or disconnected.
+/// The device thread: completes URBs on its endpoint until told to stop or disconnected.
 static void *device_main(void *argument) {
     usbdev_microphone *mic = argument;
     usbip_transport *transport = mic->transport;
     mic->clock_ns = usbip_now_ns();
     mic->packets_per_urb = 1;
     while (!atomic_load(&mic->stop)) {
-        int queued = usbip_wait_urb(transport, UAC1_ENDPOINT, 100);
+        int queued = usbip_wait_urb(transport, mic->endpoint, 100);
         if (queued < 0) break;
         if (queued == 0) continue;
         pace(mic);
         // 0: the host unlinked the URB meanwhile (streaming stopped); wait for the next one.
-        if (usbip_complete_next(transport, UAC1_ENDPOINT, 0, fill_urb, mic) < 0) break;
+        if (usbip_complete_next(transport, mic->endpoint, 0, fill_urb, mic) < 0) break;
     }
     return NULL;
 }
 
-// MARK: - Plugging (API functions, under api_lock)
+// MARK: - Plugging (API functions, under the plug state's lock)
 
-/// Attaches to vhci and starts the device thread. Returns 0, or an errno (reason in `error`).
-static int attach(usbdev_microphone *mic, char *error, size_t error_size) {
+void uac1_microphone_reset(usbdev_microphone *mic) {
     atomic_store(&mic->configuration, 0);  // a new enumeration
     atomic_store(&mic->alternate, 0);
     atomic_store(&mic->stop, 0);
-    mic->transport = usbip_attach(&microphone_ops, mic, USBIP_SPEED_FULL, error, error_size);
-    if (!mic->transport) return ENODEV;
+}
+
+int uac1_microphone_start(usbdev_microphone *mic, usbip_transport *transport, char *error, size_t error_size) {
+    mic->transport = transport;
     int failed = pthread_create(&mic->thread, NULL, device_main, mic);
     if (failed) {
         snprintf(error, error_size, "pthread_create: %s", strerror(failed));
-        usbip_free(mic->transport);
         mic->transport = NULL;
         return failed;
     }
     return 0;
 }
 
-/// Unplugs (if the host still holds it), joins the device thread and frees the transport.
-static void detach(usbdev_microphone *mic) {
-    if (usbip_connected(mic->transport)) atomic_store(&mic->unplug_time_ns, usbip_now_ns());
+void uac1_microphone_join(usbdev_microphone *mic) {
     atomic_store(&mic->stop, 1);
-    usbip_unplug(mic->transport);  // wakes the device thread with -1
     pthread_join(mic->thread, NULL);
-    usbip_free(mic->transport);
     mic->transport = NULL;
 }
 
-usbdev_microphone *usbdev_microphone_plug(const char *serial, double frequency, double amplitude,
-                                          char *error, size_t error_size) {
+/// Attaches to vhci and starts the device thread: the transport, or NULL (reason in `error`).
+static usbip_transport *attach(void *device, char *error, size_t error_size) {
+    usbdev_microphone *mic = device;
+    uac1_microphone_reset(mic);
+    usbip_transport *transport = usbip_attach(&microphone_ops, mic, USBIP_SPEED_FULL, error, error_size);
+    if (transport && uac1_microphone_start(mic, transport, error, error_size) != 0) {
+        usbip_free(transport);
+        return NULL;
+    }
+    return transport;
+}
+
+/// Unplugs (if the host still holds it), joins the device thread and frees the transport.
+static void detach(void *device, usbip_transport *transport) {
+    usbdev_microphone *mic = device;
+    if (usbip_connected(transport)) atomic_store(&mic->unplug_time_ns, usbip_now_ns());
+    atomic_store(&mic->stop, 1);
+    usbip_unplug(transport);  // wakes the device thread with -1
+    uac1_microphone_join(mic);
+    usbip_free(transport);
+}
+
+usbdev_microphone *uac1_microphone_new(const char *serial, double frequency, double amplitude,
+                                       uint8_t first_interface, uint8_t endpoint, char *error, size_t error_size) {
     if (!serial || !(frequency > 0 && frequency < USBDEV_MICROPHONE_RATE / 2) || !(amplitude >= 0 && amplitude <= 1)) {
         snprintf(error, error_size, "bad arguments: a serial, 0 < frequency < %d Hz, 0 <= amplitude <= 1", USBDEV_MICROPHONE_RATE / 2);
         return NULL;
@@ -230,49 +257,40 @@ usbdev_microphone *usbdev_microphone_plug(const char *serial, double frequency, 
         return NULL;
     }
     snprintf(mic->serial, sizeof mic->serial, "%s", serial);
+    mic->first_interface = first_interface;
+    mic->endpoint = endpoint;
     mic->phase_step = 2 * M_PI * frequency / USBDEV_MICROPHONE_RATE;
     mic->amplitude = amplitude;
-    pthread_mutex_init(&mic->api_lock, NULL);
-    if (attach(mic, error, error_size) != 0) {
-        pthread_mutex_destroy(&mic->api_lock);
-        free(mic);
+    usb_plug_init(&mic->plug, mic, attach, detach);
+    return mic;
+}
+
+usbdev_microphone *usbdev_microphone_plug(const char *serial, double frequency, double amplitude,
+                                          char *error, size_t error_size) {
+    usbdev_microphone *mic = uac1_microphone_new(serial, frequency, amplitude, UAC1_CONTROL_INTERFACE, UAC1_ENDPOINT, error, error_size);
+    if (mic && usb_plug_replug(&mic->plug, error, error_size) != 0) {
+        usbdev_microphone_destroy(mic);
         return NULL;
     }
     return mic;
 }
 
 /// Returns 0, or ENODEV when it was not plugged in.
-int usbdev_microphone_unplug(usbdev_microphone *mic) {
-    pthread_mutex_lock(&mic->api_lock);
-    int result = mic->transport ? 0 : ENODEV;
-    if (mic->transport) detach(mic);
-    pthread_mutex_unlock(&mic->api_lock);
-    return result;
-}
+int usbdev_microphone_unplug(usbdev_microphone *mic) { return usb_plug_unplug(&mic->plug); }
 
 /// Returns 0, or an errno (reason in `error`). Unplugs first if it is still plugged in (as the
 /// camera does), and cleans up after an unplug by the host.
 int usbdev_microphone_replug(usbdev_microphone *mic, char *error, size_t error_size) {
-    pthread_mutex_lock(&mic->api_lock);
-    if (mic->transport) detach(mic);
-    int result = attach(mic, error, error_size);
-    pthread_mutex_unlock(&mic->api_lock);
-    return result;
+    return usb_plug_replug(&mic->plug, error, error_size);
 }
 
 void usbdev_microphone_destroy(usbdev_microphone *mic) {
     if (!mic) return;
-    usbdev_microphone_unplug(mic);
-    pthread_mutex_destroy(&mic->api_lock);
+    usb_plug_destroy(&mic->plug);
     free(mic);
 }
 
-int usbdev_microphone_is_plugged(usbdev_microphone *mic) {
-    pthread_mutex_lock(&mic->api_lock);
-    int plugged = mic->transport && usbip_connected(mic->transport);
-    pthread_mutex_unlock(&mic->api_lock);
-    return plugged;
-}
+int usbdev_microphone_is_plugged(usbdev_microphone *mic) { return usb_plug_is_plugged(&mic->plug); }
 
 uint64_t usbdev_microphone_samples_sent(usbdev_microphone *mic) { return atomic_load(&mic->samples_sent); }
 uint32_t usbdev_microphone_rate(usbdev_microphone *mic) { return atomic_load(&mic->rate); }

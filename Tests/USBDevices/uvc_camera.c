@@ -127,7 +127,7 @@ static int class_request(usbdev_camera *camera, const struct usb_setup *setup, u
     return result;
 }
 
-static int camera_control(void *context, const struct usb_setup *setup, uint8_t *data) {
+int uvc_camera_control(void *context, const struct usb_setup *setup, uint8_t *data) {
     usbdev_camera *camera = context;
     switch ((setup->request_type >> 5) & 3) {
     case 0: return standard_request(camera, setup, data);
@@ -136,7 +136,7 @@ static int camera_control(void *context, const struct usb_setup *setup, uint8_t 
     }
 }
 
-static const usbip_device_ops camera_ops = {camera_control};
+static const usbip_device_ops camera_ops = {uvc_camera_control};
 
 // MARK: - Streaming
 
@@ -249,20 +249,20 @@ static void *stream_main(void *argument) {
 
 // MARK: - Life cycle
 
-/// Attaches a fresh transport and starts the streaming thread. Returns 0 or an errno.
-static int plug(usbdev_camera *camera, char *error, size_t error_size) {
+void uvc_camera_reset(usbdev_camera *camera) {
     pthread_mutex_lock(&camera->lock);
     camera->probe = camera->commit = default_probe();
     camera->generation++;
     uvc_controls_reset(camera);  // powered up again: the controls start from their defaults
     camera->controls_generation++;
     pthread_mutex_unlock(&camera->lock);
-    camera->transport = usbip_attach(&camera_ops, camera, USBIP_SPEED_HIGH, error, error_size);
-    if (!camera->transport) return ENODEV;
+}
+
+int uvc_camera_start(usbdev_camera *camera, usbip_transport *transport, char *error, size_t error_size) {
+    camera->transport = transport;
     atomic_store(&camera->stopping, 0);
     if (pthread_create(&camera->streamer, NULL, stream_main, camera) != 0) {
         snprintf(error, error_size, "pthread_create failed");
-        usbip_free(camera->transport);
         camera->transport = NULL;
         return EAGAIN;
     }
@@ -270,30 +270,52 @@ static int plug(usbdev_camera *camera, char *error, size_t error_size) {
     return 0;
 }
 
-/// Stops the streaming thread and frees the transport (unplugging it first).
-static void unplug(usbdev_camera *camera) {
-    if (!camera->transport) return;
-    if (usbip_connected(camera->transport)) atomic_store(&camera->unplug_time_ns, usbip_now_ns());
+void uvc_camera_join(usbdev_camera *camera) {
     atomic_store(&camera->stopping, 1);
-    usbip_unplug(camera->transport);
     if (camera->streamer_running) { pthread_join(camera->streamer, NULL); camera->streamer_running = 0; }
-    usbip_free(camera->transport);
     camera->transport = NULL;
 }
 
-usbdev_camera *usbdev_camera_plug(const char *serial, char *error, size_t error_size) {
+/// Attaches a fresh transport and starts the streaming thread. Returns 0 or an errno.
+static int plug(usbdev_camera *camera, char *error, size_t error_size) {
+    uvc_camera_reset(camera);
+    usbip_transport *transport = usbip_attach(&camera_ops, camera, USBIP_SPEED_HIGH, error, error_size);
+    if (!transport) return ENODEV;
+    int failed = uvc_camera_start(camera, transport, error, error_size);
+    if (failed) usbip_free(transport);
+    return failed;
+}
+
+/// Stops the streaming thread and frees the transport (unplugging it first).
+static void unplug(usbdev_camera *camera) {
+    usbip_transport *transport = camera->transport;
+    if (!transport) return;
+    if (usbip_connected(transport)) atomic_store(&camera->unplug_time_ns, usbip_now_ns());
+    atomic_store(&camera->stopping, 1);
+    usbip_unplug(transport);
+    uvc_camera_join(camera);
+    usbip_free(transport);
+}
+
+usbdev_camera *uvc_camera_new(const char *serial, uint16_t product_id, const char *product, char *error, size_t error_size) {
     usbdev_camera *camera = calloc(1, sizeof *camera);
     if (!camera) { snprintf(error, error_size, "out of memory"); return NULL; }
     snprintf(camera->serial, sizeof camera->serial, "%s", serial);
+    camera->product_id = product_id;
+    camera->product = product;
     pthread_mutex_init(&camera->lock, NULL);
     // Each frame's counter and the moment it was made, for glass-to-application latency measured
     // downstream (the JPEGs carry the counter in a COM segment, the YUYV frames in a strip).
     const char *log = getenv("MEDIADEVICES_USB_FRAME_LOG");
     if (log && *log && (camera->frame_log = fopen(log, "a"))) setvbuf(camera->frame_log, NULL, _IOLBF, 0);
+    return camera;
+}
+
+usbdev_camera *usbdev_camera_plug(const char *serial, char *error, size_t error_size) {
+    usbdev_camera *camera = uvc_camera_new(serial, USBDEV_CAMERA_PRODUCT_ID, USBDEV_CAMERA_PRODUCT, error, error_size);
+    if (!camera) return NULL;
     if (plug(camera, error, error_size) != 0) {
-        if (camera->frame_log) fclose(camera->frame_log);
-        pthread_mutex_destroy(&camera->lock);
-        free(camera);
+        usbdev_camera_destroy(camera);
         return NULL;
     }
     return camera;

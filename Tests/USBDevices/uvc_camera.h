@@ -31,6 +31,8 @@ struct uvc_control {
 
 struct usbdev_camera {
     char serial[64];
+    uint16_t product_id;   // idProduct: the camera's, or the composite webcam's
+    const char *product;   // iProduct's string (static)
     usbip_transport *transport;
     pthread_t streamer;
     int streamer_running;
@@ -49,7 +51,27 @@ struct usbdev_camera {
     FILE *frame_log;  // MEDIADEVICES_USB_FRAME_LOG: "counter monotonic-ns" per frame sent (or NULL)
 };
 
+// uvc_camera.c: the camera as a function of a device that owns the transport (the composite
+// webcam, usb_webcam.c), and as a device of its own (usbdev_camera_*).
+/// A camera not plugged in, reporting `product_id` and `product` (static) in its device
+/// descriptor. NULL (reason in `error`) when out of memory. Freed by usbdev_camera_destroy.
+usbdev_camera *uvc_camera_new(const char *serial, uint16_t product_id, const char *product, char *error, size_t error_size);
+/// Powered up again: default probe, commit and controls; the frame being sent abandoned.
+void uvc_camera_reset(usbdev_camera *camera);
+/// Starts the streaming thread on `transport` (attached by the caller). Returns 0 or an errno.
+int uvc_camera_start(usbdev_camera *camera, usbip_transport *transport, char *error, size_t error_size);
+/// Stops and joins the streaming thread (unplug the transport first to wake it at once); the
+/// transport stays the caller's to free.
+void uvc_camera_join(usbdev_camera *camera);
+/// Answers a control request: standard ones (descriptors: the camera's own), VideoControl and
+/// VideoStreaming class requests. Runs on the transport's reader thread.
+int uvc_camera_control(void *camera, const struct usb_setup *setup, uint8_t *data);
+
 // uvc_descriptors.c
+/// Writes the video function's descriptors (its interface association, VideoControl interface 0,
+/// VideoStreaming interface 1 with its bulk endpoint 0x81) into `out` (at most `capacity`
+/// bytes). Returns their full length.
+size_t uvc_function_descriptors(uint8_t *out, size_t capacity);
 /// Writes the descriptor that GET_DESCRIPTOR asks for (`value` = type << 8 | index) into `out`.
 /// Returns its full length, or -1 to STALL.
 int uvc_descriptor(const usbdev_camera *camera, uint16_t value, uint8_t *out, size_t capacity);

@@ -43,10 +43,10 @@ static void patch16(struct writer *w, size_t at, uint32_t v) {
     if (at + 1 < w->capacity) { w->p[at] = v & 0xff; w->p[at + 1] = (uint8_t)(v >> 8); }
 }
 
-static void device_descriptor(struct writer *w) {
+static void device_descriptor(struct writer *w, uint16_t product_id) {
     u8(w, 18); u8(w, 1); u16(w, 0x0200);
     u8(w, 0xEF); u8(w, 0x02); u8(w, 0x01);  // miscellaneous / common class / IAD
-    u8(w, 64); u16(w, USBDEV_CAMERA_VENDOR_ID); u16(w, USBDEV_CAMERA_PRODUCT_ID); u16(w, 0x0100);
+    u8(w, 64); u16(w, USBDEV_CAMERA_VENDOR_ID); u16(w, product_id); u16(w, 0x0100);
     u8(w, 1); u8(w, 2); u8(w, 3); u8(w, 1);
 }
 
@@ -115,12 +115,22 @@ static void video_streaming(struct writer *w) {
     u8(w, 7); u8(w, 5); u8(w, UVC_STREAM_ENDPOINT); u8(w, 0x02); u16(w, 512); u8(w, 0);
 }
 
-static void configuration(struct writer *w) {
-    u8(w, 9); u8(w, 2); u16(w, 0); u8(w, 2); u8(w, 1); u8(w, 0); u8(w, 0x80); u8(w, 250);
-    // Interface association: both interfaces are one video function.
+/// Interface association (both interfaces are one video function), VideoControl, VideoStreaming.
+static void video_function(struct writer *w) {
     u8(w, 8); u8(w, 0x0B); u8(w, 0); u8(w, 2); u8(w, 0x0E); u8(w, 0x03); u8(w, 0x00); u8(w, 2);
     video_control(w);
     video_streaming(w);
+}
+
+size_t uvc_function_descriptors(uint8_t *out, size_t capacity) {
+    struct writer w = {out, 0, capacity};
+    video_function(&w);
+    return w.n;
+}
+
+static void configuration(struct writer *w) {
+    u8(w, 9); u8(w, 2); u16(w, 0); u8(w, 2); u8(w, 1); u8(w, 0); u8(w, 0x80); u8(w, 250);
+    video_function(w);
     patch16(w, 2, (uint32_t)w->n);
 }
 
@@ -134,12 +144,12 @@ int uvc_descriptor(const usbdev_camera *camera, uint16_t value, uint8_t *out, si
     struct writer w = {out, 0, capacity};
     uint8_t type = value >> 8, index = value & 0xff;
     switch (type) {
-    case 1: device_descriptor(&w); break;
+    case 1: device_descriptor(&w, camera->product_id); break;
     case 2: configuration(&w); break;
     case 3:
         if (index == 0) { u8(&w, 4); u8(&w, 3); u16(&w, 0x0409); break; }
         if (index == 1) { string_descriptor(&w, USBDEV_MANUFACTURER); break; }
-        if (index == 2) { string_descriptor(&w, USBDEV_CAMERA_PRODUCT); break; }
+        if (index == 2) { string_descriptor(&w, camera->product); break; }
         if (index == 3) { string_descriptor(&w, camera->serial); break; }
         return -1;
     default: return -1;  // device qualifier, BOS, ...: STALL, as a USB 2.0 device without them

@@ -10,11 +10,11 @@
 /// One stream from a PipeWire node, over a connection made from a file descriptor.
 typedef struct cpw_capture cpw_capture;
 
-/// A camera buffer's own mapping (memfd, DMA-BUF, or plain memory in PipeWire's shared pool),
-/// which a lent frame's pixels live in.
+/// A buffer's own mapping (memfd, a camera's DMA-BUF, or plain memory in PipeWire's shared
+/// pool), which a lent frame's pixels live in.
 typedef struct cpw_mapping cpw_mapping;
 
-/// The most buffers a camera stream keeps slots for (it asks for at most 16).
+/// The most buffers a stream keeps slots for (it asks for at most 16).
 #define CPW_MAX_SLOTS 64
 
 /// The pixel layouts the stream offers (SPA video formats), as the capture reports them.
@@ -125,11 +125,13 @@ typedef struct {
 cpw_negotiations cpw_capture_negotiations(const cpw_capture *capture);
 
 /// Lends the held buffer out: it is no longer given back when a newer one arrives, but by
-/// cpw_capture_return. Returns its slot, or -1 when there is none or it cannot be lent.
+/// cpw_capture_return. It stays the held one (cpw_capture_newest still describes it) until a
+/// newer one arrives. Returns its slot, or -1 when there is none or it cannot be lent.
 int cpw_capture_lend(cpw_capture *capture);
 
 /// A lent buffer came back (on the thread that iterates the capture): 1 when it went back to
-/// the producer (a DMA-BUF read ended first), 0 when the stream had let it go meanwhile (its
+/// the producer (a DMA-BUF read ended first) or, still the newest, is held again (given back
+/// when a newer one arrives), 0 when the stream had let it go meanwhile (its
 /// mapping is freed here and the slot reusable), -1 when `slot` was not lent.
 int cpw_capture_return(cpw_capture *capture, int slot);
 

@@ -43,7 +43,9 @@ typedef struct cpw_output_config {
 /// Connects to the default remote (PIPEWIRE_REMOTE, else $XDG_RUNTIME_DIR/pipewire-0), or over
 /// `fd` (taken) when it is not -1, starts PipeWire's thread loop and creates the node offering
 /// `formats` (the first is the preferred one). Waits at most `timeout_ms` for PipeWire to
-/// have made the node (its id in the status). NULL on failure, with a sentence in `error`.
+/// have made the node (its id in the status). NULL on failure, with a sentence in `error`; a
+/// `node_name` another node of the session has already is refused, the sentence starting with
+/// "name taken:" (PipeWire itself would make a second node of that name).
 /// `notify_fd`, when not -1, gets 8 bytes written (an eventfd's increment) on every change of
 /// the status; it stays the caller's.
 cpw_output *cpw_output_open(int fd, const cpw_output_config *config, const cpw_output_format *formats, size_t count,
@@ -71,6 +73,19 @@ int cpw_output_begin(cpw_output *output, uint32_t format, cpw_output_buffer *buf
 /// (`size` 0: given back empty, flagged corrupt), `pts` (ns, CLOCK_MONOTONIC) and `seq`, and
 /// releases the loop's lock. As the node drives its graph, queueing the buffer starts a cycle.
 void cpw_output_end(cpw_output *output, uint32_t size, int64_t pts, uint64_t seq);
+
+/// One consumer of the node: a link from the node to another node (a reader's stream), with
+/// that node's name and its client's process.
+typedef struct cpw_output_consumer {
+    uint32_t link_id;     ///< the link's global id
+    uint32_t node_id;     ///< the reading node's global id
+    int32_t pid;          ///< its client's process (pipewire.sec.pid), 0 when not known
+    char node_name[128];  ///< its node.name ("" when not known)
+} cpw_output_consumer;
+
+/// The links from the node to consumers as the session's registry announces them, at most
+/// `capacity` into `consumers`; how many. Each change of them notifies like a status change.
+int cpw_output_get_consumers(cpw_output *output, cpw_output_consumer *consumers, size_t capacity);
 
 /// Disconnects, stops the thread loop and frees everything (every path: also when it ended).
 void cpw_output_close(cpw_output *output);

@@ -38,6 +38,7 @@ package enum ALSADevices {
             guard snd_ctl_card_info(ctl, cardInfo) >= 0 else { continue }
             let cardID = String(cString: snd_ctl_card_info_get_id(cardInfo))
             let cardName = String(cString: snd_ctl_card_info_get_name(cardInfo))
+            let group = DeviceGroup.of(soundCard: Int(card))
             var pcmInfo: OpaquePointer?
             snd_pcm_info_malloc(&pcmInfo)
             defer { snd_pcm_info_free(pcmInfo) }
@@ -53,7 +54,8 @@ package enum ALSADevices {
                         devices.append(AudioDevice(
                             name: "\(plug):CARD=\(cardID),DEV=\(device)",
                             description: "\(cardName), \(pcmName)\(plug == "plughw" ? " (with conversions)" : "")",
-                            direction: direction, isDefault: false, backend: .alsa, card: Int(card), deviceNumber: Int(device)))
+                            direction: direction, isDefault: false, backend: .alsa, card: Int(card), deviceNumber: Int(device),
+                            group: group))
                     }
                 }
             }

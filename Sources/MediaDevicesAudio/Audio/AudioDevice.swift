@@ -36,10 +36,23 @@ public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
     public let card: Int?
     /// ALSA only: the PCM device number on the card.
     public let deviceNumber: Int?
+    /// The physical device this one is part of, as browsers' `groupId`: a camera
+    /// (`CaptureDevice.group`) and a microphone with the same value are one device, a webcam and
+    /// its own microphone. An opaque value to compare, not to parse (today `usb:3-1`, the USB bus
+    /// and port, for a USB device; `pci:0000:00:1f` or `platform:snd_aloop.0` for others); the
+    /// same after an unplug and a replug on the same port. Read from sysfs: the USB device (else
+    /// the PCI slot or the platform device) that the sound card hangs on.
+    ///
+    /// `nil` where nothing physical is behind the device or it cannot be known: ALSA's `default`
+    /// and devices made by name (``alsa(_:direction:)``, ``pulse(_:direction:)``), and Pulse
+    /// devices that are not an ALSA card of this machine (null sinks, network and Bluetooth devices).
+    /// A Pulse source or sink on an ALSA card (its `alsa.card` property; PipeWire's Pulse server
+    /// sets it too) has the card's group, as have the card's `hw:` and `plughw:` PCMs.
+    public let group: String?
 
     /// Creates a description (enumeration makes these; tests and custom backends may too).
     package init(name: String, description: String, direction: Direction, isDefault: Bool, backend: Backend,
-                card: Int? = nil, deviceNumber: Int? = nil) {
+                card: Int? = nil, deviceNumber: Int? = nil, group: String? = nil) {
         self.name = name
         self.description = description
         self.uniqueID = "\(backend.rawValue):\(name)"
@@ -48,6 +61,7 @@ public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
         self.backend = backend
         self.card = card
         self.deviceNumber = deviceNumber
+        self.group = group
     }
 
     /// Every device of both backends (ALSA PCMs, then Pulse sinks and sources when a server

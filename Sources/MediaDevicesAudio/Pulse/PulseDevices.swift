@@ -10,18 +10,45 @@ enum PulseDevices {
     private final class Collector {
         var defaultSink = ""
         var defaultSource = ""
-        var sinks: [(name: String, description: String, spec: pa_sample_spec)] = []
-        var sources: [(name: String, description: String, spec: pa_sample_spec)] = []
+        var sinks: [Entry] = []
+        var sources: [Entry] = []
+        /// Whether the server runs on this machine (`pa_context_is_local`).
+        var isLocal = false
+    }
+
+    /// A sink or a source as the server described it.
+    private struct Entry {
+        let name: String
+        let description: String
+        let spec: pa_sample_spec
+        /// The ALSA card behind it (`alsa.card`, which PulseAudio's and PipeWire's ALSA devices
+        /// carry; `api.alsa.card` in PipeWire's own naming), if any.
+        let card: Int?
+
+        init(name: UnsafePointer<CChar>, description: UnsafePointer<CChar>?, spec: pa_sample_spec, properties: OpaquePointer?) {
+            self.name = String(cString: name)
+            self.description = description.map { String(cString: $0) } ?? ""
+            self.spec = spec
+            func integer(_ key: String) -> Int? {
+                guard let properties, let value = pa_proplist_gets(properties, key) else { return nil }
+                return Int(String(cString: value))
+            }
+            card = integer("alsa.card") ?? integer("api.alsa.card")
+        }
     }
 
     static func enumerate(timeout: Duration) -> Result<[AudioDevice], MediaDevicesError> {
         query(timeout: timeout).map { collector in
-            collector.sinks.map {
+            // The card's group only when the server is this machine's (its card numbers are ours).
+            let local = collector.isLocal
+            return collector.sinks.map {
                 AudioDevice(name: $0.name, description: $0.description, direction: .output,
-                            isDefault: $0.name == collector.defaultSink, backend: .pulse)
+                            isDefault: $0.name == collector.defaultSink, backend: .pulse,
+                            group: local ? $0.card.flatMap { DeviceGroup.of(soundCard: $0) } : nil)
             } + collector.sources.map {
                 AudioDevice(name: $0.name, description: $0.description, direction: .input,
-                            isDefault: $0.name == collector.defaultSource, backend: .pulse)
+                            isDefault: $0.name == collector.defaultSource, backend: .pulse,
+                            group: local ? $0.card.flatMap { DeviceGroup.of(soundCard: $0) } : nil)
             }
         }
     }
@@ -86,6 +113,7 @@ enum PulseDevices {
             return .failure(failure("pa_context_connect"))
         }
         let collector = Collector()
+        collector.isLocal = pa_context_is_local(context) == 1
         let user = Unmanaged.passUnretained(collector).toOpaque()
         let operations: [OpaquePointer?] = [
             pa_context_get_server_info(context, { _, info, user in
@@ -97,12 +125,14 @@ enum PulseDevices {
             pa_context_get_sink_info_list(context, { _, info, eol, user in
                 guard eol == 0, let info, let user else { return }
                 let collector = Unmanaged<Collector>.fromOpaque(user).takeUnretainedValue()
-                collector.sinks.append((String(cString: info.pointee.name), info.pointee.description.map { String(cString: $0) } ?? "", info.pointee.sample_spec))
+                collector.sinks.append(Entry(name: info.pointee.name, description: info.pointee.description,
+                                              spec: info.pointee.sample_spec, properties: info.pointee.proplist))
             }, user),
             pa_context_get_source_info_list(context, { _, info, eol, user in
                 guard eol == 0, let info, let user else { return }
                 let collector = Unmanaged<Collector>.fromOpaque(user).takeUnretainedValue()
-                collector.sources.append((String(cString: info.pointee.name), info.pointee.description.map { String(cString: $0) } ?? "", info.pointee.sample_spec))
+                collector.sources.append(Entry(name: info.pointee.name, description: info.pointee.description,
+                                                spec: info.pointee.sample_spec, properties: info.pointee.proplist))
             }, user),
         ]
         defer { for operation in operations where operation != nil { pa_operation_unref(operation) } }

@@ -6,4 +6,11 @@ package enum Sysfs {
     package static func attribute(_ folder: String, _ name: String) -> String? {
         (try? String(contentsOfFile: "\(folder)/\(name)", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
+
+    /// `path` with every link resolved (`realpath`), or `nil` if it does not exist.
+    package static func resolved(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
+    }
 }

@@ -112,7 +112,9 @@ extension CaptureDevice {
                                             driver: node.v4l2Driver ?? (node.libcameraPath != nil ? "libcamera" : "pipewire"),
                                             busInfo: node.v4l2BusInfo ?? node.libcameraPath ?? "", capabilities: 0,
                                             uniqueID: key, position: position(of: node), isMultiplanar: false,
-                                            routes: [.pipewire(node)]))
+                                            routes: [.pipewire(node)],
+                                            group: (node.v4l2Path.map { [$0] } ?? node.libcameraPath.map { libcamera.videoNodes(ofCameraID: $0) } ?? [])
+                                                .lazy.compactMap { DeviceGroup.of(characterDevice: $0) }.first))
             }
         }
         return merged

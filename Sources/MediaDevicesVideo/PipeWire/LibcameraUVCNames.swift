@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MediaDevicesCore
 
 /// Where a UVC camera's libcamera node meets its V4L2 device. WirePlumber 0.4 offers a UVC
 /// webcam twice: once through its V4L2 monitor (`api.v4l2.path` names the device) and once
@@ -67,11 +68,7 @@ package struct LibcameraUVCNames: Sendable {
         return nil
     }
 
-    private func resolved(_ path: String) -> String? {
-        guard let real = realpath(path, nil) else { return nil }
-        defer { free(real) }
-        return String(cString: real)
-    }
+    private func resolved(_ path: String) -> String? { Sysfs.resolved(path) }
 
     private func firstLine(_ path: String) -> String? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }

@@ -3,13 +3,15 @@ import MediaDevicesCore
 import CPipeWire
 import Synchronization
 
-/// The buffers one PipeWire camera run lends to `frames` sequences (`FrameBufferLender`), as a
-/// V4L2 run lends its driver buffers: a leased buffer stays out of the stream (not given back to
+/// The buffers one PipeWire stream lends to `frames` sequences (`FrameBufferLender`), as a
+/// V4L2 run lends its driver buffers (a camera run's stream, or a portal screen's, which lives
+/// across the source's runs; `PipeWireLending` is the capturing thread's side): a leased buffer stays out of the stream (not given back to
 /// the producer) until its last lease is given back, from whichever thread; the capture thread
 /// then gives it back (`pw_stream_queue_buffer` runs only on the thread that iterates the
 /// stream, so a give-back from elsewhere marks the buffer and wakes that thread; one on the
 /// capture thread itself, by a reader on the capture executor or a consumer callback, only marks
-/// it, and the thread's next step returns it before waiting: no wake-up, no extra pass). A buffer
+/// it, and the thread's next step returns it before waiting: no wake-up, no extra pass; with no
+/// run attached, the next grab returns it). A buffer
 /// whose last lease comes back before that next step was never lent out of the stream (see
 /// `lendIfStillLeased`): its give-back only clears its slot, on any thread, with no mark and no
 /// wake-up (a reader on the capture executor gives each frame back so). The same
@@ -43,6 +45,9 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
         var withProducer = 0
         /// The stream is closed: nothing goes back to it any more.
         var ended = false
+        /// Wakes the capturing thread for a give-back from another thread (`nil`: no run, the
+        /// next grab returns it).
+        var wake: WakeUpEvent?
     }
 
     /// The stream's buffers when the last frame was delivered (`bufferCount`), without the lock.
@@ -50,21 +55,26 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
 
     /// Buffers kept with the producer however many frames are leased.
     let minimumWithProducer: Int
-    private let wake: WakeUpEvent
     /// The run's capture threads are marked as this object's (`CaptureThread.isOwned(by:)`).
     private let owner: AnyObject
     /// A give-back on the capture thread marked a buffer to return (`takePendingReturns`).
     private let returnsPending = Atomic<Bool>(false)
     private let state = Mutex(State())
 
-    /// Leases for a run whose capture thread (a thread of `owner`'s) sleeps on `wake` (signalled
-    /// when a give-back from another thread needs it).
-    init(minimumWithProducer: Int = 2, wake: WakeUpEvent, owner: AnyObject) {
+    /// Leases for a stream whose capture thread (a thread of `owner`'s) sleeps on `wake`
+    /// (signalled when a give-back from another thread needs it; see `attach`).
+    init(minimumWithProducer: Int = 2, wake: WakeUpEvent?, owner: AnyObject) {
         self.minimumWithProducer = max(1, minimumWithProducer)
-        self.wake = wake
         self.owner = owner
-        state.withLock { $0.slots.initialize(repeating: Slot(), count: Int(CPW_MAX_SLOTS)) }
+        state.withLock {
+            $0.slots.initialize(repeating: Slot(), count: Int(CPW_MAX_SLOTS))
+            $0.wake = wake
+        }
     }
+
+    /// A run's capture thread now sleeps on `wake` (`nil`: the run ended; give-backs wait for the
+    /// next grab). A portal screen's stream outlives its source's runs.
+    func attach(wake: WakeUpEvent?) { state.withLock { $0.wake = wake } }
 
     deinit { state.withLock { $0.slots.deallocate() } }
 
@@ -115,10 +125,10 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
     var bufferCount: Int { streamBuffers.load(ordering: .relaxed) }
 
     func giveBack(_ index: Int) {
-        let wakeCaptureThread = state.withLock { state -> Bool in
-            guard index >= 0, index < Int(CPW_MAX_SLOTS), state.slots[index].leases > 0 else { return false }
+        let (marked, wake) = state.withLock { state -> (Bool, WakeUpEvent?) in
+            guard index >= 0, index < Int(CPW_MAX_SLOTS), state.slots[index].leases > 0 else { return (false, nil) }
             state.slots[index].leases -= 1
-            guard state.slots[index].leases == 0, !state.slots[index].delivering else { return false }
+            guard state.slots[index].leases == 0, !state.slots[index].delivering else { return (false, nil) }
             if state.ended || !state.slots[index].lent {
                 // The run is over: nothing to give back to; the pixels go with their mapping. Or
                 // the buffer was never lent out of the stream (still its held buffer: the capture
@@ -126,33 +136,34 @@ final class PipeWireBufferLeases: FrameBufferLender, @unchecked Sendable {
                 // held one): nothing for the capture thread to do, so no mark and no wake-up.
                 if state.slots[index].lent { cpw_mapping_free(state.slots[index].mapping) }
                 state.slots[index] = Slot()
-                return false
+                return (false, nil)
             }
             state.slots[index].returning = true
-            return true
+            return (true, state.wake)
         }
-        guard wakeCaptureThread else { return }
-        if CaptureThread.isOwned(by: owner) {
-            returnsPending.store(true, ordering: .releasing)  // the thread's next step returns it
-        } else {
-            wake.signal()
-        }
+        guard marked else { return }
+        // The capturing thread's next step (or grab) returns it; from another thread, wake it.
+        returnsPending.store(true, ordering: .releasing)
+        if let wake, !CaptureThread.isOwned(by: owner) { wake.signal() }
     }
 
-    /// On the capture thread, before it waits: whether a give-back on this thread marked buffers
-    /// to return (`returnGivenBack`) without waking it; clears the mark.
+    /// On the capture thread, before it waits: whether give-backs marked buffers to return
+    /// (`returnGivenBack`) since the last call; clears the mark.
     func takePendingReturns() -> Bool {
         returnsPending.exchange(false, ordering: .acquiringAndReleasing)
     }
 
     /// On the capture thread: gives every buffer whose last lease came back to `giveBack` (which
     /// returns it to the stream, `cpw_capture_return`, freeing its mapping if the stream had let
-    /// it go meanwhile).
+    /// it go meanwhile). A buffer leased again since (a portal screen delivers its newest picture
+    /// again while no newer one comes) stays lent until its next last give-back.
     func returnGivenBack(_ giveBack: (Int) -> Void) {
         state.withLock { state in
             var index = 0
             while index < Int(CPW_MAX_SLOTS) {
-                if state.slots[index].returning {
+                if state.slots[index].returning && (state.slots[index].leases > 0 || state.slots[index].delivering) {
+                    state.slots[index].returning = false
+                } else if state.slots[index].returning {
                     if state.slots[index].lent { giveBack(index) }
                     state.slots[index] = Slot()
                 }

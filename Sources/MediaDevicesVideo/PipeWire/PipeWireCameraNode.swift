@@ -3,6 +3,9 @@ import MediaDevicesCore
 /// "Video/Source" and `media.role` "Camera"), as WirePlumber's V4L2 or libcamera monitor made
 /// it: who it is, what it wraps and what formats its `EnumFormat` params list.
 public struct PipeWireCameraNode: Sendable, Hashable, CustomStringConvertible {
+    /// The property that marks the nodes a ``VirtualCamera`` publishes, with the value "true".
+    package static let virtualMarkerKey = "mediadevices.virtual"
+
     /// The node's global id in this session (what `pw-cli` and a stream connect to); it changes
     /// when the node is made again.
     public let id: UInt32

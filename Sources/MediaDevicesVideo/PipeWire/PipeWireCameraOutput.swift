@@ -25,6 +25,9 @@ import Synchronization
 ///   stream learns nothing of links or consumers as such; it goes STREAMING when its graph starts
 ///   (a consumer linked and started) and PAUSED when the graph stops (the last consumer left: the
 ///   node is idle). The owner starts its source on the first and stops it on the second.
+///   Who reads is learnt from the session's registry on the node's own connection: each Link
+///   global whose `link.output.node` is the node is a consumer (``Status/consumers``), named by
+///   the reading node's `node.name` and its client's `pipewire.sec.pid`.
 /// - Errors: no PipeWire to connect to is `.notFound`; PipeWire going away while the node is
 ///   published ends it: ``Status/error`` (`.disconnected`), and ``send(_:)`` throws it.
 /// - Controls are not passed through yet: the seam is the stream's `Props` param (a consumer's
@@ -38,7 +41,7 @@ import Synchronization
 /// releases everything.
 package final class PipeWireCameraOutput: @unchecked Sendable {
     /// The property that marks the nodes MediaDevices publishes, with the value "true".
-    package static let markerKey = "mediadevices.virtual"
+    package static let markerKey = PipeWireCameraNode.virtualMarkerKey
 
     /// What the node is doing.
     package struct Status: Sendable, Equatable, CustomStringConvertible {
@@ -53,6 +56,9 @@ package final class PipeWireCameraOutput: @unchecked Sendable {
         package var bufferCount = 0
         /// Why the node ended (PipeWire went away, or refused the node); `nil` while it is published.
         package var error: MediaDevicesError?
+        /// The links from the node to readers, as the session's registry announces them (a link
+        /// exists from when the session manager connects a reader until it leaves), by link id.
+        package var consumers: [Consumer] = []
 
         /// `"node 42 streaming YUYV 640x480 @ 30 fps (4 buffers)"`.
         package var description: String {
@@ -62,6 +68,21 @@ package final class PipeWireCameraOutput: @unchecked Sendable {
             return text
         }
     }
+
+    /// A reader of the node: a link from it to another node, that node's name and its process.
+    package struct Consumer: Sendable, Hashable {
+        /// The link's global id.
+        package var linkID: UInt32
+        /// The reading node's global id.
+        package var nodeID: UInt32
+        /// Its client's process (`pipewire.sec.pid`; 0 when not known).
+        package var pid: Int32
+        /// Its `node.name` (`gst-launch-1.0`, a stream's name; "" when not known).
+        package var nodeName: String
+    }
+
+    /// The most consumers ``Status/consumers`` lists.
+    static let maximumConsumers = 32
 
     /// What ``send(_:)`` did with a frame.
     package enum SendResult: Equatable, Sendable {
@@ -96,7 +117,9 @@ package final class PipeWireCameraOutput: @unchecked Sendable {
     /// (`PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`) or over `remoteFD` (taken). Returns
     /// once PipeWire made the node (at most `timeout`). `onChange` gets every new ``status`` on
     /// the node's thread. Throws `.notFound` without a PipeWire to connect to, `.unsupportedFormat`
-    /// for no offers, `.io` when PipeWire refuses the node, `.timeout` when it does not answer.
+    /// for no offers, `.busy` when another node of the session has the name (PipeWire itself
+    /// would make a second one), `.io` when PipeWire refuses the node, `.timeout` when it does
+    /// not answer.
     package init(name: String, description: String, offers: [PipeWireCameraOffer], remoteFD: Int32? = nil,
                  timeout: Duration = .seconds(5), onChange: (@Sendable (Status) -> Void)? = nil) throws(MediaDevicesError) {
         self.name = name
@@ -159,7 +182,15 @@ package final class PipeWireCameraOutput: @unchecked Sendable {
             }
             var raw = cpw_output_status()
             cpw_output_get_status(output, &raw)
-            return status(of: &raw)
+            var status = status(of: &raw)
+            var links = [cpw_output_consumer](repeating: cpw_output_consumer(), count: Self.maximumConsumers)
+            let count = links.withUnsafeMutableBufferPointer { cpw_output_get_consumers(output, $0.baseAddress, $0.count) }
+            status.consumers = links.prefix(Int(max(count, 0))).map { link in
+                var link = link
+                let name = withUnsafeBytes(of: &link.node_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                return Consumer(linkID: link.link_id, nodeID: link.node_id, pid: link.pid, nodeName: name)
+            }.sorted { $0.linkID < $1.linkID }
+            return status
         }
     }
 
@@ -305,6 +336,11 @@ package final class PipeWireCameraOutput: @unchecked Sendable {
     }
 
     private static func openError(_ why: String, device: String, remoteGiven: Bool, timeout: Duration) -> MediaDevicesError {
+        if why.hasPrefix("name taken:") {
+            return MediaDevicesError(.busy, device: device, operation: "pw_stream_connect",
+                                     detail: "Another node of the PipeWire session has this name (\(why.dropFirst(12)))",
+                                     remedy: "choose another name, or stop what publishes it (`pw-cli ls Node` lists the nodes)")
+        }
         if why.contains("pw_context_connect") {
             let remote = remoteGiven ? "the given remote" : (getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "$XDG_RUNTIME_DIR/pipewire-0")
             return MediaDevicesError(.notFound, device: device, operation: "pw_context_connect",

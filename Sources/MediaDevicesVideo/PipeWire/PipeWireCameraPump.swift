@@ -20,7 +20,7 @@ import Glibc
 final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     private let capture: PipeWireCapture
     private let negotiated: VideoFormat
-    private let leases: PipeWireBufferLeases
+    private let lending: PipeWireLending
     private let wake: WakeUpEvent
     private let shouldStop: () -> Bool
     private let delivery: FrameDelivery
@@ -29,11 +29,6 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     private var locations: [(buffer: Int, offset: Int)]
     private var sequence: UInt32 = 0
     private var formatID = LendableBuffer.newFormatID()
-    /// The slot of the frame delivered last, when a sequence leased it: it stays the stream's held
-    /// buffer until the next step, which lends it out of the stream only if a lease still holds
-    /// it (`lendIfStillLeased`). A reader on the capture executor gives it back before then, so
-    /// its frames cost no lend and no return: the stream gives the buffer back as for a callback.
-    private var leasedSlot = -1
     /// The failure that ended the loop; `nil` while it runs, and when it was asked to stop.
     private(set) var failure: MediaDevicesError?
 
@@ -43,7 +38,7 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
         negotiated = format
         self.format = format
         locations = format.planeLocations
-        self.leases = leases
+        lending = PipeWireLending(capture: capture, leases: leases)
         self.wake = wake
         self.shouldStop = shouldStop
         self.delivery = delivery
@@ -55,11 +50,7 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     /// thread. Closes the stream before the leases learn the run is over (the stream lets every
     /// lent buffer go first, leaving its mapping to them).
     func run(attached: () -> Void) -> MediaDevicesError? {
-        defer {
-            lendIfStillLeased()  // before the stream lets its buffers go
-            capture.close()
-            leases.endRun()
-        }
+        defer { lending.close() }
         capture.watch(wake.descriptor)
         delivery.executor.drive(self, wake: wake, attached: attached)
         return failure
@@ -69,17 +60,17 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     /// to stop or after a failure (`failure` then says which), and from then on.
     func step() -> CaptureExecutor.Step {
         // Before anything here can give the held buffer back or remove it.
-        lendIfStillLeased()
+        lending.lendIfStillLeased()
         if failure != nil || shouldStop() { return .leave }
-        // Buffers given back on this thread since the last step (no wake-up was signalled).
-        if leases.takePendingReturns() { leases.returnGivenBack { capture.returnBuffer($0) } }
+        // Buffers given back since the last step (from this thread, no wake-up was signalled).
+        lending.returnGivenBack()
         let ready = capture.wait(timeoutMilliseconds: 1000)
         if ready.contains(.watched) {
             // A stop (seen at the next step), a job of the executor (run by whoever steps next:
             // the capture loop runs it, a reader suspends for it), or a give-back: every
             // give-back signals after setting its mark.
             wake.reset()
-            leases.returnGivenBack { capture.returnBuffer($0) }
+            lending.returnGivenBack()
             if shouldStop() { return .leave }
         }
         let (picture, isNew) = ready.contains(.buffer) ? capture.newest() : (cpw_frame(), false)
@@ -117,23 +108,13 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
             return FramePlane(bytes: UnsafeRawBufferPointer(rebasing: bytes[offset...]), bytesPerRow: format.bytesPerRow[index])
         }
         let orientation = VideoOrientation(rotationDegrees: Int(Self.rotation(picture.transform))) ?? .up
-        let slot = Int(picture.slot)
-        if slot >= 0 { leases.beginDelivery(slot: slot, mapping: picture.mapping, withProducer: capture.buffersWithProducer,
-                                              buffers: capture.bufferCount) }
-        delivery.deliver(VideoFrame(format: format, timestamp: timestamp, sequence: sequence, orientation: orientation,
-                                    captureDelay: .zero, planeCount: planeCount, bytesUsed: size,
-                                    plane0: plane(0), plane1: plane(1), plane2: plane(2), dmaBuf: nil,
-                                    lendable: slot >= 0 ? LendableBuffer(lender: leases, index: slot, formatID: formatID) : nil))
-        if slot >= 0, leases.endDelivery(slot: slot) { leasedSlot = slot }
+        let (frameFormat, number, planes) = (format, sequence, (plane(0), plane(1), plane(2)))
+        lending.deliver(picture, formatID: formatID) { lendable in
+            delivery.deliver(VideoFrame(format: frameFormat, timestamp: timestamp, sequence: number, orientation: orientation,
+                                        captureDelay: .zero, planeCount: planeCount, bytesUsed: size,
+                                        plane0: planes.0, plane1: planes.1, plane2: planes.2, dmaBuf: nil, lendable: lendable))
+        }
         sequence &+= 1
-    }
-
-    /// Lends the frame delivered last out of the stream (`cpw_capture_lend`) if a lease still
-    /// holds it; it is still the stream's held buffer (nothing gave it back or removed it since).
-    private func lendIfStillLeased() {
-        guard leasedSlot >= 0 else { return }
-        if leases.lendIfStillLeased(slot: leasedSlot) { capture.lend() }
-        leasedSlot = -1
     }
 
     /// Tells the operator that the producer or the graph renegotiated the running stream: its

@@ -10,7 +10,8 @@ enum ScreenGrabOutcome: Equatable {
     case unchanged
 }
 
-/// One backend's grabber behind ``ScreenSource`` (KMS: `ScreenGrabber`, X11: `X11ScreenGrabber`):
+/// One backend's grabber behind ``ScreenSource`` (KMS: `ScreenGrabber`, X11: `X11ScreenGrabber`,
+/// the portal: `PortalScreenGrabber`):
 /// grabs its screen, cut to a region and with the cursor if asked, and lends each grab as a
 /// frame. Runs on one thread at a time (the capture thread, or the control thread while not
 /// capturing); steady state allocates no pixel buffers.
@@ -32,6 +33,15 @@ protocol ScreenGrabbing: AnyObject {
     /// Whether a change was already received that `changeDescriptor` will not announce (X11:
     /// events libxcb read along with a reply). Checked before sleeping on it.
     func hasQueuedChange() throws(MediaDevicesError) -> Bool
+
+    /// A run's capture thread now grabs, sleeping on `wake` (`nil`: the run ended), for a backend
+    /// whose lent buffers go back through the grabbing thread (the portal's PipeWire buffers): a
+    /// frame given back from another thread signals `wake`.
+    func attachRun(wake: WakeUpEvent?)
+
+    /// On the capture thread at the start of each step, before it may sleep: takes back what
+    /// sequences gave back (the portal returns lent buffers to its stream).
+    func settleLeases()
 }
 
 extension ScreenGrabbing {
@@ -40,4 +50,10 @@ extension ScreenGrabbing {
 
     /// Default: nothing is held back.
     func hasQueuedChange() throws(MediaDevicesError) -> Bool { false }
+
+    /// Default: lent frames need no thread to come back (X11's segments, KMS's DMA-BUFs).
+    func attachRun(wake: WakeUpEvent?) {}
+
+    /// Default: nothing to take back.
+    func settleLeases() {}
 }

@@ -10,9 +10,14 @@ import Synchronization
 /// restore token) → Start → OpenPipeWireRemote, then a PipeWire stream of the chosen node. The
 /// compositor sends a picture only when the screen changes (as X11 DAMAGE says); each grab
 /// dispatches the stream's loop without waiting, keeps the newest buffer and lends it zero-copy
-/// (BGRx in memory is `XBGR32`, as on X11), cut to `region`. No new buffer since the last frame
-/// is `.unchanged`. The portal backend of ``ScreenSource``; owns its bus connection, session and
-/// stream, and closes the session when released. Steady state allocates nothing of its own.
+/// (BGRx in memory is `XBGR32`, as on X11), cut to `region`, to sequences too, as a PipeWire
+/// camera lends its buffers (`PipeWireLending`): a buffer a sequence holds stays out of the
+/// stream until its lease comes back (a give-back from another thread wakes the run's capture
+/// thread, `attachRun`, which returns it; one on that thread waits for its next step; one
+/// before the next grab only clears it). No new buffer since the last frame is `.unchanged`.
+/// The portal backend of ``ScreenSource``; owns its bus connection, session and stream (which
+/// live across the source's runs), and closes the session when released. Steady state allocates
+/// nothing of its own.
 final class PortalScreenGrabber: ScreenGrabbing {
     /// The screen as last seen: the capture thread replaces it when the monitor changes;
     /// `ScreenSource.currentScreen` reads it from any thread.
@@ -27,6 +32,7 @@ final class PortalScreenGrabber: ScreenGrabbing {
     let nodeID: UInt32
     private let grant: PortalGrant
     private let capture: PipeWireCapture
+    private let lending: PipeWireLending
     private let region: Rect?
     private var layout: Layout?
     private var hasPicture = false
@@ -38,6 +44,8 @@ final class PortalScreenGrabber: ScreenGrabbing {
         var stride: Int32
         var pixels: UInt32
         var format: VideoFormat
+        /// Names `format` for the frames lent under it (`LendableBuffer.formatID`).
+        var formatID: UInt64
         /// Where the region starts in the picture, in bytes.
         var offset: Int
         var visibleBytes: Int
@@ -47,8 +55,9 @@ final class PortalScreenGrabber: ScreenGrabbing {
     /// brings back an earlier choice), connects to the stream and waits for its first picture.
     /// Throws `.notFound` without a portal, `.permissionDenied` when the user cancels,
     /// `.unsupportedFormat` when the portal does not offer that source type, `.timeout` when no
-    /// answer or picture comes in time, `.invalidState` when `region` misses the picture.
-    init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions,
+    /// answer or picture comes in time, `.invalidState` when `region` misses the picture. The
+    /// source's capture threads are `owner`'s (`CaptureThread.isOwned(by:)`).
+    init(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions, owner: AnyObject,
          log: (Logger.Level, Logger.Message, Logger.Metadata) -> Void) throws(MediaDevicesError) {
         let grant = try MediaDevicesError.catching(device: screen.uniqueID, operation: "ScreenCast portal") {
             try PortalGrant.request(screen: screen, showsCursor: showsCursor, options: options, log: log)
@@ -68,6 +77,7 @@ final class PortalScreenGrabber: ScreenGrabbing {
         self.current = Mutex(PortalScreens.screen(card: screen.card, type: screen.connectorID, name: screen.name, mode: mode, frame: frame))
         self.grant = grant
         self.capture = capture
+        lending = PipeWireLending(capture: capture, leases: PipeWireBufferLeases(wake: nil, owner: owner))
         self.restoreToken = grant.restoreToken
         self.sessionHandle = grant.session
         self.nodeID = grant.stream.nodeID
@@ -81,16 +91,25 @@ final class PortalScreenGrabber: ScreenGrabbing {
 
     deinit { close() }
 
-    /// Disconnects the stream, then closes the portal session.
+    /// Disconnects the stream (frames on lease keep their buffers), then closes the portal session.
     private func close() {
-        capture.close()
+        lending.close()
         grant.close()
+    }
+
+    func attachRun(wake: WakeUpEvent?) { lending.leases.attach(wake: wake) }
+
+    func settleLeases() {
+        lending.lendIfStillLeased()
+        lending.returnGivenBack()
     }
 
     /// Readable when the compositor sent a picture (an eventfd the stream's process callback signals).
     var changeDescriptor: Int32? { capture.descriptor }
 
     func grab(timestamp: MonotonicInstant, sequence: UInt32, onlyIfChanged: Bool, _ body: (VideoFrame) -> Void) throws(MediaDevicesError) -> ScreenGrabOutcome {
+        // Before the stream may give back or remove the buffer delivered last.
+        settleLeases()
         try capture.iterate(timeoutMilliseconds: 0)
         let (picture, isNew) = capture.newest()
         guard let data = picture.data else { return .nothingToShow }
@@ -100,8 +119,11 @@ final class PortalScreenGrabber: ScreenGrabbing {
         let plane = FramePlane(bytes: UnsafeRawBufferPointer(start: data + layout.offset, count: layout.visibleBytes),
                                bytesPerRow: Int(layout.stride))
         let delay = max(timestamp.duration(to: .now), .zero)
-        body(VideoFrame(format: layout.format, timestamp: timestamp, sequence: sequence, orientation: .up,
-                        captureDelay: delay, planeCount: 1, bytesUsed: layout.visibleBytes, plane0: plane))
+        lending.deliver(picture, formatID: layout.formatID) { lendable in
+            body(VideoFrame(format: layout.format, timestamp: timestamp, sequence: sequence, orientation: .up,
+                            captureDelay: delay, planeCount: 1, bytesUsed: layout.visibleBytes, plane0: plane, plane1: .empty,
+                            plane2: .empty, dmaBuf: nil, lendable: lendable))
+        }
         return .delivered
     }
 
@@ -127,7 +149,7 @@ final class PortalScreenGrabber: ScreenGrabbing {
         let format = VideoFormat(pixelFormat: pixelFormat, width: area.width, height: area.height,
                                  bytesPerRow: [stride], bufferSizes: [visibleBytes])
         layout = Layout(width: picture.width, height: picture.height, stride: picture.stride, pixels: picture.format,
-                        format: format, offset: area.y * stride + area.x * 4, visibleBytes: visibleBytes)
+                        format: format, formatID: LendableBuffer.newFormatID(), offset: area.y * stride + area.x * 4, visibleBytes: visibleBytes)
         let shown = screen
         if shown.mode?.width != whole.width || shown.mode?.height != whole.height {
             let mode = DisplayMode(name: "\(whole.width)x\(whole.height)", width: whole.width, height: whole.height, refreshRate: FrameRate(Fraction(0, 1)))

@@ -4,7 +4,10 @@ import Synchronization
 import Glibc
 
 /// Publishes a ``VideoSource`` as a camera other processes open: a v4l2loopback device
-/// (`/dev/videoN`) that Chromium, Firefox, Zoom, FFmpeg and GStreamer read as a webcam.
+/// (`/dev/videoN`) that Chromium, Firefox, Zoom, FFmpeg and GStreamer read as a webcam, and a
+/// PipeWire camera node that `pw-cli`, `gst-launch-1.0 pipewiresrc`, OBS and browsers (through
+/// the Camera portal) list, with no kernel module. Both may be given at once: one capture feeds
+/// every output, and each distinct format the outputs take is converted once.
 ///
 /// ```swift
 /// let pattern = TestPatternSource()
@@ -14,11 +17,33 @@ import Glibc
 /// for await event in camera.events { print(event) }   // until camera.stop()
 /// ```
 ///
-/// **Frames.** The source's frames reach the device through a ``VideoSource/frames(bufferSize:output:)``
-/// sequence read on the source's ``VideoSource/captureExecutor``: converted by the pixel pipeline
-/// (crop to the aspect ratio, scale, I420 or NV12) on the capture thread and written there, one
-/// `write()` per frame, with no allocation per frame. The source's own consumer and sequences
-/// are left to the application.
+/// **Frames.** The source's frames reach the outputs through ``VideoSource/frames(bufferSize:output:)``
+/// sequences read on the source's ``VideoSource/captureExecutor``, one per distinct format the
+/// outputs take (the loopback devices' format; each PipeWire node's, as its consumer
+/// negotiated it): converted by the pixel pipeline (crop to the aspect ratio, scale, I420 or
+/// NV12) on the capture thread, MJPEG decoded once for all of them, and written there (one
+/// `write()` per frame to a loopback device, one copy into a buffer of a node's stream), with no
+/// allocation per frame. The source's own consumer and sequences are left to the application.
+///
+/// **PipeWire node.** ``Output/pipeWire(name:)`` publishes a node (`media.class`
+/// `Video/Source`, `media.role` `Camera`, `node.name` and `node.description` the name given,
+/// and `mediadevices.virtual` = `true`, which ``CaptureDevice/isVirtual`` reads) from
+/// ``start()`` to ``stop()``, listed while idle. It offers the published format first (I420 at
+/// the size asked for, by default), then the source's own raw format at its size, and NV12 and
+/// I420 at that size and at the usual smaller sizes (1280x720, 640x480, 640x360, 320x240). A
+/// PipeWire port has one format at a time: the first consumer's link fixes it, and a second
+/// consumer reads that format or fails to link (PipeWire 0.3.65 does not renegotiate a running
+/// port). Its consumers are the links from the node that the session's registry announces,
+/// each named by its process (`pipewire.sec.pid`) and the reading node. On demand, the source
+/// starts when the node's stream goes STREAMING (a consumer linked and started its stream) and
+/// stops when it goes PAUSED (the last consumer left: PipeWire stops the graph at once), well
+/// within a second. When the source fails while a node's consumers stream, the node is removed
+/// rather than left showing its last picture: every link from it goes, so its consumers get no
+/// more frames and see their source gone (a ``PipeWireCameraSource`` reading it ends with
+/// ``/MediaDevicesCore/MediaDevicesError/Code/disconnected``; GStreamer's `pipewiresrc` of
+/// PipeWire 0.3.65 does not end, it waits for a new target). The node is published again at
+/// once (a new id, idle); the next consumer to link tries the source again. PipeWire 0.3.65
+/// has no end-of-stream a video producer could send.
 ///
 /// **On demand.** v4l2loopback tells a producer nothing of its readers: no event when one
 /// opens, starts streaming or closes, and no open count in sysfs (only `format`, `buffers` and
@@ -32,7 +57,8 @@ import Glibc
 /// nothing); with `onDemand`, the first one starts the source and the scan after the last has
 /// gone stops it, so the camera (and its LED) is off within half a second of the last reader
 /// leaving. A consumer is a process that has the node open, whether it streams or not; only
-/// processes this one may inspect are seen (the same user's; all, as root).
+/// processes this one may inspect are seen (the same user's; all, as root). A PipeWire node
+/// follows its stream's state instead (see above).
 ///
 /// **Thread safety.** Every member may be called from any thread. ``start()`` and ``stop()``
 /// call the source's `start()` and `stop()` (which join its capture thread), so don't call
@@ -44,11 +70,17 @@ public final class VirtualCamera: Sendable {
         /// with `exclusive_caps=1` for Chromium to list it:
         /// `modprobe v4l2loopback video_nr=10 exclusive_caps=1 card_label="Virtual Camera"`.
         case v4l2Loopback(path: String)
+        /// A PipeWire camera node named `name` (its `node.name` and `node.description`; unique
+        /// in the session: a name another node has is refused), in the session at
+        /// `PIPEWIRE_REMOTE`, else `$XDG_RUNTIME_DIR/pipewire-0`. Needs the package trait
+        /// `PipeWire` (on by default).
+        case pipeWire(name: String)
 
-        /// The device's path.
+        /// The device's path, or `pipewire:NAME`.
         public var description: String {
             switch self {
             case .v4l2Loopback(let path): path
+            case .pipeWire(let name): "pipewire:\(name)"
             }
         }
     }
@@ -62,40 +94,51 @@ public final class VirtualCamera: Sendable {
     /// Whether the source runs only while a process reads an output.
     public let onDemand: Bool
     /// Where starts, stops, consumers and failures are logged (never per frame).
-    private let logger: Logger?
-    private let events_ = VirtualCameraEvents()
+    let logger: Logger?
+    let events_ = VirtualCameraEvents()
     /// Frames written and writes that failed, counted on the capture thread.
-    private let figures = WriteFigures()
+    let figures = WriteFigures()
 
-    /// How often the outputs' openers are scanned.
+    /// How often the loopback outputs' openers are scanned.
     static let scanInterval: Duration = .milliseconds(250)
 
-    private enum Phase { case idle, starting, running, stopping }
+    enum Phase { case idle, starting, running, stopping }
 
-    private struct State {
+    struct State {
         var phase = Phase.idle
         /// `stop()` came while `start()` was still starting: it stops when done.
         var stopRequested = false
         var writers: [LoopbackWriter] = []
+        #if PipeWire
+        /// The PipeWire nodes published, with their outputs.
+        var nodes: [(output: Output, node: PipeWireCameraOutput)] = []
+        /// What each node offers, to publish it again after a failure.
+        var offers: [PipeWireCameraOffer] = []
+        #endif
         var chosen: LoopbackFormat?
         /// Whether we started the source (and it has not been stopped).
         var running = false
         /// The source failed or could not start with these consumers: wait for a new one.
         var failed = false
-        var pump: Task<Void, Never>?
+        /// One task per plan, each reading its own sequence on the capture thread.
+        var pumps: [Task<Void, Never>] = []
+        var plans: [PumpPlan] = []
         var watcher: CaptureThread?
         var wake: WakeUpEvent?
+        /// Signalled by the PipeWire nodes' threads on each change of their status.
+        var changes: WakeUpEvent?
         var consumers: [VirtualCameraConsumer] = []
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     /// A virtual camera publishing `source` on `outputs` in `format` (`nil`: I420 at the
     /// source's size and rate; see ``format``). Nothing opens until ``start()``.
     /// - Parameters:
     ///   - source: what is published; the virtual camera starts and stops it (see `onDemand`).
-    ///   - outputs: where it is published (a v4l2loopback node).
-    ///   - format: the published pixel format, size and rate (`nil`: I420 at the source's).
+    ///   - outputs: where it is published: v4l2loopback nodes and PipeWire nodes, any mix.
+    ///   - format: the published pixel format, size and rate (`nil`: I420 at the source's). A
+    ///     PipeWire node offers it first, and the conversions listed above beside it.
     ///   - onDemand: `true` (the default): the source runs only while a process reads; `false`:
     ///     from ``start()`` to ``stop()``.
     ///   - logger: where starts, stops, consumers and failures are logged; `nil`: nowhere.
@@ -110,17 +153,22 @@ public final class VirtualCamera: Sendable {
 
     deinit { stop() }
 
-    /// Opens the outputs and sets their format, so that they are cameras from now on; starts
-    /// the source now (`onDemand` false) or when the first reader opens an output.
-    /// Initializes the source (``VideoSource/initialize()``: it opens, it does not stream) to learn
-    /// its format. Does nothing when started.
+    /// Opens the outputs and sets their format, so that they are cameras from now on (a
+    /// PipeWire node is listed); starts the source now (`onDemand` false) or when the first
+    /// reader comes. Initializes the source (``VideoSource/initialize()``: it opens, it does not
+    /// stream) to learn its format. Does nothing when started.
     /// - Throws: what ``VideoSource/initialize()`` throws; for a loopback output
     ///   ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` (no such node, module not loaded:
     ///   the remedy says how to load it), ``/MediaDevicesCore/MediaDevicesError/Code/invalidValue``
     ///   (not a v4l2loopback node), ``/MediaDevicesCore/MediaDevicesError/Code/permissionDenied``,
     ///   ``/MediaDevicesCore/MediaDevicesError/Code/busy`` (its `max_openers` reached, or readers
     ///   hold another format), ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat``;
-    ///   with `onDemand` false, what the source's ``VideoSource/start()`` throws.
+    ///   for a PipeWire output ``/MediaDevicesCore/MediaDevicesError/Code/notFound`` (no PipeWire
+    ///   session, or a build without the `PipeWire` trait),
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/busy`` (another node has the name),
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/invalidValue`` (an empty name),
+    ///   ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` (a format PipeWire has no
+    ///   name for); with `onDemand` false, what the source's ``VideoSource/start()`` throws.
     ///   ``/MediaDevicesCore/MediaDevicesError/Code/invalidState`` while another thread starts
     ///   or stops it, and with no outputs. Nothing is left open.
     public func start() throws(MediaDevicesError) {
@@ -129,7 +177,8 @@ public final class VirtualCamera: Sendable {
             case .running: return false
             case .starting, .stopping:
                 throw MediaDevicesError(.invalidState, device: label, operation: "VirtualCamera.start",
-                                        detail: "Another thread is starting or stopping this virtual camera")
+                                        detail: "Another thread is \(state.phase == .starting ? "starting" : "stopping") this virtual camera",
+                                        remedy: "Wait for that start() or stop() to return, then call start() again; or start and stop it from one task or thread")
             case .idle:
                 state.phase = .starting
                 state.stopRequested = false
@@ -137,8 +186,11 @@ public final class VirtualCamera: Sendable {
             }
         }
         guard proceed else { return }
+        let wake: WakeUpEvent, changes: WakeUpEvent
         do {
-            try open()
+            wake = try WakeUpEvent()
+            changes = try WakeUpEvent()
+            try open(changes: changes)
         } catch {
             teardown(finishEvents: false)
             throw error
@@ -148,23 +200,28 @@ public final class VirtualCamera: Sendable {
             teardown(finishEvents: false)
             throw error
         }
-        let wake: WakeUpEvent
         let watcher: CaptureThread
         do {
-            wake = try WakeUpEvent()
-            let nodes = outputs.map { output -> (String, Output) in
-                switch output {
-                case .v4l2Loopback(let path): (NodeOpeners.canonical(path), output)
-                }
+            let loopbacks = outputs.compactMap { output -> (String, Output)? in
+                if case .v4l2Loopback(let path) = output { (NodeOpeners.canonical(path), output) } else { nil }
             }
             // Weak: a camera the application lets go of without `stop()` stops in its deinit.
             watcher = try CaptureThread(name: "md-vcam-watch") { [weak self] in
-                var tracker = ConsumerTracker()
-                let interval = Int32(VirtualCamera.scanInterval.nanosecondCount / 1_000_000)
+                var watch = Watch(loopbacks: loopbacks)
+                var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
+                                   pollfd(fd: changes.descriptor, events: Int16(POLLIN), revents: 0)]
+                let clock = ContinuousClock()
+                var lastScan = clock.now - VirtualCamera.scanInterval
                 while true {
-                    var descriptor = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
-                    if poll(&descriptor, 1, interval) > 0 { return }
-                    guard let self, self.scan(nodes: nodes, tracker: &tracker) else { return }
+                    let left = VirtualCamera.scanInterval - (clock.now - lastScan)
+                    descriptors[0].revents = 0
+                    descriptors[1].revents = 0
+                    _ = poll(&descriptors, 2, Int32(max(0, left.nanosecondCount / 1_000_000)))
+                    if descriptors[0].revents != 0 { return }
+                    if descriptors[1].revents != 0 { changes.reset() }
+                    let scanOpeners = clock.now - lastScan >= VirtualCamera.scanInterval
+                    if scanOpeners { lastScan = clock.now }
+                    guard let self, self.scan(&watch, scanOpeners: scanOpeners) else { return }
                 }
             }
         } catch {
@@ -173,6 +230,7 @@ public final class VirtualCamera: Sendable {
         }
         let stopNow = state.withLock { state in
             state.wake = wake
+            state.changes = changes
             state.watcher = watcher
             state.phase = .running
             return state.stopRequested
@@ -180,9 +238,10 @@ public final class VirtualCamera: Sendable {
         if stopNow { stop() }
     }
 
-    /// Stops the source and closes the outputs (they stay listed and capture-ready: v4l2loopback
-    /// keeps the format), and ends the ``events`` sequences. Does nothing when stopped; while
-    /// another thread starts it, that start stops when done.
+    /// Stops the source and closes the outputs (a loopback device stays listed and
+    /// capture-ready: v4l2loopback keeps the format; a PipeWire node is removed), and ends the
+    /// ``events`` sequences. Does nothing when stopped; while another thread starts it, that
+    /// start stops when done.
     public func stop() {
         let threads = state.withLock { state -> (CaptureThread?, WakeUpEvent?)? in
             switch state.phase {
@@ -201,7 +260,7 @@ public final class VirtualCamera: Sendable {
         teardown(finishEvents: true)
     }
 
-    /// Stops the source, closes the writers, forgets the consumers; back to idle.
+    /// Stops the source, closes the outputs, forgets the consumers; back to idle.
     private func teardown(finishEvents: Bool) {
         stopSource()
         let (writers, left) = state.withLock { state in
@@ -210,13 +269,23 @@ public final class VirtualCamera: Sendable {
                 state.consumers.removeAll()
                 state.chosen = nil
                 state.failed = false
+                state.changes = nil
                 state.phase = .idle
             }
             return (state.writers, state.consumers)
         }
+        #if PipeWire
+        let nodes = state.withLock { state in
+            defer { state.nodes.removeAll() }
+            return state.nodes
+        }
+        for (_, node) in nodes { node.close() }
+        #else
+        let nodes: [Void] = []
+        #endif
         for writer in writers { writer.close() }
         for consumer in left { events_.send(.consumerLeft(consumer)) }
-        if !writers.isEmpty { logger?.info("virtual camera closed", metadata: metadata) }
+        if !writers.isEmpty || !nodes.isEmpty { logger?.info("virtual camera closed", metadata: metadata) }
         if finishEvents { events_.finish() }
     }
 
@@ -231,175 +300,100 @@ public final class VirtualCamera: Sendable {
     /// Whether the source is running for this camera.
     public var isSourceRunning: Bool { state.withLock { $0.running } }
 
-    /// The format published on the outputs, once started.
+    /// The format published on the loopback outputs, and offered first on the PipeWire nodes,
+    /// once started.
     public var publishedFormat: VideoFormat? {
         state.withLock { state in
             state.chosen.map { VideoFormat(pixelFormat: $0.pixelFormat, width: $0.size.width, height: $0.size.height) }
         }
     }
 
-    /// Frames written to the outputs (each frame once, whatever the number of outputs), and
-    /// writes that failed, since the camera was made.
+    /// The PipeWire nodes' global ids now, by output (a node published again after a failure has
+    /// a new one); empty before ``start()`` and without the `PipeWire` trait.
+    package var pipeWireNodeIDs: [Output: UInt32] {
+        #if PipeWire
+        let nodes = state.withLock { $0.nodes }
+        var ids: [Output: UInt32] = [:]
+        for (output, node) in nodes { ids[output] = node.status.nodeID }
+        return ids
+        #else
+        return [:]
+        #endif
+    }
+
+    /// Frames written to the outputs (each frame once per distinct format written), and writes
+    /// that failed, since the camera was made.
     package var writeFigures: (written: Int, failed: Int) {
         (figures.written.load(ordering: .relaxed), figures.failed.load(ordering: .relaxed))
     }
 
     // MARK: Outputs
 
-    private var label: String { outputs.map(\.description).joined(separator: ",") }
+    var label: String {
+        outputs.isEmpty ? "virtual camera of \(type(of: source))" : outputs.map(\.description).joined(separator: ",")
+    }
 
-    private var metadata: Logger.Metadata { ["outputs": "\(label)"] }
+    var metadata: Logger.Metadata { ["outputs": "\(label)"] }
 
-    /// Chooses the format and opens every output; nothing stays open when one fails.
-    private func open() throws(MediaDevicesError) {
+    /// Chooses the format and opens every output; nothing stays open when one fails (the caller
+    /// tears down what the state holds). `changes` is signalled on each change of a node.
+    private func open(changes: WakeUpEvent) throws(MediaDevicesError) {
         guard !outputs.isEmpty else {
-            throw MediaDevicesError(.invalidState, device: nil, operation: "VirtualCamera.start",
-                                    detail: "A virtual camera needs at least one output", remedy: "Give outputs: [.v4l2Loopback(path: \"/dev/video10\")]")
+            throw MediaDevicesError(.invalidState, device: label, operation: "VirtualCamera.start",
+                                    detail: "A virtual camera needs at least one output, and none was given",
+                                    remedy: "Make it with outputs: [.pipeWire(name: \"mediadevices_camera\")] or [.v4l2Loopback(path: \"/dev/video10\")] (or both)")
         }
         try source.initialize()
         let chosen = try LoopbackFormat.choose(format, source: source.captureSettings?.format,
                                                sourceRate: source.captureSettings?.frameRate, device: label)
-        var writers: [LoopbackWriter] = []
+        state.withLock { $0.chosen = chosen }
         for output in outputs {
             switch output {
             case .v4l2Loopback(let path):
-                do {
-                    writers.append(try LoopbackWriter(path: path, pixelFormat: chosen.pixelFormat, size: chosen.size,
-                                                      frameRate: chosen.frameRate))
-                } catch {
-                    for writer in writers { writer.close() }
-                    throw error
-                }
+                let writer = try LoopbackWriter(path: path, pixelFormat: chosen.pixelFormat, size: chosen.size,
+                                                frameRate: chosen.frameRate)
+                state.withLock { $0.writers.append(writer) }
+            case .pipeWire(let name):
+                try openNode(output, name: name, chosen: chosen, changes: changes)
             }
         }
+    }
+
+    /// Publishes the PipeWire node of `output`.
+    private func openNode(_ output: Output, name: String, chosen: LoopbackFormat, changes: WakeUpEvent) throws(MediaDevicesError) {
+        guard !name.isEmpty else {
+            throw MediaDevicesError(.invalidValue, device: output.description, operation: "VirtualCamera.start",
+                                    detail: "A PipeWire node needs a name", remedy: "Give a name such as .pipeWire(name: \"mediadevices_camera\")")
+        }
+        #if PipeWire
+        let source = self.source.captureSettings?.format
+        var offers: [PipeWireCameraOffer] = []
+        if let first = PipeWireCameraOffer(chosen.pixelFormat, size: chosen.size, frameRate: chosen.frameRate) { offers.append(first) }
+        let raw = source.flatMap { $0.size == chosen.size ? $0.pixelFormat : nil }
+        for offer in PipeWireCameraOffer.standard(sourceFormat: raw, size: chosen.size, frameRate: chosen.frameRate) where !offers.contains(offer) {
+            offers.append(offer)
+        }
+        guard offers.first?.format.pixelFormat == chosen.pixelFormat else {
+            throw MediaDevicesError(.unsupportedFormat, device: output.description, operation: "VirtualCamera.start",
+                                    detail: "PipeWire has no raw video format for \(chosen.pixelFormat.fourCC)",
+                                    remedy: "Ask for .yu12 (I420) or .nv12")
+        }
+        let node = try VirtualCamera.publishNode(name: name, offers: offers, changes: changes)
         state.withLock { state in
-            state.writers = writers
-            state.chosen = chosen
+            state.nodes.append((output, node))
+            state.offers = offers
         }
+        #else
+        throw BuildTraits.missingPipeWire(device: output.description, operation: "VirtualCamera.start")
+        #endif
     }
 
-    // MARK: The source
-
-    /// Starts the source and the task that writes its frames; returns the failure, if any (also
-    /// sent as an event). Called by `start()` before the watcher runs, then only by the watcher.
-    @discardableResult
-    private func startSource() -> MediaDevicesError? {
-        guard let (chosen, writers) = state.withLock({ state in state.chosen.map { ($0, state.writers) } }) else { return nil }
-        do {
-            try source.start()
-            let frames: VideoFrames
-            if let conversion = chosen.conversion {
-                frames = try source.frameSequence(bufferSize: 2, output: conversion)
-            } else {
-                frames = source.frameSequence(bufferSize: 2)
-            }
-            let pump = VirtualCamera.pump(frames, to: writers, executor: source.captureExecutor, figures: figures,
-                                          events: events_, device: label)
-            state.withLock { state in
-                state.pump = pump
-                state.running = true
-                state.failed = false
-            }
-            events_.send(.sourceStarted)
-            logger?.info("virtual camera's source started", metadata: metadata)
-            return nil
-        } catch {
-            source.stop()
-            state.withLock { $0.failed = true }
-            events_.send(.sourceFailed(error))
-            logger?.error("virtual camera's source could not start: \(error)", metadata: metadata)
-            return error
-        }
+    #if PipeWire
+    /// A node named `name` offering `offers`, signalling `changes` on each change of its status.
+    static func publishNode(name: String, offers: [PipeWireCameraOffer], changes: WakeUpEvent) throws(MediaDevicesError) -> PipeWireCameraOutput {
+        try PipeWireCameraOutput(name: name, description: name, offers: offers) { _ in changes.signal() }
     }
-
-    /// The task that writes each frame of `frames` to `writers`, on `executor` (the source's
-    /// capture thread: one wake-up per frame, no allocation), counting in `figures`; a failure of
-    /// the source is sent to `events`.
-    static func pump(_ frames: VideoFrames, to writers: [LoopbackWriter], executor: CaptureExecutor, figures: WriteFigures,
-                     events: VirtualCameraEvents, device: String) -> Task<Void, Never> {
-        Task(executorPreference: executor) {
-            do {
-                for try await buffer in frames {
-                    buffer.withFrame { frame in
-                        var index = 0
-                        var failure: Int32 = 0
-                        while index < writers.count {
-                            let result = writers[index].write(frame)
-                            if result != 0 { failure = result }
-                            index += 1
-                        }
-                        if failure == 0 {
-                            figures.written.add(1, ordering: .relaxed)
-                        } else {
-                            figures.failed.add(1, ordering: .relaxed)
-                            figures.lastErrno.store(failure, ordering: .relaxed)
-                        }
-                    }
-                }
-            } catch {
-                events.send(.sourceFailed(MediaDevicesError.converting(error, device: device, operation: "capture")))
-            }
-        }
-    }
-
-    /// Stops the source if it runs for us; whether it did.
-    @discardableResult
-    private func stopSource() -> Bool {
-        guard let pump = state.withLock({ state -> Task<Void, Never>?? in
-            guard state.running else { return nil }
-            state.running = false
-            return .some(state.pump.take())
-        }) else { return false }
-        source.stop()  // ends the frame sequence: the pump's loop ends
-        pump?.cancel()
-        events_.send(.sourceStopped)
-        logger?.info("virtual camera's source stopped", metadata: metadata)
-        return true
-    }
-
-    // MARK: On demand
-
-    /// One scan of the watcher thread (every `scanInterval` until woken to stop): publishes the
-    /// consumers and starts or stops the source. Returns false once the camera is stopping.
-    private func scan(nodes: [(String, Output)], tracker: inout ConsumerTracker) -> Bool {
-        if state.withLock({ $0.phase == .stopping }) { return false }
-        func consumer(_ opener: NodeOpeners.Opener) -> VirtualCameraConsumer {
-            VirtualCameraConsumer(pid: opener.pid, command: opener.command,
-                                  output: nodes.first { $0.0 == opener.node }?.1 ?? .v4l2Loopback(path: opener.node))
-        }
-        let (connected, left) = tracker.update(NodeOpeners().scan(nodes.map(\.0)))
-        let consumers = tracker.consumers.map(consumer)
-        state.withLock { $0.consumers = consumers }
-        for opener in left {
-            events_.send(.consumerLeft(consumer(opener)))
-            logger?.info("virtual camera consumer left: \(consumer(opener))", metadata: metadata)
-        }
-        for opener in connected {
-            events_.send(.consumerConnected(consumer(opener)))
-            logger?.info("virtual camera consumer connected: \(consumer(opener))", metadata: metadata)
-        }
-        reconcile(hasConsumers: !consumers.isEmpty, newConsumer: !connected.isEmpty)
-        return true
-    }
-
-    /// Starts or stops the source for the consumers there are.
-    private func reconcile(hasConsumers: Bool, newConsumer: Bool) {
-        let want = !onDemand || hasConsumers
-        let (running, failed) = state.withLock { ($0.running, $0.failed) }
-        if running && !source.isCapturing {
-            // It ended by itself (failed; the pump sent why): restart only for a new consumer.
-            stopSource()
-            state.withLock { $0.failed = true }
-            if want && newConsumer { startSource() }
-            return
-        }
-        if want && !running && (!failed || newConsumer) {
-            startSource()
-        } else if !want && running {
-            stopSource()
-        }
-        if !want { state.withLock { $0.failed = false } }
-    }
+    #endif
 }
 
 /// The pump's counters.
@@ -407,4 +401,6 @@ final class WriteFigures: Sendable {
     let written = Atomic<Int>(0)
     let failed = Atomic<Int>(0)
     let lastErrno = Atomic<Int32>(0)
+    /// Whether a pump sent this run's failure already (the pumps share one source).
+    let failureSent = Atomic<Bool>(false)
 }

@@ -39,6 +39,8 @@ final class ScreenPump: CaptureExecutor.Loop, @unchecked Sendable {
     /// running the executor's jobs after each step; `attached` is called once they come to
     /// this thread.
     func run(wake: WakeUpEvent, attached: () -> Void) -> MediaDevicesError? {
+        grabber.attachRun(wake: wake)
+        defer { grabber.attachRun(wake: nil) }
         delivery.executor.drive(self, wake: wake, attached: attached)
         return failure
     }
@@ -48,6 +50,8 @@ final class ScreenPump: CaptureExecutor.Loop, @unchecked Sendable {
     func step() -> CaptureExecutor.Step {
         // A stop seen by a reader's step (which reset the wake-up) is seen here again.
         if failure != nil || shouldStop() { return .leave }
+        // Frames given back since the last step (a wake-up from another thread, or none).
+        grabber.settleLeases()
         if let changes = waitingForChange {
             switch pacer.waitOnceForChange(on: changes, timeoutMilliseconds: 1000) {
             case .stop: return .leave

@@ -12,11 +12,12 @@ extension ScreenSource {
     }
 
     /// The portal grabber of `screen`, or `.notFound` naming the package trait PipeWire in a build
-    /// without it; the portal's request and answer go to `log`.
-    static func makePortalGrabber(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions,
+    /// without it; the portal's request and answer go to `log`; the source's capture threads are
+    /// `owner`'s.
+    static func makePortalGrabber(screen: Screen, region: Rect?, showsCursor: Bool, options: PortalOptions, owner: AnyObject,
                                   log: (Logger.Level, Logger.Message, Logger.Metadata) -> Void) throws(MediaDevicesError) -> any ScreenGrabbing {
         #if PipeWire
-        try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: options, log: log)
+        try PortalScreenGrabber(screen: screen, region: region, showsCursor: showsCursor, options: options, owner: owner, log: log)
         #else
         throw BuildTraits.missingPipeWire(device: screen.uniqueID, operation: "open portal screen")
         #endif

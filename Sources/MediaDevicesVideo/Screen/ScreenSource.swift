@@ -240,7 +240,7 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
                 // Held, not logged: `open()` runs under the control lock, and a log handler is the
                 // application's code; the source logs them once the lock is released.
                 try ScreenSource.makePortalGrabber(screen: screen, region: region, showsCursor: showsCursor, options: portal,
-                                                   log: delivery.logAfterControl)
+                                                   owner: delivery, log: delivery.logAfterControl)
             }
             var format: VideoFormat?
             guard try grabber.grab(timestamp: .now, sequence: 0, onlyIfChanged: false, { format = $0.format }) == .delivered,

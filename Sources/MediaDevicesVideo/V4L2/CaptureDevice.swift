@@ -40,6 +40,17 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     /// included PipeWire (``discover(backends:pipeWireTimeout:logger:)``). A camera only PipeWire offers (a
     /// libcamera camera) has only PipeWire routes; its ``path`` is then `pipewire:NODE_NAME`.
     public let routes: [CaptureRoute]
+    /// The physical device this camera is part of, as browsers' `groupId`: an audio device
+    /// (`AudioDevice.group`) with the same value is the same device, a webcam's own microphone
+    /// (`microphones(among:)` in the `MediaDevices` product finds them). An opaque value to
+    /// compare, not to parse (today `usb:3-1`, the USB bus and port, for a USB camera;
+    /// `pci:0000:01:00` or `platform:vivid.0` for others); the same after an unplug and a replug
+    /// on the same port. Read from sysfs: the USB device (else the PCI slot or the platform
+    /// device) that the V4L2 node hangs on.
+    ///
+    /// `nil` where the node has no physical parent (v4l2loopback, under `/sys/devices/virtual`)
+    /// or no V4L2 node (a libcamera camera that is not UVC, a PipeWire node not backed by a device).
+    public let group: String?
 
     /// The backends ``routes`` use, V4L2 first.
     public var backends: [CaptureBackend] {
@@ -114,6 +125,7 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
         isMultiplanar = device.isMultiplanar
         routes = [.v4l2(path: device.path)]
         uniqueID = CaptureDevice.stableLink(for: device.path) ?? "v4l2:\(driver):\(busInfo)"
+        group = DeviceGroup.of(characterDevice: device.path)
         switch device.control(cv4l2_CID_CAMERA_ORIENTATION) {
         case Int32(V4L2_CAMERA_ORIENTATION_FRONT): position = .front
         case Int32(V4L2_CAMERA_ORIENTATION_BACK): position = .back
@@ -125,10 +137,10 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     /// A device described field by field (a camera only PipeWire offers, or a copy with new
     /// routes or identifier).
     init(path: String, name: String, driver: String, busInfo: String, capabilities: UInt32, uniqueID: String,
-         position: Position, isMultiplanar: Bool, routes: [CaptureRoute]) {
+         position: Position, isMultiplanar: Bool, routes: [CaptureRoute], group: String? = nil) {
         self.path = path; self.name = name; self.driver = driver; self.busInfo = busInfo
         self.capabilities = capabilities; self.uniqueID = uniqueID; self.position = position
-        self.isMultiplanar = isMultiplanar; self.routes = routes
+        self.isMultiplanar = isMultiplanar; self.routes = routes; self.group = group
     }
 
     private func with(uniqueID: String) -> CaptureDevice { with(uniqueID: uniqueID, routes: routes) }
@@ -136,7 +148,7 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     /// This device with another identifier and routes.
     func with(uniqueID: String, routes: [CaptureRoute]) -> CaptureDevice {
         CaptureDevice(path: path, name: name, driver: driver, busInfo: busInfo, capabilities: capabilities,
-                      uniqueID: uniqueID, position: position, isMultiplanar: isMultiplanar, routes: routes)
+                      uniqueID: uniqueID, position: position, isMultiplanar: isMultiplanar, routes: routes, group: group)
     }
 
     /// The name of the udev link in `/dev/v4l/by-id` (preferred) or `/dev/v4l/by-path` that

@@ -42,6 +42,8 @@ struct PortalScreenBenchmark {
         var width: Int
         var height: Int
         var rows: [Row]
+        /// The `frames()` sequence on the capture executor against the callback (set by the command).
+        var sequence: ScreenSequenceBenchmark.Figures? = nil
     }
 
     /// Counts frames and converts each when given a converter (on the capture thread); signals

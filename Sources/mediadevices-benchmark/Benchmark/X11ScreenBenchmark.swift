@@ -38,6 +38,8 @@ struct X11ScreenBenchmark {
         /// deadline (the capture thread sleeps on the X connection, with a wake-up a second).
         var skippedGrabs: Int
         var cpuPerSkippedGrabMicroseconds: Double
+        /// The `frames()` sequence on the capture executor against the callback (set by the command).
+        var sequence: ScreenSequenceBenchmark.Figures? = nil
     }
 
     func run() throws -> Figures {

@@ -8,24 +8,16 @@ import XCTest
 /// a hub on a devicetree board, and a USB/IP camera (no firmware node). The rig cannot show a
 /// real UVC libcamera node: its USB cameras are USB/IP ones, which libcamera refuses.
 final class LibcameraUVCNamesTests: XCTestCase {
-    private var root = ""
+    private var sysfs: FakeSysfs!
+    private var root: String { sysfs.root }
 
-    override func setUpWithError() throws {
-        root = NSTemporaryDirectory() + "sysfs-\(getpid())-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-    }
+    override func setUpWithError() throws { sysfs = try FakeSysfs() }
 
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: root) }
+    override func tearDownWithError() throws { sysfs.remove() }
 
-    private func write(_ text: String, _ path: String) throws {
-        try FileManager.default.createDirectory(atPath: root + "/" + (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try text.write(toFile: root + "/" + path, atomically: false, encoding: .utf8)
-    }
+    private func write(_ text: String, _ path: String) throws { try sysfs.write(text, path) }
 
-    private func link(_ path: String, to target: String) throws {
-        try FileManager.default.createDirectory(atPath: root + "/" + (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: root + "/" + path, withDestinationPath: target)
-    }
+    private func link(_ path: String, to target: String) throws { try sysfs.link(path, to: target) }
 
     /// A USB device at `device` (under `devices/`) with interface `interface` holding V4L2 nodes
     /// `nodes`, each with its class link and its `device` link, as the kernel makes them.

@@ -130,6 +130,38 @@ uint32_t usbdev_microphone_rate(usbdev_microphone *microphone);
 /// CLOCK_MONOTONIC nanoseconds of the last unplug (0 if none).
 uint64_t usbdev_microphone_unplug_time_ns(usbdev_microphone *microphone);
 
+// MARK: - Composite webcam (the camera and the microphone in one USB device)
+
+typedef struct usbdev_webcam usbdev_webcam;
+
+#define USBDEV_WEBCAM_PRODUCT_ID 0x0003
+#define USBDEV_WEBCAM_PRODUCT "MediaDevices Test Webcam"
+
+/// Creates a webcam as real ones are and plugs it in: one high-speed USB device whose video
+/// function (an interface association of VideoControl interface 0 and VideoStreaming interface
+/// 1, bulk endpoint 0x81) is the camera above, and whose audio function (AudioControl interface
+/// 2, AudioStreaming interface 3, isochronous endpoint 0x82 polled every 1 ms) is the
+/// microphone above, recording a sine of `frequency` Hz at `amplitude`. uvcvideo and
+/// snd-usb-audio both bind it. Returns NULL and writes the reason into `error` on failure.
+///
+/// Both functions live in this one process on one clock, so one call can later make the camera's
+/// next frame a flash and the microphone's next sample a click at the same instant.
+usbdev_webcam *usbdev_webcam_plug(const char *serial, double frequency, double amplitude, char *error, size_t error_size);
+/// Unplugs it (a real USB disconnect: both functions go). Returns 0, or ENODEV when not plugged.
+int usbdev_webcam_unplug(usbdev_webcam *webcam);
+/// Plugs it in again (same serial), unplugging it first if needed; the camera's controls back
+/// at their defaults. Returns 0, or an errno (reason in `error`).
+int usbdev_webcam_replug(usbdev_webcam *webcam, char *error, size_t error_size);
+/// Unplugs it if plugged and frees everything (its camera and microphone handles too).
+void usbdev_webcam_destroy(usbdev_webcam *webcam);
+/// Whether it is plugged in now.
+int usbdev_webcam_is_plugged(usbdev_webcam *webcam);
+/// Its camera and its microphone, for what they count and hold (usbdev_camera_frames_sent,
+/// usbdev_camera_inject, usbdev_microphone_samples_sent...). Plug and unplug the webcam, not
+/// them; they are freed with it.
+usbdev_camera *usbdev_webcam_camera(usbdev_webcam *webcam);
+usbdev_microphone *usbdev_webcam_microphone(usbdev_webcam *webcam);
+
 #ifdef __cplusplus
 }
 #endif
