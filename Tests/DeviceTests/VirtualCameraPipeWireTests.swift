@@ -310,15 +310,20 @@ final class VirtualCameraPipeWireTests: XCTestCase {
         try reader.start()
         defer { reader.release() }
         XCTAssertTrue(frames.wait(seconds: 60), "our backend reads the node too")
+        let first = try XCTUnwrap(camera.state.withLock { $0.nodes.first?.node })
         try Rig.run("v4l2-ctl -d \(vivid) -c disconnect=1")
         let disconnected = Date()
         XCTAssertTrue(waitUntil(seconds: 60, every: 20_000) { frames.stopCount > 0 }, "our backend's capture ends when the source fails (\(frames.records.count) frames)")
         let readerEnded = Date().timeIntervalSince(disconnected)
+        // A new node object with an id. PipeWire hands a freed id out again (its id map reuses
+        // the last freed slot first), so the new node may well have the old node's id: the
+        // node object is what tells.
         var again: UInt32?
         XCTAssertTrue(waitUntil(seconds: 30, every: 20_000) {
-            again = Self.nodeID(camera)
-            return again != nil && again != id
-        }, "the node is published again")
+            let node = camera.state.withLock { $0.nodes.first?.node }
+            again = node?.status.nodeID
+            return node != nil && node !== first && again != nil
+        }, "the node is published again (a new node object with an id)")
         let nodes = try session.run("pw-cli ls Node")
         XCTAssertEqual(nodes.components(separatedBy: "node.name = \"md_vcam_fail\"").count - 1, 1, "one node of the name, listed:\n\(nodes)")
         let gstEnded = Rig.wait(for: gst, seconds: 10)
@@ -327,7 +332,7 @@ final class VirtualCameraPipeWireTests: XCTestCase {
         XCTAssertTrue(kinds.contains("failed"), "the failure is an event: \(kinds)")
         let failedAt = kinds.firstIndex(of: "failed") ?? kinds.count
         XCTAssertTrue(kinds[failedAt...].contains("-gst-launch-1.0"), "gst-launch's link went with the node: \(kinds)")
-        print("figure: vivid disconnected: our backend's capture ended \(String(format: "%.2f", readerEnded)) s later (\(frames.stopError.map { "\($0.code)" } ?? "no error")); gst-launch \(gstEnded ? "exited (status \(gst.terminationStatus))" : "still running 10 s after the node was published again (pipewiresrc waits for a new target)"); node \(id) published again as \(again.map(String.init) ?? "?"); events \(kinds)")
+        print("figure: vivid disconnected: our backend's capture ended \(String(format: "%.2f", readerEnded)) s later (\(frames.stopError.map { "\($0.code)" } ?? "no error")); gst-launch \(gstEnded ? "exited (status \(gst.terminationStatus))" : "still running 10 s after the node was published again (pipewiresrc waits for a new target)"); node \(id) published again as \(again.map(String.init) ?? "?")\(again == id ? " (PipeWire reused the id)" : ""); events \(kinds)")
     }
 
     /// A name another node has: `.busy`, naming the node and what to do; nothing left published.
