@@ -448,6 +448,7 @@ enum Watchdog {
                     // so the run ends by name rather than hold the boot until the rig's timeout.
                     if stuck > 300 {
                         FileHandle.standardError.write(Data("soak: FAILED: \"\(step)\" hung for \(Int(stuck)) s; ending the test process\n\(threadDump())".utf8))
+                        guardExit()
                         exit(3)
                     }
                 }
@@ -456,6 +457,28 @@ enum Watchdog {
         thread.start()
         return true
     }()
+
+    /// A process with a thread blocked in the kernel (state D: seen once in `usb_poison_urb`
+    /// under uvcvideo's STREAMOFF after an unplug) cannot finish exiting, so the rig's command
+    /// would wait for it until the boot's timeout (30 minutes and more). A shell started before
+    /// `exit` checks 30 s later whether this process is still there, and if so says why and
+    /// powers the guest off (`sysrq o`): the rig then reports the boot as crashed with this
+    /// text in the console's last lines, and `scripts/test` runs the boot's unfinished classes
+    /// again in a new boot (once; a second time fails the run).
+    private static func guardExit() {
+        let pid = getpid()
+        let guardian = Process()
+        guardian.executableURL = URL(fileURLWithPath: "/bin/sh")
+        guardian.arguments = ["-c", """
+            sleep 30
+            if kill -0 \(pid) 2>/dev/null; then
+                echo "soak: FAILED: the test process \(pid) did not exit 30 s after the hang (a thread blocked in the kernel); powering the guest off" >&2
+                sync
+                echo o >/proc/sysrq-trigger
+            fi
+            """]
+        try? guardian.run()
+    }
 
     /// The step whose threads were last dumped: one dump per stuck step.
     private static let dumped = Mutex<String>("")

@@ -118,9 +118,11 @@ final class VirtualCameraTests: XCTestCase {
             XCTAssertTrue(started, "reader \(number) (\(arguments[0])) starts the source")
             starts.append(Date().timeIntervalSince(opened ?? spawned))
             // From the first scan (every 20 ms) that finds the node closed by the reader to the
-            // source stopped.
+            // source stopped. The wait covers the reader's whole read too: on a busy machine the
+            // emulated guest draws the pattern at a few frames a second, and 45 frames took over
+            // 90 s once (load 15); the stop is judged from the close, below.
             var closed: Date?, stopped: Date?
-            _ = waitUntil(seconds: 90, every: 20_000) {
+            _ = waitUntil(seconds: 400, every: 20_000) {
                 let holds = NodeOpeners().scan([Self.node]).contains { $0.pid == reader.processIdentifier }
                 if !holds, closed == nil { closed = Date() }
                 if closed != nil, !source.isCapturing { stopped = Date() }
@@ -144,6 +146,44 @@ final class VirtualCameraTests: XCTestCase {
         XCTAssertEqual(kinds, ["+v4l2-ctl", "started", "-v4l2-ctl", "stopped", "+ffmpeg", "started", "-ffmpeg", "stopped"],
                        "the events: \(events)")
         print("figure: on demand on \(Self.node): source started \(starts.map { String(format: "%.3f", $0) }) s after each reader opened the node (a scan every 0.25 s, two in a row), stopped \(stops.map { String(format: "%.3f", $0) }) s after each reader closed it; \(camera.writeFigures.written) frames written")
+    }
+
+    /// A producer after another that left the device ready at a smaller frame (`keep_format`):
+    /// 0.12.7 answers the new size's `VIDIOC_S_FMT` with `EINVAL` (the ring was sized for the
+    /// old frame) or with the old format; with nobody reading, the new producer frees the ring and
+    /// publishes its own size, which `v4l2-ctl` then reads. With a reader holding the old
+    /// format, a clear `.busy` naming it.
+    func testAnotherSizeAfterAProducerLeftASmallerOne() throws {
+        func publish(_ size: Size) -> VirtualCamera {
+            VirtualCamera(source: TestPatternSource(request: FormatRequest(pixelFormat: .yu12, size: size, frameRate: FrameRate(30))),
+                          outputs: [.v4l2Loopback(path: Self.node)], format: FormatRequest(pixelFormat: .yu12, size: size), onDemand: false)
+        }
+        let small = Size(width: 640, height: 360)
+        let first = publish(small)
+        try first.start()
+        XCTAssertTrue(waitUntil(seconds: 60, every: 20_000) { first.writeFigures.written >= 2 }, "the first producer writes")
+        first.stop()
+        XCTAssertTrue(try Rig.run("v4l2-ctl -d \(Self.node) --get-fmt-video").contains("640/360"), "the first producer's size stays (keep_format)")
+
+        let reader = try Rig.spawn(["/usr/bin/v4l2-ctl", "-d", Self.node, "--stream-mmap", "--stream-count", "400", "--stream-to", "/dev/null"],
+                                   output: "\(Rig.scratch)/vcam-hold.out", errors: "\(Rig.scratch)/vcam-hold.err")
+        let holding = waitUntil(seconds: 30, every: 20_000) { NodeOpeners().scan([Self.node]).contains { $0.pid == reader.processIdentifier } }
+        XCTAssertTrue(holding, "a reader holds the old format")
+        XCTAssertThrowsError(try publish(Self.size).start(), "another size while a reader holds the old one") { error in
+            let error = error as? MediaDevicesError
+            XCTAssertEqual(error?.code, .busy, "\(String(describing: error))")
+            XCTAssertTrue(error?.detail.contains("640x360") == true, "the error names the format in force: \(String(describing: error))")
+        }
+        reader.terminate()
+        XCTAssertTrue(Rig.wait(for: reader, seconds: 30), "the reader ends")
+
+        let second = publish(Self.size)
+        try second.start()
+        defer { second.stop() }
+        XCTAssertEqual(second.publishedFormat, VideoFormat(pixelFormat: .yu12, width: 640, height: 480))
+        let read = Rig.shell("timeout 60 v4l2-ctl -d \(Self.node) --stream-mmap --stream-count 3 --stream-to \(Rig.scratch)/vcam-resized.yuv")
+        XCTAssertEqual(read.status, 0, "v4l2-ctl reads the new size: \(read.errors)")
+        XCTAssertEqual(Rig.fileSize("\(Rig.scratch)/vcam-resized.yuv"), 3 * 640 * 480 * 3 / 2, "three 640x480 I420 frames")
     }
 
     /// A node of another driver (vivid), a file that is no V4L2 node and a node that does not

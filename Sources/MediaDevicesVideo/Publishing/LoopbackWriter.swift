@@ -62,19 +62,34 @@ final class LoopbackWriter: Sendable {
     init(path: String, pixelFormat: PixelFormat, size: Size, frameRate: FrameRate) throws(MediaDevicesError) {
         self.path = path
         var file = try LoopbackWriter.open(path)
-        var granted = try LoopbackWriter.setFormat(file, pixelFormat, size)
-        if granted.pixelFormat != pixelFormat || granted.size != size {
+        let granted: VideoFormat
+        if let first = try LoopbackWriter.setFormatUnlessFixed(file, pixelFormat, size),
+           first.pixelFormat == pixelFormat, first.size == size {
+            granted = first
+        } else {
             // Fixed by an earlier producer (keep_format): free the ring if nobody else holds it.
             LoopbackWriter.setKeepFormat(file, false)
             file.close()
             file = try LoopbackWriter.open(path)
-            granted = try LoopbackWriter.setFormat(file, pixelFormat, size)
-            guard granted.pixelFormat == pixelFormat, granted.size == size else {
-                LoopbackWriter.setKeepFormat(file, true)
-                throw MediaDevicesError(.busy, device: path, operation: "VIDIOC_S_FMT", errno: EBUSY,
-                                        detail: "The loopback device keeps the format \(granted) an earlier producer set, while other processes have it open (v4l2loopback fixes the format until every file is closed)",
-                                        remedy: "Publish \(granted) (format: FormatRequest(pixelFormat: .\(granted.pixelFormat), size: Size(width: \(granted.width), height: \(granted.height)))), or close the applications that read it (`fuser \(path)`) and start again")
+            let second = Result { () throws(MediaDevicesError) -> VideoFormat in try LoopbackWriter.setFormat(file, pixelFormat, size) }
+            let inForce: VideoFormat
+            switch second {
+            case .success(let format): inForce = format
+            case .failure(let error):
+                // Refused: a format still in force (readers hold the ring) is `.busy` below;
+                // none is the driver's own refusal (a format it does not take).
+                guard let fixed = LoopbackWriter.outputFormat(file) else { file.close(); throw error }
+                inForce = fixed
             }
+            guard inForce.pixelFormat == pixelFormat, inForce.size == size else {
+                let fixed = inForce
+                LoopbackWriter.setKeepFormat(file, true)
+                file.close()
+                throw MediaDevicesError(.busy, device: path, operation: "VIDIOC_S_FMT", errno: EBUSY,
+                                        detail: "The loopback device keeps the format \(fixed) an earlier producer set, while other processes have it open (v4l2loopback fixes the format until every file is closed)",
+                                        remedy: "Publish \(fixed) (format: FormatRequest(pixelFormat: .\(fixed.pixelFormat), size: Size(width: \(fixed.width), height: \(fixed.height)))), or close the applications that read it (`fuser \(path)`) and start again")
+            }
+            granted = inForce
         }
         LoopbackWriter.setKeepFormat(file, true)
         var parm = v4l2_streamparm()
@@ -268,6 +283,27 @@ final class LoopbackWriter: Sendable {
         let pix = format.fmt.pix
         let granted = PixelFormat(v4l2: FourCC(rawValue: pix.pixelformat))
         return VideoFormat(pixelFormat: granted, width: Int(pix.width), height: Int(pix.height))
+    }
+
+    /// ``setFormat(_:_:_:)``, or nil when the driver refuses a change of a format an earlier
+    /// producer fixed: 0.12.7 mostly answers with the format in force, but a ready device whose
+    /// ring was sized for a smaller frame answers `EINVAL` (640x360 in force, 640x480 asked), and
+    /// one with buffers mapped `EBUSY`.
+    private static func setFormatUnlessFixed(_ file: DeviceFile, _ pixelFormat: PixelFormat, _ size: Size) throws(MediaDevicesError) -> VideoFormat? {
+        switch Result(catching: { () throws(MediaDevicesError) -> VideoFormat in try setFormat(file, pixelFormat, size) }) {
+        case .success(let format): return format
+        case .failure(let error) where error.errno == .invalidArgument || error.errno == .resourceBusy: return nil
+        case .failure(let error): throw error
+        }
+    }
+
+    /// The format in force on the output side (`VIDIOC_G_FMT`); nil when the driver has none.
+    private static func outputFormat(_ file: DeviceFile) -> VideoFormat? {
+        var format = v4l2_format()
+        format.type = cv4l2_BUF_TYPE_VIDEO_OUTPUT
+        guard file.ioctlErrno(cv4l2_VIDIOC_G_FMT, &format) == 0, format.fmt.pix.width > 0 else { return nil }
+        let pix = format.fmt.pix
+        return VideoFormat(pixelFormat: PixelFormat(v4l2: FourCC(rawValue: pix.pixelformat)), width: Int(pix.width), height: Int(pix.height))
     }
 
     /// Sets v4l2loopback's `keep_format` control, found by its name (the module's private

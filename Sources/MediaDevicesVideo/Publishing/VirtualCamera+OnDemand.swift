@@ -115,7 +115,8 @@ extension VirtualCamera {
 
     /// Removes each PipeWire node and publishes it again, idle: a consumer of a node whose
     /// source failed gets the end of its stream, not a picture that stays. A node's name is free
-    /// again once PipeWire has handled the old node's removal: tried for up to 2 s.
+    /// again once PipeWire has handled the old node's removal: tried for up to 5 s (a busy
+    /// machine takes its time).
     private func republishNodes() {
         #if PipeWire
         let (nodes, offers, changes) = state.withLock { ($0.nodes, $0.offers, $0.changes) }
@@ -124,7 +125,7 @@ extension VirtualCamera {
         for (output, node) in nodes {
             node.close()
             var lastError: MediaDevicesError?
-            for _ in 0..<20 {
+            for _ in 0..<50 {
                 do {
                     published.append((output, try VirtualCamera.publishNode(name: node.name, offers: offers, changes: changes)))
                     lastError = nil
