@@ -178,6 +178,8 @@ final class VirtualCameraTests: XCTestCase {
         XCTAssertTrue(Rig.wait(for: reader, seconds: 30), "the reader ends")
 
         let second = publish(Self.size)
+        let holders = NodeOpeners().scan([Self.node]).map { "\($0.command) (pid \($0.pid))" }
+        print("figure: before the second producer: \(Self.node) held by \(holders); \(Rig.shell("v4l2-ctl -d \(Self.node) --get-ctrl keep_format --get-fmt-video --info").output)")
         try second.start()
         defer { second.stop() }
         XCTAssertEqual(second.publishedFormat, VideoFormat(pixelFormat: .yu12, width: 640, height: 480))

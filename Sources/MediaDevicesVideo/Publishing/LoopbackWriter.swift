@@ -23,16 +23,22 @@ import Glibc
 /// - The first write (or output `STREAMON`) makes the device "ready for capture": from then on
 ///   `VIDIOC_QUERYCAP` reports `V4L2_CAP_VIDEO_CAPTURE` (with `exclusive_caps=1`, only that,
 ///   which Chromium needs to list it), and the format is fixed: a later `VIDIOC_S_FMT` on the
-///   output returns the format in force instead. Its control `keep_format` (set here) keeps it
-///   so after the last file closes; without it the ring is freed and the node reports Video
-///   Output only. A reader's `VIDIOC_STREAMON` fails with `EIO` until then.
+///   output returns the format in force instead (with `exclusive_caps=1`, `EINVAL`: the output
+///   is no longer announced). Its control `keep_format` (set here) keeps it so after the last
+///   file closes; without it the ring is freed and the node reports Video Output only (once a
+///   file that streamed the output has closed). A reader's `VIDIOC_STREAMON` fails with `EIO`
+///   until then.
 /// - A producer hears nothing of its readers: no event when one opens, streams or closes, and
 ///   the open count is not in sysfs (only `format`, `buffers`, `max_openers`). ``VirtualCamera``
 ///   finds them in `/proc` (``NodeOpeners``).
 ///
-/// A different format on a device a producer already made ready: `keep_format` is cleared and
-/// our file closed, which frees the ring when nobody else has the node open, and the format is
-/// set again; with readers holding it, the device keeps its format and `init` throws `.busy`.
+/// A different format on a device a producer already made ready: with `exclusive_caps=1` the
+/// device then announces capture only, so `VIDIOC_S_FMT` on its output is `EINVAL` (the kernel
+/// checks the type against the caps of the last `VIDIOC_QUERYCAP`). `keep_format` is cleared,
+/// the output streamed on and off (a file that streamed the output announces it again when it
+/// closes: a producer that only wrote left `ready_for_output` cleared) and our file closed, which
+/// frees the ring when nobody else has the node open; then the format is set again. With
+/// readers holding it, the device keeps its format and `init` throws `.busy`.
 final class LoopbackWriter: Sendable {
     /// The device's path, as given.
     let path: String
@@ -66,9 +72,23 @@ final class LoopbackWriter: Sendable {
         if let first = try LoopbackWriter.setFormatUnlessFixed(file, pixelFormat, size),
            first.pixelFormat == pixelFormat, first.size == size {
             granted = first
+        } else if case let readers = LoopbackWriter.otherOpeners(path), !readers.isEmpty {
+            // Fixed by an earlier producer, and held by other processes: it keeps its format.
+            let fixed = LoopbackWriter.captureFormat(file)
+            file.close()
+            throw LoopbackWriter.formatKept(fixed, path: path, holders: readers)
         } else {
             // Fixed by an earlier producer (keep_format): free the ring if nobody else holds it.
+            // A producer that only wrote left the device announcing no output (`write()` clears
+            // `ready_for_output`, and only a file that streamed the output sets it again when it
+            // closes); the device's caps, which the kernel checks `VIDIOC_S_FMT` against, are what
+            // the last `VIDIOC_QUERYCAP` made them. So this file streams the output on and off
+            // (no buffers needed), and its close announces output again; the next open's
+            // `VIDIOC_QUERYCAP` makes the caps say so.
             LoopbackWriter.setKeepFormat(file, false)
+            var type = Int32(cv4l2_BUF_TYPE_VIDEO_OUTPUT)
+            _ = file.ioctlErrno(cv4l2_VIDIOC_STREAMON, &type)
+            _ = file.ioctlErrno(cv4l2_VIDIOC_STREAMOFF, &type)
             file.close()
             file = try LoopbackWriter.open(path)
             let second = Result { () throws(MediaDevicesError) -> VideoFormat in try LoopbackWriter.setFormat(file, pixelFormat, size) }
@@ -82,12 +102,9 @@ final class LoopbackWriter: Sendable {
                 inForce = fixed
             }
             guard inForce.pixelFormat == pixelFormat, inForce.size == size else {
-                let fixed = inForce
                 LoopbackWriter.setKeepFormat(file, true)
                 file.close()
-                throw MediaDevicesError(.busy, device: path, operation: "VIDIOC_S_FMT", errno: EBUSY,
-                                        detail: "The loopback device keeps the format \(fixed) an earlier producer set, while other processes have it open (v4l2loopback fixes the format until every file is closed)",
-                                        remedy: "Publish \(fixed) (format: FormatRequest(pixelFormat: .\(fixed.pixelFormat), size: Size(width: \(fixed.width), height: \(fixed.height)))), or close the applications that read it (`fuser \(path)`) and start again")
+                throw LoopbackWriter.formatKept(inForce, path: path, holders: [])
             }
             granted = inForce
         }
@@ -295,6 +312,31 @@ final class LoopbackWriter: Sendable {
         case .failure(let error) where error.errno == .invalidArgument || error.errno == .resourceBusy: return nil
         case .failure(let error): throw error
         }
+    }
+
+    /// The processes other than this one that hold `path` open.
+    private static func otherOpeners(_ path: String) -> [NodeOpeners.Opener] {
+        NodeOpeners().scan([NodeOpeners.canonical(path)])
+    }
+
+    /// The format a ready device serves its readers (`VIDIOC_G_FMT` on the capture side).
+    private static func captureFormat(_ file: DeviceFile) -> VideoFormat? {
+        var format = v4l2_format()
+        format.type = cv4l2_BUF_TYPE_VIDEO_CAPTURE
+        guard file.ioctlErrno(cv4l2_VIDIOC_G_FMT, &format) == 0, format.fmt.pix.width > 0 else { return nil }
+        let pix = format.fmt.pix
+        return VideoFormat(pixelFormat: PixelFormat(v4l2: FourCC(rawValue: pix.pixelformat)), width: Int(pix.width), height: Int(pix.height))
+    }
+
+    /// `.busy`: the device keeps `fixed`, the format an earlier producer set, while `holders`
+    /// (or other processes) have it open.
+    private static func formatKept(_ fixed: VideoFormat?, path: String, holders: [NodeOpeners.Opener]) -> MediaDevicesError {
+        let format = fixed.map { "the format \($0)" } ?? "the format"
+        let held = holders.isEmpty ? "other processes have it open" : "\(holders.map { "\($0.command) (pid \($0.pid))" }.joined(separator: ", ")) \(holders.count == 1 ? "has" : "have") it open"
+        let publish = fixed.map { "Publish \($0) (format: FormatRequest(pixelFormat: .\($0.pixelFormat), size: Size(width: \($0.width), height: \($0.height)))), or c" } ?? "C"
+        return MediaDevicesError(.busy, device: path, operation: "VIDIOC_S_FMT", errno: EBUSY,
+                                 detail: "The loopback device keeps \(format) an earlier producer set, while \(held) (v4l2loopback fixes the format until every file is closed)",
+                                 remedy: "\(publish)lose the applications that read it (`fuser \(path)`) and start again")
     }
 
     /// The format in force on the output side (`VIDIOC_G_FMT`); nil when the driver has none.
