@@ -60,7 +60,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
         let ffmpegMilliseconds: Double?
         let ratioToFFmpeg: Double?
         let ffmpegError: String?
-        /// The sequence on the capture executor against the callback, mapped (the sequence copies).
+        /// The sequence on the capture executor against the callback, mapped (the sequence leases the mapping).
         let sequence: ScreenSequenceBenchmark.Figures?
         /// The same exporting DMA-BUF (the sequence leases the framebuffer), when the driver exports.
         let dmaBufSequence: ScreenSequenceBenchmark.Figures?
@@ -129,7 +129,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
             } else {
                 print("ffmpeg -f kmsgrab: \(ffmpeg.1 ?? "failed")")
             }
-            print("sequence vs callback, mapped framebuffer at 30 fps (the sequence copies each frame; the callback reads the mapping):")
+            print("sequence vs callback, mapped framebuffer at 30 fps (the sequence leases the mapping, as the callback reads it):")
             ScreenSequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
             if let dmaBuf {
                 print("sequence vs callback, exporting DMA-BUF at 30 fps (the sequence leases the framebuffer):")

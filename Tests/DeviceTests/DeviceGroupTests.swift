@@ -113,6 +113,52 @@ final class DeviceGroupTests: XCTestCase {
         print("figure: composite webcam replugged on port \(port): group \(group) before and after; camera \(before.path) -> \(after.path), card \(webcam.card)")
     }
 
+    /// The emulator as a program (`usb-device-emulator --webcam SERIAL`, what `scripts/rig run
+    /// --usb` and people at a shell use): SIGUSR1 unplugs the webcam, SIGUSR2 plugs it in again;
+    /// afterwards its camera and its microphone still share one group, and it is the value it
+    /// was (the group names the USB device by bus and port path, and the webcam, the only device
+    /// on vhci, comes back on the same port).
+    func testTheGroupSurvivesTheEmulatorsUnplugAndReplugSignals() throws {
+        try Rig.run("modprobe vhci-hcd && modprobe uvcvideo && modprobe snd-usb-audio")
+        let udevd = try UdevDaemon()
+        defer { udevd.stop() }
+        let serial = "MD-WEBCAM-SIG\(UInt16.random(in: 1000...9999))"
+        let emulator = try BackgroundCommand("\(Rig.usbEmulator) --webcam \(serial)", log: "/tmp/usb-device-emulator-\(serial).log")
+        var card = -1
+        defer {
+            emulator.interrupt()  // SIGINT: it unplugs the webcam and exits
+            USBMicrophone.waitUntilGone(card: card)
+            _ = USBCamera.waitUntilGone(serial: serial, timeout: 10)
+        }
+        /// The camera and the card once both are there, and the camera's ALSA microphones.
+        func functions() throws -> (CaptureDevice, Int, [AudioDevice]) {
+            let (camera, _) = try USBCamera.waitForDevice(serial: serial, udevd: udevd, timeout: 90, file: #filePath, line: #line)
+            let (index, _) = try USBMicrophone.waitForCard(productID: USBWebcam.productID, since: Date(), timeout: 90,
+                                                           plugged: { emulator.isRunning }, file: #filePath, line: #line)
+            return (camera, index, camera.microphones(among: AudioDevice.scan().devices).filter { $0.backend == .alsa })
+        }
+        let (before, firstCard, microphones) = try functions()
+        card = firstCard
+        let group = try XCTUnwrap(before.group, "the emulator's webcam has a group: \(emulator.output)")
+        XCTAssertFalse(microphones.isEmpty, "the camera's microphone is its card's input")
+        XCTAssertTrue(microphones.allSatisfy { $0.group == group })
+
+        emulator.send(SIGUSR1)
+        XCTAssertTrue(USBCamera.waitUntilGone(serial: serial, timeout: 60), "SIGUSR1 unplugged the camera: \(emulator.output)")
+        USBMicrophone.waitUntilGone(card: card)
+        XCTAssertNil(USBMicrophone.findCard(productID: USBWebcam.productID), "SIGUSR1 unplugged the microphone")
+        XCTAssertFalse(AudioDevice.scan().devices.contains { $0.group == group }, "unplugged: no audio device of the group")
+
+        emulator.send(SIGUSR2)
+        let (after, secondCard, again) = try functions()
+        card = secondCard
+        XCTAssertEqual(after.group, group, "the same group after SIGUSR2 plugged the webcam in again: \(emulator.output)")
+        XCTAssertFalse(again.isEmpty, "the camera's microphone found again")
+        XCTAssertTrue(again.allSatisfy { $0.group == after.group }, "camera and microphone share the group: \(again.map(\.uniqueID))")
+        XCTAssertTrue(emulator.output.contains("unplugged") && emulator.output.contains("replugged"), emulator.output)
+        print("figure: usb-device-emulator --webcam: SIGUSR1/SIGUSR2 replug kept group \(group) (camera \(before.path) -> \(after.path), card \(firstCard) -> \(secondCard))")
+    }
+
     /// Through a sound server: the source PulseAudio makes of the webcam's card (module-alsa-source)
     /// carries the card's number (`alsa.card`), so it is in the camera's group and among its
     /// microphones; the null sink's monitor is no device and has no group.

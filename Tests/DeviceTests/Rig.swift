@@ -116,6 +116,8 @@ enum Rig {
 
     /// The `mediadevices` executable built beside the test bundle.
     static var tool: String { builtBeside("mediadevices") }
+    /// The USB device emulator program (Tests/USBDeviceEmulator), built beside the tests.
+    static var usbEmulator: String { builtBeside("usb-device-emulator") }
 
     /// The `mediadevices-benchmark` executable built beside the test bundle.
     static var benchmarkTool: String { builtBeside("mediadevices-benchmark") }

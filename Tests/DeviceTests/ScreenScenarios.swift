@@ -167,7 +167,8 @@ enum ScreenScenarios {
     }
 
     /// A mode change while capturing is followed: frames go on at the new size and show the
-    /// new buffer; the run does not end.
+    /// new buffer; the run does not end. The sequence leases the mapped framebuffer (no copy):
+    /// a frame held across the change still reads the old framebuffer, at its old size.
     static func modeChange(_ screen: Screen) async throws {
         let display = try TestDisplay()
         try display.showPattern(width: 640, height: 480)
@@ -178,8 +179,12 @@ enum ScreenScenarios {
         var iterator = frames.makeAsyncIterator()
         var seen: [Size] = []
         var lastTimestamp: UInt64 = 0
+        var copies = 0
+        var held: VideoFrameBuffer?
         func next() async throws -> (Size, Bool) {
             guard let buffer = try await iterator.next() else { throw TestDisplayError.failed("capture ended: \(seen)") }
+            if !buffer.isLeased { copies += 1 }
+            held = held ?? buffer
             return buffer.withFrame { frame in
                 XCTAssertGreaterThan(frame.timestamp.nanoseconds, lastTimestamp)
                 lastTimestamp = frame.timestamp.nanoseconds
@@ -202,7 +207,18 @@ enum ScreenScenarios {
         XCTAssertTrue(source.isCapturing)
         source.stop()
         let sizes = seen.reduce(into: [Size]()) { if $0.last != $1 { $0.append($1) } }
-        print("mode change: frame sizes in order \(sizes.map { "\($0.width)x\($0.height)" }), \(seen.count) frames")
+        print("mode change: frame sizes in order \(sizes.map { "\($0.width)x\($0.height)" }), \(seen.count) frames; sequence leased \(frames.leasedFrames), copied \(frames.copiedFrames)")
+        XCTAssertEqual(copies, 0, "every frame is the mapped framebuffer on lease, none a copy")
+        XCTAssertGreaterThanOrEqual(frames.leasedFrames, seen.count)
+        XCTAssertEqual(frames.copiedFrames, 0)
+        // The first frame, held across the change and the stop, still reads its own framebuffer.
+        let first = try XCTUnwrap(held)
+        XCTAssertTrue(first.isLeased, "a held frame keeps its lease after stop")
+        first.withFrame { frame in
+            XCTAssertEqual(frame.format.size, sizes.first)
+            XCTAssertEqual(frame.plane(0).bytes.count, frame.format.bufferSizes.first ?? -1, "the old framebuffer is still mapped")
+        }
+        first.release()
         XCTAssertEqual(sizes.first, Size(width: 640, height: 480))
         XCTAssertEqual(sizes.last, Size(width: 800, height: 600))
     }

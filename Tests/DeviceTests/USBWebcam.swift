@@ -77,6 +77,24 @@ final class USBWebcam: @unchecked Sendable {  // the C device locks its own stat
     var framesSent: UInt32 { usbdev_camera_frames_sent(usbdev_webcam_camera(handle)) }
     var samplesSent: UInt64 { usbdev_microphone_samples_sent(usbdev_webcam_microphone(handle)) }
 
+    /// A/V test mode (usb_devices.h): dark frames and silence, and `flash()` on command.
+    func setAVTest(_ on: Bool) { usbdev_webcam_set_av_test(handle, on ? 1 : 0) }
+
+    /// Asks for a flash and its click at one instant of the webcam's clock (A/V test mode); its number.
+    func flash() -> UInt32 { usbdev_webcam_flash(handle) }
+
+    /// Flash `number` as the webcam made it (its frame, its click's sample, their instants on
+    /// CLOCK_MONOTONIC), once its click was recorded too; nil after `timeout` s.
+    func flashAndClick(_ number: UInt32, timeout: Double = 5) -> usbdev_av_event? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var event = usbdev_av_event()
+        while Date() < deadline {
+            if usbdev_webcam_av_event(handle, number, &event) != 0 && event.click_ns != 0 { return event }
+            usleep(10_000)
+        }
+        return nil
+    }
+
     /// Unplugs and frees it, waits until its camera and card are gone, stops udevd.
     func close() {
         usbdev_webcam_destroy(handle)

@@ -17,6 +17,7 @@
 #include "usb_devices.h"
 #include "usb_plug.h"
 #include "usbip_transport.h"
+#include "webcam_av.h"
 
 #include <errno.h>
 #include <math.h>
@@ -55,6 +56,8 @@ struct usbdev_microphone {
     uint64_t clock_ns;                    // wall-clock time of the next sample to send
     uint32_t packets_per_urb;             // the last URB's packet count, to pace the next one
     atomic_ullong samples_sent, unplug_time_ns;
+    struct webcam_av *av;                 // the composite webcam's A/V test mode (NULL alone)
+    uint32_t click_left;                  // samples of the click still to send (device thread)
 };
 
 // MARK: - Control requests (reader thread)
@@ -150,6 +153,11 @@ static int16_t next_sample(usbdev_microphone *mic) {
 static int32_t fill_urb(void *context, uint8_t *buffer, uint32_t length, struct usbip_iso_packet *packets, uint32_t count) {
     usbdev_microphone *mic = context;
     if (count == 0) return -EPIPE;  // not isochronous: nothing else is on this endpoint
+    uint64_t click_at = 0, sent = atomic_load(&mic->samples_sent);
+    uint32_t click_number = 0;
+    // A/V test mode: silence, and the click at its sample (sample j of this URB is recorded at
+    // webcam_av_sample_time(clock_ns, j), the formula the flash's instant was chosen with).
+    int silent = mic->av && webcam_av_samples(mic->av, mic->clock_ns, mic->clock_ns + count * PACKET_NS, &click_at, &click_number);
     uint32_t total = 0;
     for (uint32_t i = 0; i < count; i++) {
         struct usbip_iso_packet *packet = &packets[i];
@@ -158,6 +166,15 @@ static int32_t fill_urb(void *context, uint8_t *buffer, uint32_t length, struct 
         uint32_t samples = room / 2 < UAC1_SAMPLES_PER_PACKET ? room / 2 : UAC1_SAMPLES_PER_PACKET;
         for (uint32_t s = 0; s < samples; s++) {
             uint16_t sample = (uint16_t)next_sample(mic);
+            if (silent) {
+                uint64_t at = webcam_av_sample_time(mic->clock_ns, (uint64_t)i * UAC1_SAMPLES_PER_PACKET + s);
+                if (click_at && at >= click_at) {
+                    webcam_av_clicked(mic->av, click_number, sent + total / 2 + s, at);
+                    mic->click_left = WEBCAM_AV_CLICK_SAMPLES * click_number;
+                    click_at = 0;
+                }
+                sample = mic->click_left ? (mic->click_left--, (uint16_t)WEBCAM_AV_CLICK_LEVEL) : 0;
+            }
             buffer[packet->offset + 2 * s] = (uint8_t)sample;
             buffer[packet->offset + 2 * s + 1] = (uint8_t)(sample >> 8);
         }
@@ -175,7 +192,11 @@ static int32_t fill_urb(void *context, uint8_t *buffer, uint32_t length, struct 
 /// last URB had). A clock that lags more than MAX_LAG_NS is pulled forward: no catch-up burst.
 static void pace(usbdev_microphone *mic) {
     uint64_t now = usbip_now_ns();
-    if (mic->clock_ns + MAX_LAG_NS < now) mic->clock_ns = now - MAX_LAG_NS;
+    if (mic->clock_ns + MAX_LAG_NS < now) {
+        // By whole packets (the sample grid stays), and never past a pending click's packet.
+        uint64_t skip = (now - MAX_LAG_NS - mic->clock_ns) / PACKET_NS * PACKET_NS;
+        mic->clock_ns = mic->av ? webcam_av_skip(mic->av, mic->clock_ns, skip, PACKET_NS) : mic->clock_ns + skip;
+    }
     uint64_t ready = mic->clock_ns + mic->packets_per_urb * PACKET_NS;
     struct timespec until = {(time_t)(ready / 1000000000u), (long)(ready % 1000000000u)};
     while (ready > now && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {}
@@ -186,6 +207,7 @@ static void *device_main(void *argument) {
     usbdev_microphone *mic = argument;
     usbip_transport *transport = mic->transport;
     mic->clock_ns = usbip_now_ns();
+    if (mic->av) webcam_av_skip(mic->av, mic->clock_ns, 0, PACKET_NS);  // a flash's instant starts from here
     mic->packets_per_urb = 1;
     while (!atomic_load(&mic->stop)) {
         int queued = usbip_wait_urb(transport, mic->endpoint, 100);
@@ -216,6 +238,8 @@ int uac1_microphone_start(usbdev_microphone *mic, usbip_transport *transport, ch
     }
     return 0;
 }
+
+void uac1_microphone_set_av(usbdev_microphone *mic, struct webcam_av *av) { mic->av = av; }
 
 void uac1_microphone_join(usbdev_microphone *mic) {
     atomic_store(&mic->stop, 1);

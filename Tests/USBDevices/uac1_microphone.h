@@ -39,6 +39,9 @@ usbdev_microphone *uac1_microphone_new(const char *serial, double frequency, dou
 void uac1_microphone_reset(usbdev_microphone *microphone);
 /// Starts the device thread on `transport` (attached by the caller). Returns 0 or an errno.
 int uac1_microphone_start(usbdev_microphone *microphone, usbip_transport *transport, char *error, size_t error_size);
+/// Gives it the composite webcam's A/V test mode (webcam_av.h), before it is plugged in.
+struct webcam_av;
+void uac1_microphone_set_av(usbdev_microphone *mic, struct webcam_av *av);
 /// Stops and joins the device thread (unplug the transport first to wake it at once); the
 /// transport stays the caller's to free.
 void uac1_microphone_join(usbdev_microphone *microphone);

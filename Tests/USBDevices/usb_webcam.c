@@ -7,10 +7,12 @@
 // This file only joins them: the descriptors are the two functions' own under one device and
 // configuration descriptor, and each control request goes to the function it addresses (by
 // interface or endpoint number); the device's standard requests (descriptors, configuration)
-// are answered here. Each function keeps its own thread on the shared transport.
+// are answered here. Each function keeps its own thread on the shared transport. Both share the
+// A/V test mode (webcam_av.c): dark frames and silence, and a flash and a click at one instant.
 #include "uac1_microphone.h"
 #include "usb_plug.h"
 #include "uvc_camera.h"
+#include "webcam_av.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@ struct usbdev_webcam {
     usbdev_camera *camera;
     usbdev_microphone *microphone;
     usb_plug plug;  // the transport both share (API functions; neither function's thread takes its lock)
+    struct webcam_av av;  // the flash and the click (both functions' threads, its own lock)
 };
 
 /// The configuration: header, the video function, the audio function's interface association
@@ -112,8 +115,11 @@ usbdev_webcam *usbdev_webcam_plug(const char *serial, double frequency, double a
     usbdev_webcam *webcam = calloc(1, sizeof *webcam);
     if (!webcam) { snprintf(error, error_size, "out of memory"); return NULL; }
     usb_plug_init(&webcam->plug, webcam, attach, detach);
+    webcam_av_init(&webcam->av);
     webcam->camera = uvc_camera_new(serial ? serial : "", USBDEV_WEBCAM_PRODUCT_ID, USBDEV_WEBCAM_PRODUCT, error, error_size);
     webcam->microphone = uac1_microphone_new(serial, frequency, amplitude, AUDIO_INTERFACE, AUDIO_ENDPOINT, error, error_size);
+    if (webcam->camera) webcam->camera->av = &webcam->av;
+    if (webcam->microphone) uac1_microphone_set_av(webcam->microphone, &webcam->av);
     if (!webcam->camera || !webcam->microphone || usb_plug_replug(&webcam->plug, error, error_size) != 0) {
         usbdev_webcam_destroy(webcam);
         return NULL;
@@ -132,6 +138,7 @@ void usbdev_webcam_destroy(usbdev_webcam *webcam) {
     usb_plug_destroy(&webcam->plug);
     usbdev_camera_destroy(webcam->camera);  // stopped: frees only
     usbdev_microphone_destroy(webcam->microphone);
+    webcam_av_destroy(&webcam->av);
     free(webcam);
 }
 
@@ -139,3 +146,28 @@ int usbdev_webcam_is_plugged(usbdev_webcam *webcam) { return usb_plug_is_plugged
 
 usbdev_camera *usbdev_webcam_camera(usbdev_webcam *webcam) { return webcam->camera; }
 usbdev_microphone *usbdev_webcam_microphone(usbdev_webcam *webcam) { return webcam->microphone; }
+
+void usbdev_webcam_set_av_test(usbdev_webcam *webcam, int on) {
+    pthread_mutex_lock(&webcam->av.lock);
+    webcam->av.enabled = on != 0;
+    webcam->av.requested = webcam->av.flashed;  // no flash left over from before
+    webcam->av.click_at_ns = 0;
+    pthread_mutex_unlock(&webcam->av.lock);
+}
+
+uint32_t usbdev_webcam_flash(usbdev_webcam *webcam) {
+    pthread_mutex_lock(&webcam->av.lock);
+    uint32_t number = webcam->av.enabled ? ++webcam->av.requested : 0;
+    pthread_mutex_unlock(&webcam->av.lock);
+    return number;
+}
+
+int usbdev_webcam_av_event(usbdev_webcam *webcam, uint32_t number, usbdev_av_event *event) {
+    if (number == 0) return 0;
+    pthread_mutex_lock(&webcam->av.lock);
+    const usbdev_av_event *kept = &webcam->av.events[(number - 1) % WEBCAM_AV_EVENTS];
+    int made = kept->number == number;
+    if (made) *event = *kept;
+    pthread_mutex_unlock(&webcam->av.lock);
+    return made;
+}

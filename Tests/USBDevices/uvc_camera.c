@@ -169,7 +169,7 @@ static void sleep_until(uint64_t deadline_ns) {
 /// Builds the frame `counter` for `commit` into `out` after its header. Returns the payload
 /// length (header included), or 0.
 static uint32_t build_frame(usbdev_camera *camera, const struct uvc_probe *commit, uint32_t counter,
-                            uint8_t fid, uint8_t *out, size_t capacity) {
+                            uvc_picture picture, uint8_t fid, uint8_t *out, size_t capacity) {
     const usbdev_frame_size *size = uvc_frame_size(commit->format_index, commit->frame_index);
     if (!size) return 0;
     pthread_mutex_lock(&camera->lock);
@@ -179,11 +179,11 @@ static uint32_t build_frame(usbdev_camera *camera, const struct uvc_probe *commi
     uint8_t *frame = out + UVC_PAYLOAD_HEADER;
     size_t length;
     if (size->format == USBDEV_FORMAT_YUYV) {
-        uvc_render_yuyv(camera, size, counter, frame);
+        uvc_render_yuyv(camera, size, counter, picture, frame);
         length = (size_t)size->width * size->height * 2;
         if (fault == USBDEV_FAULT_SHORT_YUYV) length /= 2;
     } else {
-        length = uvc_render_jpeg(camera, size, counter, frame, capacity - UVC_PAYLOAD_HEADER);
+        length = uvc_render_jpeg(camera, size, counter, picture, frame, capacity - UVC_PAYLOAD_HEADER);
         if (fault == USBDEV_FAULT_TRUNCATED_JPEG) length /= 2;
         if (fault == USBDEV_FAULT_CORRUPT_JPEG && length > 64) {
             // A marker in the middle of the entropy-coded data: the decoder must notice.
@@ -227,7 +227,9 @@ static void *stream_main(void *argument) {
         next = (next > now ? next : now) + (uint64_t)commit.interval * 100;
         uint32_t counter = atomic_load(&camera->frames_sent);
         uint64_t made = usbip_now_ns();  // the frame's "glass" moment, for latency measured downstream
-        uint32_t length = build_frame(camera, &commit, counter, fid, buffer, capacity);
+        // A/V test mode: dark, or the flash, made at the instant of its click (webcam_av.c).
+        uvc_picture picture = camera->av ? webcam_av_frame(camera->av, counter, made, &made) : UVC_PICTURE_BARS;
+        uint32_t length = build_frame(camera, &commit, counter, picture, fid, buffer, capacity);
         if (length == 0) continue;
         atomic_fetch_add(&camera->frames_sent, 1);
         struct payload payload = {camera, buffer, length, 0, commit.max_payload_transfer_size, generation, 0};

@@ -4,6 +4,7 @@
 #define UVC_CAMERA_H
 #include "usb_devices.h"
 #include "usbip_transport.h"
+#include "webcam_av.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -49,6 +50,7 @@ struct usbdev_camera {
     atomic_ullong unplug_time_ns;
     struct uvc_frame_cache *frames;  // uvc_frames.c
     FILE *frame_log;  // MEDIADEVICES_USB_FRAME_LOG: "counter monotonic-ns" per frame sent (or NULL)
+    struct webcam_av *av;  // the composite webcam's A/V test mode (NULL for the camera alone)
 };
 
 // uvc_camera.c: the camera as a function of a device that owns the transport (the composite
@@ -86,10 +88,13 @@ void uvc_controls_reset(usbdev_camera *camera);
 int uvc_control_request(usbdev_camera *camera, uint8_t entity, const struct usb_setup *setup, uint8_t *data);
 
 // uvc_frames.c
-/// Renders YUYV frame `counter` at the committed size with the current controls into `out`.
-void uvc_render_yuyv(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uint8_t *out);
-/// Writes MJPEG frame `counter` into `out` (capacity bytes). Returns its length (0 on failure).
-size_t uvc_render_jpeg(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uint8_t *out, size_t capacity);
+/// Renders YUYV frame `counter` at the committed size into `out`: the bars with the current
+/// controls, or a flat dark or white picture (A/V test mode), under the counter strip.
+void uvc_render_yuyv(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uvc_picture picture, uint8_t *out);
+/// Writes MJPEG frame `counter` showing `picture` into `out` (capacity bytes). Returns its
+/// length (0 on failure).
+size_t uvc_render_jpeg(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uvc_picture picture,
+                       uint8_t *out, size_t capacity);
 /// Frees what uvc_frames.c cached (JPEGs per size, the YUYV picture).
 void uvc_frames_free(usbdev_camera *camera);
 

@@ -6,6 +6,8 @@
 // - MJPEG: real JPEGs from libjpeg-turbo at each size's subsampling: four pictures (bars shifted
 //   by 1/32 of the width each) encoded once per size, with the frame counter in a COM segment
 //   right after SOI, so every frame is a distinct, exactly reproducible file.
+// - In the composite webcam's A/V test mode (webcam_av.h): a flat dark (Y 16) or white (Y 235)
+//   picture in either format, the counter strip or COM segment kept.
 #include "uvc_camera.h"
 #include <math.h>
 #include <stdio.h>
@@ -13,14 +15,14 @@
 #include <string.h>
 #include <turbojpeg.h>
 
-enum { VARIANTS = 4, STRIP_ROWS = 8, COUNTER_BITS = 32, JPEG_QUALITY = 85, MAX_SIZES = 16 };
+enum { VARIANTS = 4, PICTURES = VARIANTS + 2, DARK = VARIANTS, WHITE = VARIANTS + 1, STRIP_ROWS = 8, COUNTER_BITS = 32, JPEG_QUALITY = 85, MAX_SIZES = 16 };
 #define COMMENT_PREFIX "MediaDevices frame "
 enum { COMMENT_TEXT = sizeof COMMENT_PREFIX - 1 + 10, COMMENT_SEGMENT = 4 + COMMENT_TEXT };
 
 struct jpeg { uint8_t *bytes; size_t length; };
 struct uvc_frame_cache {
     pthread_mutex_t lock;
-    struct { uint16_t width, height; struct jpeg variants[VARIANTS]; } jpegs[MAX_SIZES];
+    struct { uint16_t width, height; struct jpeg variants[PICTURES]; } jpegs[MAX_SIZES];  // the bars, then dark, white
     uint8_t *yuyv;  // the YUYV picture without its counter strip
     uint16_t yuyv_width, yuyv_height;
     uint32_t yuyv_generation;
@@ -47,7 +49,7 @@ void uvc_frames_free(usbdev_camera *camera) {
     struct uvc_frame_cache *frames = camera->frames;
     if (!frames) return;
     for (int i = 0; i < MAX_SIZES; i++)
-        for (int v = 0; v < VARIANTS; v++) tjFree(frames->jpegs[i].variants[v].bytes);
+        for (int v = 0; v < PICTURES; v++) tjFree(frames->jpegs[i].variants[v].bytes);
     free(frames->yuyv);
     pthread_mutex_destroy(&frames->lock);
     free(frames);
@@ -109,9 +111,15 @@ static void write_counter_strip(uint32_t counter, int width, uint8_t *out) {
     }
 }
 
-void uvc_render_yuyv(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uint8_t *out) {
-    struct uvc_frame_cache *frames = cache(camera);
+void uvc_render_yuyv(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uvc_picture picture, uint8_t *out) {
     size_t bytes = (size_t)size->width * size->height * 2;
+    if (picture != UVC_PICTURE_BARS) {
+        uint8_t luma = picture == UVC_PICTURE_WHITE ? 235 : 16;
+        for (size_t i = 0; i < bytes; i += 2) { out[i] = luma; out[i + 1] = 128; }
+        write_counter_strip(counter, size->width, out);
+        return;
+    }
+    struct uvc_frame_cache *frames = cache(camera);
     pthread_mutex_lock(&camera->lock);
     struct uvc_control controls[USBDEV_CTRL_COUNT];
     memcpy(controls, camera->controls, sizeof controls);
@@ -146,19 +154,24 @@ int64_t usbdev_yuyv_counter(const uint8_t *frame, size_t stride, uint16_t width,
 
 // MARK: - MJPEG
 
-/// Encodes picture `variant` at `size` (NULL bytes on failure).
+/// Encodes picture `variant` at `size`: the bars shifted by `variant` (0 ..< VARIANTS), or flat
+/// DARK or WHITE (NULL bytes on failure).
 static struct jpeg encode(const usbdev_frame_size *size, int variant) {
     struct jpeg result = {NULL, 0};
     int width = size->width, height = size->height, shift = variant * width / 32;
     uint8_t *rgb = malloc((size_t)width * height * 3);
     tjhandle encoder = tjInitCompress();
-    if (rgb && encoder) {
+    if (rgb && encoder && variant >= VARIANTS) {
+        memset(rgb, variant == WHITE ? 255 : 0, (size_t)width * height * 3);
+    } else if (rgb && encoder) {
         for (int y = 0; y < height; y++)
             for (int x = 0; x < width; x++) {
                 const uint8_t *bar = bars_rgb[((x + shift) % width) * 8 / width];
                 int texture = ((x + y) % 32) - 16;  // a little detail, as a real picture has
                 for (int i = 0; i < 3; i++) rgb[((size_t)y * width + x) * 3 + i] = clamp(bar[i] + texture);
             }
+    }
+    if (rgb && encoder) {
         unsigned long length = 0;
         int subsampling = size->subsampling == 22 ? TJSAMP_422 : TJSAMP_420;
         if (tjCompress2(encoder, rgb, width, 0, height, TJPF_RGB, &result.bytes, &length, subsampling,
@@ -170,7 +183,7 @@ static struct jpeg encode(const usbdev_frame_size *size, int variant) {
     return result;
 }
 
-/// The cached picture `variant` at `size`, encoding every variant of that size the first time.
+/// The cached picture `variant` at `size`, encoding the bars' variants of that size the first time.
 static struct jpeg variant_for(usbdev_camera *camera, const usbdev_frame_size *size, int variant) {
     struct uvc_frame_cache *frames = cache(camera);
     struct jpeg result = {NULL, 0};
@@ -182,6 +195,8 @@ static struct jpeg variant_for(usbdev_camera *camera, const usbdev_frame_size *s
             for (int v = 0; v < VARIANTS; v++) frames->jpegs[i].variants[v] = encode(size, v);
         }
         if (frames->jpegs[i].width == size->width && frames->jpegs[i].height == size->height) {
+            // The dark and white pictures only once asked for (A/V test mode).
+            if (!frames->jpegs[i].variants[variant].bytes) frames->jpegs[i].variants[variant] = encode(size, variant);
             result = frames->jpegs[i].variants[variant];
             break;
         }
@@ -190,8 +205,10 @@ static struct jpeg variant_for(usbdev_camera *camera, const usbdev_frame_size *s
     return result;
 }
 
-size_t uvc_render_jpeg(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uint8_t *out, size_t capacity) {
-    struct jpeg picture = variant_for(camera, size, counter % VARIANTS);
+size_t uvc_render_jpeg(usbdev_camera *camera, const usbdev_frame_size *size, uint32_t counter, uvc_picture shown,
+                       uint8_t *out, size_t capacity) {
+    int variant = shown == UVC_PICTURE_DARK ? DARK : shown == UVC_PICTURE_WHITE ? WHITE : (int)(counter % VARIANTS);
+    struct jpeg picture = variant_for(camera, size, variant);
     size_t length = picture.length + COMMENT_SEGMENT;
     if (!picture.bytes || length > capacity) return 0;
     memcpy(out, picture.bytes, 2);  // SOI
@@ -211,7 +228,7 @@ size_t usbdev_camera_jpeg(usbdev_camera *camera, uint16_t width, uint16_t height
         if (size.format != USBDEV_FORMAT_MJPEG || size.width != width || size.height != height) continue;
         struct jpeg picture = variant_for(camera, &size, counter % VARIANTS);
         size_t length = picture.length + COMMENT_SEGMENT;
-        if (picture.bytes && length <= capacity) uvc_render_jpeg(camera, &size, counter, out, capacity);
+        if (picture.bytes && length <= capacity) uvc_render_jpeg(camera, &size, counter, UVC_PICTURE_BARS, out, capacity);
         return picture.bytes ? length : 0;
     }
     return 0;

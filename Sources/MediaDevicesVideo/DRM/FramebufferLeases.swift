@@ -1,8 +1,8 @@
 import MediaDevicesCore
 import Synchronization
 
-/// The framebuffers a KMS screen source lends to `frames` sequences (with `exportsDMABuf`): the
-/// one on screen now, and any earlier one a held frame still leases. A leased framebuffer stays
+/// The framebuffers a KMS screen source lends to `frames` sequences (mapped, or exported with
+/// `exportsDMABuf`): the one on screen now, and any earlier one a held frame still leases. A leased framebuffer stays
 /// mapped and exported until its last lease is given back, even after the screen moved to
 /// another framebuffer (a mode change, a page flip) or the source was released. Nothing to
 /// starve: a lease is never refused while the framebuffer is known.

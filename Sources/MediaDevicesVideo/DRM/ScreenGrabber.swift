@@ -14,7 +14,9 @@ import Synchronization
 /// Memory mapped through PRIME is read between `DMA_BUF_IOCTL_SYNC` start and end (the frame's
 /// delivery, or the cursor overlay's copy, in between). With `exportsDMABuf` the primary plane's
 /// framebuffer is exported by PRIME and frames carry it as `dmaBuf` (not frames with the cursor
-/// blended in: those are copies), and `frames` sequences lease it (`FramebufferLeases`).
+/// blended in: those are copies). Either way `frames` sequences lease the framebuffer
+/// (`FramebufferLeases`): a held frame is a live view of the scanout, mapped or exported, as the
+/// callback's frame is; only frames with the cursor blended in are copied into the sequence.
 final class ScreenGrabber: ScreenGrabbing {
     let card: DRMCard
     let screen: Screen
@@ -30,12 +32,14 @@ final class ScreenGrabber: ScreenGrabbing {
     private var crtc = drm_mode_crtc()
     /// The format of the frames for the current view, kept so frames allocate nothing.
     private var format: VideoFormat?
+    /// Names `format` for the frames lent under it (`LendableBuffer.formatID`): a new one each view.
+    private var formatID: UInt64 = 0
     /// The same for frames copied into `composite` (tightly packed rows).
     private var compositeFormat: VideoFormat?
     /// The DMA-BUF description of the current view, kept so frames allocate nothing.
     private var export: DMABufFrame?
-    /// The framebuffers lent to `frames` sequences (with `exportsDMABuf`), and the current one's slot.
-    private let leases: FramebufferLeases?
+    /// The framebuffers lent to `frames` sequences, and the current one's slot.
+    private let leases = FramebufferLeases()
     private var leaseSlot = -1
     private var view = View(fb: 0, x: 0, y: 0, width: 0, height: 0)
     private var composite: UnsafeMutableRawPointer?
@@ -61,7 +65,6 @@ final class ScreenGrabber: ScreenGrabbing {
         self.showsCursor = showsCursor
         self.method = method
         self.exportsDMABuf = exportsDMABuf
-        leases = exportsDMABuf ? FramebufferLeases() : nil
         if showsCursor, let plane = screen.cursorPlaneID {
             cursorX = card.property("CRTC_X", object: plane, type: cdrm_MODE_OBJECT_PLANE)?.id ?? 0
             cursorY = card.property("CRTC_Y", object: plane, type: cdrm_MODE_OBJECT_PLANE)?.id ?? 0
@@ -69,7 +72,7 @@ final class ScreenGrabber: ScreenGrabbing {
     }
 
     deinit {
-        _ = leases?.adopt(nil)
+        _ = leases.adopt(nil)
         propertyIDs.deallocate()
         propertyValues.deallocate()
         composite?.deallocate()
@@ -91,12 +94,12 @@ final class ScreenGrabber: ScreenGrabbing {
         guard crtc.fb_id != 0, crtc.mode_valid != 0 else { return .nothingToShow }
         if primary?.description.id != crtc.fb_id {
             primary = nil
-            leaseSlot = leases?.adopt(nil) ?? -1
+            leaseSlot = leases.adopt(nil)
             format = nil
             guard let mapped = try Framebuffer.map(card: card, id: crtc.fb_id, method: method, what: "primary plane of \(screen.name)",
                                                    exportingDMABuf: exportsDMABuf) else { return .nothingToShow }
             primary = mapped
-            leaseSlot = leases?.adopt(mapped) ?? -1
+            leaseSlot = leases.adopt(mapped)
             self.mapped.withLock { $0 = mapped.description }
         }
         let fb = primary!.description
@@ -117,6 +120,7 @@ final class ScreenGrabber: ScreenGrabbing {
             view = next
             format = VideoFormat(pixelFormat: fb.pixelFormat, width: next.width, height: next.height,
                                  bytesPerRow: [fb.bytesPerRow], bufferSizes: [visibleBytes])
+            formatID = LendableBuffer.newFormatID()
             compositeFormat = VideoFormat(pixelFormat: fb.pixelFormat, width: next.width, height: next.height)
             export = primary!.dmaBuf(x: next.x, y: next.y)
         }
@@ -124,18 +128,21 @@ final class ScreenGrabber: ScreenGrabbing {
         var plane = FramePlane(bytes: UnsafeRawBufferPointer(start: pixels, count: visibleBytes), bytesPerRow: fb.bytesPerRow)
         var frameFormat = format!
         var frameExport = export
+        var lent = true
         let framebuffer = primary!
         try framebuffer.beginRead()
         defer { framebuffer.endRead() }
         if showsCursor, try overlayCursor(source: pixels, fb: fb) {
             frameFormat = compositeFormat!
             frameExport = nil
+            lent = false
             plane = FramePlane(bytes: UnsafeRawBufferPointer(start: composite, count: frameFormat.imageSize),
                                bytesPerRow: frameFormat.bytesPerRow[0])
         }
         let delay = max(timestamp.duration(to: .now), .zero)
-        // An exported framebuffer is lendable: a sequence keeps it (live, not a snapshot) on lease.
-        let lendable = frameExport != nil && leaseSlot >= 0 ? leases.map { LendableBuffer(lender: $0, index: leaseSlot) } : nil
+        // The framebuffer, mapped or exported, is lendable: a sequence keeps it (live, not a
+        // snapshot, as the callback's frame and a DMA-BUF are) on lease. A cursor composite is not.
+        let lendable = lent && leaseSlot >= 0 ? LendableBuffer(lender: leases, index: leaseSlot, formatID: formatID) : nil
         body(VideoFrame(format: frameFormat, timestamp: timestamp, sequence: sequence, orientation: .up,
                         captureDelay: delay, planeCount: 1, bytesUsed: plane.bytes.count, plane0: plane,
                         plane1: .empty, plane2: .empty, dmaBuf: frameExport, lendable: lendable))

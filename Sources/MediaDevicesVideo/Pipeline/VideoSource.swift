@@ -172,9 +172,10 @@ public class VideoSource: VideoCapturer, @unchecked Sendable {
     /// Frames of a camera's own format come on lease: the element is the driver's buffer, held
     /// until the loop body ends (see ``VideoFrameBuffer``), copied only when a lease would starve
     /// the driver (``CaptureStatistics/leasedFrames`` and ``CaptureStatistics/copiedFrames``
-    /// count both). A KMS screen made with ``ScreenSource/exportsDMABuf`` lends its framebuffer the
-    /// same way (live scanout memory, not a snapshot). Converted sequences and sources that cannot
-    /// lend (other screens, the test pattern) give pooled copies.
+    /// count both). Screens lend the same way: a KMS screen its framebuffer, mapped or exported
+    /// with ``ScreenSource/exportsDMABuf`` (live scanout memory, not a snapshot: copy the bytes for
+    /// one), X11 its shared segments, the portal its PipeWire buffers. Converted sequences, and
+    /// frames a source cannot lend (a KMS frame with the cursor blended in), give pooled copies.
     ///
     /// ```swift
     /// for try await frame in camera.frames() {

@@ -24,7 +24,9 @@ import Synchronization
 ///
 /// Frames come in the framebuffer's own format (usually `XBGR32`, DRM XRGB8888; always that on
 /// X11), zero-copy: the planes point into the scanout buffer (or the shared segment) for the
-/// duration of the callback; ask
+/// duration of the callback, and for as long as a `frames` sequence's element is held (a KMS
+/// frame is a live view of the scanout, mapped or exported: the compositor may draw into it
+/// meanwhile; copy the bytes for a snapshot); ask
 /// ``VideoSource/frames(bufferSize:output:)`` (or wrap the consumer in a ``ConvertingConsumer``) for ARGB or
 /// NV12. A mode change while capturing is followed: frames go on at the new size.
 /// ``exportsDMABuf`` (KMS) makes frames carry the framebuffer's PRIME export as ``VideoFrame/dmaBuf``.
@@ -110,8 +112,8 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
     /// PRIME export (virtio-gpu, i915, amdgpu; not bochs): ``VideoSource/initialize()`` throws
     /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` otherwise, and on X11 and portal
     /// screens. The DMA-BUF is the live scanout buffer, not a snapshot; its descriptor belongs to the source
-    /// and is valid during the callback (`dup` it to keep it). `frames` sequences then lease the framebuffer
-    /// instead of copying it: a held frame keeps it mapped and exported (across mode changes, stop and
+    /// and is valid during the callback (`dup` it to keep it). `frames` sequences lease the framebuffer, as
+    /// they lease a mapped one without this option: a held frame keeps it mapped and exported (across mode changes, stop and
     /// release) until let go, and reads it live, without `DMA_BUF_IOCTL_SYNC` (use
     /// ``DMABufPlane/withCPUAccess(_:)`` where caches are not coherent). Frames with the cursor blended in
     /// are copies and carry none. The pixels are then read through the same export (the grab between

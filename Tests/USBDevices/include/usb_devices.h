@@ -144,8 +144,8 @@ typedef struct usbdev_webcam usbdev_webcam;
 /// microphone above, recording a sine of `frequency` Hz at `amplitude`. uvcvideo and
 /// snd-usb-audio both bind it. Returns NULL and writes the reason into `error` on failure.
 ///
-/// Both functions live in this one process on one clock, so one call can later make the camera's
-/// next frame a flash and the microphone's next sample a click at the same instant.
+/// Both functions live in this one process on one clock: usbdev_webcam_flash makes the camera's
+/// next frame a flash and the microphone's sample of that instant a click.
 usbdev_webcam *usbdev_webcam_plug(const char *serial, double frequency, double amplitude, char *error, size_t error_size);
 /// Unplugs it (a real USB disconnect: both functions go). Returns 0, or ENODEV when not plugged.
 int usbdev_webcam_unplug(usbdev_webcam *webcam);
@@ -161,6 +161,35 @@ int usbdev_webcam_is_plugged(usbdev_webcam *webcam);
 /// them; they are freed with it.
 usbdev_camera *usbdev_webcam_camera(usbdev_webcam *webcam);
 usbdev_microphone *usbdev_webcam_microphone(usbdev_webcam *webcam);
+
+/// A/V test mode (off by default, and across replugs as set): the camera shows dark frames
+/// (Y 16, the frame counter still in the YUYV strip and the JPEG's COM segment) and the
+/// microphone records silence (zeros) instead of the bars and the tone, until a flash.
+void usbdev_webcam_set_av_test(usbdev_webcam *webcam, int on);
+
+/// Click N lasts USBDEV_AV_CLICK_SAMPLES × N samples, each USBDEV_AV_CLICK_LEVEL (half of full scale).
+#define USBDEV_AV_CLICK_SAMPLES 8
+#define USBDEV_AV_CLICK_LEVEL 16384
+
+/// One flash and its click, as the webcam made them: the frame that shows the flash (its
+/// counter, as the frame carries it), the click's first sample (counted since the microphone was
+/// created) and how many samples the click lasts (8 × `number`, so a capture tells the clicks
+/// apart), and each one's instant on CLOCK_MONOTONIC (ns). `flash_ns` is the flash frame's
+/// creation instant (as the frame log has it); `click_ns` is 0 until the click was recorded.
+typedef struct {
+    uint32_t number, frame, click_samples;
+    uint64_t flash_ns, sample, click_ns;
+} usbdev_av_event;
+
+/// In A/V test mode: asks for a flash and a click at one instant of the webcam's clock. The
+/// camera's next frame is white (Y 235) and made at the first sample instant of the microphone
+/// at or after that frame's moment; the microphone's sample of that instant starts a pulse of
+/// `click_samples` samples at half of full scale after silence. Returns the flash's number (1,
+/// 2, ...), or 0 when not in A/V test mode.
+uint32_t usbdev_webcam_flash(usbdev_webcam *webcam);
+/// Flash `number` (one of the last 256) once the camera made it: 1 and `event` filled; 0 while
+/// it has not been made (or is no longer kept).
+int usbdev_webcam_av_event(usbdev_webcam *webcam, uint32_t number, usbdev_av_event *event);
 
 #ifdef __cplusplus
 }
