@@ -92,6 +92,10 @@ let package = Package(
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CPNG", path: "CShims/CPNG", pkgConfig: "libpng",
                        providers: [.apt(["libpng-dev"])]),
+        // libavformat for the command-line tool's audio-and-video files (muxing, no encoding): only
+        // MediaDevicesCommandLine uses it, no library product.
+        .systemLibrary(name: "CAVFormat", path: "CShims/CAVFormat", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev"])]),
         .systemLibrary(name: "CXCB", path: "CShims/CXCB", pkgConfig: "xcb",
                        providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-randr0-dev",
                                          "libxcb-damage0-dev", "libxcb-xfixes0-dev"])]),
@@ -163,7 +167,7 @@ let package = Package(
         // resolved to a device and a capturer, the backend options, JSON output) is shared.
         .target(
             name: "MediaDevicesCommandLine",
-            dependencies: ["MediaDevices", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["MediaDevices", "CAVFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
             name: "mediadevices",
@@ -204,7 +208,7 @@ let package = Package(
                                                     .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
         // Tier 1: pure unit tests, run on the host.
         .testTarget(name: "MediaDevicesTests",
-                    dependencies: ["MediaDevices", "CV4L2", "CDRM", "CPulse", "CTurboJPEG", "CXCB", "CPNG", "CPipeWire", "TestSupport", "USBDevices",
+                    dependencies: ["MediaDevices", "MediaDevicesCommandLine", "CV4L2", "CDRM", "CPulse", "CTurboJPEG", "CXCB", "CPNG", "CPipeWire", "TestSupport", "USBDevices",
                                    .product(name: "Logging", package: "swift-log")]),
         // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
         .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer", "USBDevices", "CDRM"]),

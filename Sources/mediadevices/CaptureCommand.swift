@@ -8,7 +8,7 @@ import MediaDevicesCommandLine
 struct CaptureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "capture",
-        abstract: "Capture frames to a file (Y4M where the format allows it, else raw frames).",
+        abstract: "Capture frames to a file (Y4M where the format allows it, else raw frames), or frames and a microphone into one .mkv or .nut file.",
         discussion: Examples.capture)
 
     @Argument(help: "A device path, an index from `list`, a uniqueID, a PipeWire camera (`pipewire:SERIAL` or `pipewire:NODE_NAME`), `testpattern`, `testpattern:noise`, or `screen:N` (a screen from `screens`).")
@@ -50,6 +50,8 @@ struct CaptureCommand: ParsableCommand {
     @Flag(help: "Screens only: blend the cursor in (X11: XFIXES; KMS: the cursor plane).")
     var cursor = false
 
+    @OptionGroup var audioOptions: CaptureAudioOptions
+
     @OptionGroup var backendOption: DeviceBackendOption
 
     @Flag(help: "Print the result as JSON (see docs/cli.md for the shape).")
@@ -62,6 +64,15 @@ struct CaptureCommand: ParsableCommand {
         // The file name decides the container: a name the tool cannot honour is a usage error,
         // found before the device is opened.
         try UsageChecks.outputFile(output, example: "capture.y4m")
+        if AVFileMuxer.container(for: output) != nil {
+            if outputOptions.isRequested || convertThreads > 1 {
+                throw ValidationError("A .mkv or .nut file stores the camera's frames as they come (raw or MJPEG, no encoding); drop the output options (--output-format, --output-size, --rotate, --mirror, --crop, --convert-threads)")
+            }
+            return
+        }
+        if audioOptions.audio != nil {
+            throw ValidationError("--audio writes the camera and the microphone into one file: give --output a .mkv or .nut name")
+        }
         let container: FrameFileWriter.Container
         do { container = try FrameFileWriter.container(for: output) } catch { throw ValidationError("--output \(output): \(error.detail)") }
         if container == .mjpeg, outputOptions.isRequested {
@@ -73,6 +84,10 @@ struct CaptureCommand: ParsableCommand {
         // `--output -`: the video stream has standard output to itself; everything else the tool
         // prints goes to standard error.
         let videoOut = output == "-" ? StandardOutput.setAsideForData() : STDOUT_FILENO
+        if let container = AVFileMuxer.container(for: output) {
+            try reportingErrors(json: json) { try captureAudioAndVideo(container: container) }
+            return
+        }
         try reportingErrors(json: json) {
             // The file name decides the container; a name the tool cannot honour fails here,
             // before the device is opened.
@@ -210,20 +225,25 @@ struct CaptureCommand: ParsableCommand {
         if let sequence, sequence.leasedFrames + sequence.copiedFrames > 0 {
             print("sequence: \(sequence.leasedFrames) frames on lease, \(sequence.copiedFrames) copied (a lease would have left the driver too few buffers)")
         }
-        if writer.container == .raw, let name = ffmpegName(written.pixelFormat) {
+        if writer.container == .raw, let name = FFmpegNames.pixelFormat(written.pixelFormat) {
             print("play: ffplay -f rawvideo -pixel_format \(name) -video_size \(written.width)x\(written.height) \(writer.path)")
         }
     }
+}
 
-    /// FFmpeg's name for the raw formats it can play back.
-    private func ffmpegName(_ format: PixelFormat) -> String? {
-        let names: [PixelFormat: String] = [
-            .yuyv: "yuyv422", .uyvy: "uyvy422", .yvyu: "yvyu422", .nv12: "nv12", .nv21: "nv21", .nv16: "nv16",
-            .nv12m: "nv12", .grey: "gray", .rgb24: "rgb24", .bgr24: "bgr24", .xbgr32: "bgr0", .abgr32: "bgra",
-            .xrgb32: "0rgb", .argb32: "argb", .rgb565: "rgb565le",
-        ]
-        return names[format]
-    }
+/// A file `FileSink` writes frames to: a video file (`FrameFileWriter`) or the video side of an
+/// audio-and-video file (`AVFileMuxer`).
+protocol CapturedFrameFile: AnyObject {
+    /// Appends one frame.
+    func write(_ frame: VideoFrame) throws(MediaDevicesError)
+    /// Frames written so far.
+    var framesWritten: Int { get }
+}
+
+extension FrameFileWriter: CapturedFrameFile {}
+extension AVFileMuxer: CapturedFrameFile {
+    /// Video frames written so far.
+    var framesWritten: Int { syncFigures.videoFrames }
 }
 
 /// Writes the first `limit` frames to a file: from a `frames` sequence on a task of its own,
@@ -232,13 +252,13 @@ struct CaptureCommand: ParsableCommand {
 /// Signals `done` when it has them all or capture ended, and `finished` when writing is over.
 // @unchecked Sendable: written on the capture thread; the main thread reads it after `finished`.
 final class FileSink: VideoFrameConsumer, @unchecked Sendable {
-    let writer: FrameFileWriter
+    let writer: any CapturedFrameFile
     let limit: Int
     let done = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
     private(set) var failure: MediaDevicesError?
 
-    init(writer: FrameFileWriter, limit: Int) {
+    init(writer: any CapturedFrameFile, limit: Int) {
         self.writer = writer
         self.limit = limit
     }

@@ -48,6 +48,7 @@ enum Examples {
           mediadevices capture testpattern --frames 30 --output bars.y4m
           mediadevices capture 0 --size 1280x720 --frames 300 --output clip.y4m
           mediadevices capture 0 --format MJPG --frames 300 --output clip.mjpeg
+          mediadevices capture 0 --audio hw:Loopback,1,0 --frames 250 --output clip.mkv
           mediadevices capture 0 --output-size 480x480 --rotate 90 --output square.y4m
           mediadevices capture 0 --frames 1000000 --output - | ffplay -
           mediadevices capture screen:0 --frames 60 --output screen.y4m

@@ -67,14 +67,12 @@ final class AVSyncTests: XCTestCase {
         let driver = AudioDriver()
         // 20 ms periods, a 2 s buffer (the emulated microphone delivers in bursts).
         try driver.initializeCapture(device: microphone, format: Self.format, options: AudioStreamOptions(periodFrames: 960, periods: 100))
-        let periods = try ChunkClock(periodFrames: XCTUnwrap(driver.capture.periodFrames), capacity: 8192)
-        driver.capture.periodObserver = periods.observer
         let audio = AVChunkTimes()
         try source.start()
         defer { source.release() }
         try driver.startCapture()
         let chunks = driver.capturedChunks()
-        let reading = Task.detached { await audio.read(chunks, driver: driver, clock: periods) }
+        let reading = Task.detached { await audio.read(chunks) }
 
         let events = try AVFlashCapture.flash(webcam, count: Self.flashes)
         Thread.sleep(forTimeInterval: 0.5)
@@ -89,7 +87,7 @@ final class AVSyncTests: XCTestCase {
         let frameTimes = frames.flashTimes
         let clickTimes = audio.clickTimes()
         let found = AVFlashCapture.match(events, frameTimes: frameTimes.mapValues { Double($0) / 1e9 }, clickTimes: clickTimes.mapValues { Double($0) / 1e9 })
-        print("figure: ours: \(frames.count) frames, \(audio.sampleCount) samples, \(driver.capture.statistics.xruns) xruns, period \(periods.periodFrames) frames")
+        print("figure: ours: \(frames.count) frames, \(audio.sampleCount) samples, \(driver.capture.statistics.xruns) xruns, period \(driver.capture.periodFrames.map(String.init) ?? "?") frames")
         AVFlashCapture.report("ours (CameraSource + AudioDriver, ALSA)", found, of: events.count)
         XCTAssertFalse(found.isEmpty, "our capture holds a flash frame and its click (flash frames \(frameTimes.keys.sorted()), clicks \(clickTimes.keys.sorted()))")
         // Each stream against the webcam's own log: how far its timestamp is from the instant made.
@@ -210,11 +208,11 @@ final class AVChunkTimes: @unchecked Sendable {
     private var starts: [(frame: Int, instant: UInt64?)] = []
     let finished = DispatchSemaphore(value: 0)
 
-    func read(_ chunks: some AsyncSequence<AudioChunk, MediaDevicesError>, driver: AudioDriver, clock: ChunkClock) async {
+    func read(_ chunks: some AsyncSequence<AudioChunk, MediaDevicesError>) async {
         defer { finished.signal() }
         do {
             for try await chunk in chunks {
-                let instant = clock.captureInstant(of: chunk, delay: driver.estimatedCaptureDelay)
+                let instant: UInt64? = chunk.timestamp.nanoseconds
                 lock.withLock {
                     starts.append((chunk.startFrame, instant))
                     for index in 0..<chunk.samples.count { samples.append(Int16((chunk.samples[index] * 32768).rounded())) }
@@ -238,49 +236,6 @@ final class AVChunkTimes: @unchecked Sendable {
             }
             return times
         }
-    }
-}
-
-/// MERGE ADAPTER (issue 55): the capture instant of an `AudioChunk`'s first frame, until
-/// `AudioChunk.timestamp` lands. At the merge, `captureInstant(of:delay:)` becomes
-/// `chunk.timestamp.nanoseconds` and this class, its period observer and the `delay` go.
-/// Meanwhile it computes what that timestamp is defined as, read time − device delay: the
-/// period observer stamps each period as the audio thread hands it to the bus (right after
-/// `snd_pcm_readi`); a chunk's first frame was recorded that stamp less the device's delay
-/// (`estimatedCaptureDelay`, `snd_pcm_delay`) less the frames after it in its period. It assumes
-/// no overrun (frames lost would shift the periods; the test prints the xruns).
-final class ChunkClock: @unchecked Sendable {  // the times are written before `recorded` is released
-    let periodFrames: Int
-    private let capacity: Int
-    private let times: UnsafeMutablePointer<UInt64>
-    private let recorded = Atomic<Int>(0)
-
-    init(periodFrames: Int, capacity: Int) {
-        self.periodFrames = periodFrames
-        self.capacity = capacity
-        times = .allocate(capacity: capacity)
-        times.initialize(repeating: 0, count: capacity)
-    }
-
-    deinit { times.deallocate() }
-
-    /// The period observer: stamps period `periods` − 1 (no allocation, no lock).
-    var observer: AudioPeriodObserver {
-        { [self] periods in
-            let index = periods - 1
-            guard index >= 0, index < capacity else { return }
-            times[index] = MonotonicInstant.now.nanoseconds
-            recorded.store(periods, ordering: .releasing)
-        }
-    }
-
-    /// MERGE ADAPTER: becomes `chunk.timestamp.nanoseconds`.
-    func captureInstant(of chunk: AudioChunk, delay: Duration) -> UInt64? {
-        let period = chunk.startFrame / periodFrames
-        guard period < recorded.load(ordering: .acquiring) else { return nil }
-        let after = (period + 1) * periodFrames - chunk.startFrame
-        let back = Double(after) / Double(chunk.format.sampleRate) + Double(delay.components.attoseconds) / 1e18 + Double(delay.components.seconds)
-        return times[period] - UInt64(back * 1e9)
     }
 }
 

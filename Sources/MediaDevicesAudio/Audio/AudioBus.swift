@@ -31,6 +31,9 @@ public final class AudioBus: Sendable {
     /// The driver's voice processing: captured frames pass through it on their way in, frames
     /// taken to play are its echo reference (see `AudioDriver.setVoiceProcessing`).
     let voice = VoiceLink()
+    /// When the capture ring's frames were recorded: the capture side's last word on it, which
+    /// ``AudioDriver/capturedChunks(frames:)`` turns into each chunk's timestamp.
+    let captureTime = CaptureTimeAnchor()
 
     /// Creates a bus whose rings hold `capacityBytes` each (rounded up to a power of two;
     /// 1 MiB is 2.7 s of 48 kHz stereo float).
@@ -80,6 +83,7 @@ public final class AudioBus: Sendable {
     @discardableResult
     public func writeCaptureData(_ samples: UnsafeBufferPointer<Int16>) -> Int {
         defer { wakeCaptureWaiter() }
+        anchorCaptureNow(samples: samples.count)
         return write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .s16LE, count: samples.count, counting: true)
     }
 
@@ -88,6 +92,7 @@ public final class AudioBus: Sendable {
     @discardableResult
     public func writeCaptureData(_ samples: UnsafeBufferPointer<Float>) -> Int {
         defer { wakeCaptureWaiter() }
+        anchorCaptureNow(samples: samples.count)
         return write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .floatLE, count: samples.count, counting: true)
     }
 
@@ -113,9 +118,37 @@ public final class AudioBus: Sendable {
             session.processCapture(source, bytes: count, time: time, afterGap: afterGap) { processed, bytes in
                 storeCaptureBytes(processed, count: bytes, frameBytes: frameBytes, sampleBytes: sampleBytes)
             }
+            // What the processing gave out so far ends where the input ends (its block delay,
+            // at most 10 ms, is not taken off).
+            let rate = captureSampleRate
+            if rate > 0 {
+                captureTime.store(position: captureRing.bytesWritten, time: time + Int64(count / frameBytes) * 1_000_000_000 / Int64(rate))
+            }
         } else {
+            captureTime.store(position: captureRing.bytesWritten, time: time)
             storeCaptureBytes(source, count: count, frameBytes: frameBytes, sampleBytes: sampleBytes)
         }
+    }
+
+    /// The capture format's rate, straight from its code (no `AudioFormat` made: decoding one
+    /// reads `SampleFormat.allCases`, an allocation in debug builds, on the audio thread); 0 unset.
+    private var captureSampleRate: Int {
+        let code = captureFormatCode.load(ordering: .acquiring)
+        return code >> 63 == 1 ? Int(code & 0xffff_ffff) : 0
+    }
+
+    /// The public write path, which has no device time: the `samples` handed over now end now.
+    private func anchorCaptureNow(samples: Int) {
+        guard let format = captureFormat, format.sampleRate > 0, format.channels > 0 else { return }
+        captureTime.store(position: captureRing.bytesWritten,
+                          time: Int64(MonotonicClock.now()) - Int64(samples / format.channels) * 1_000_000_000 / Int64(format.sampleRate))
+    }
+
+    /// When the captured frame the application reads next was recorded (monotonic ns), from the
+    /// capture side's last anchor; nil before anything was captured. The reader's side.
+    func nextCaptureReadTime() -> Int64? {
+        guard let format = captureFormat else { return nil }
+        return captureTime.time(atPosition: captureRing.bytesRead, bytesPerSecond: format.bytesPerFrame * format.sampleRate)
     }
 
     private func storeCaptureBytes(_ source: UnsafeRawPointer, count: Int, frameBytes: Int, sampleBytes: Int) {

@@ -40,13 +40,13 @@ final class AudioBusPort: @unchecked Sendable {
 
     /// Capture: `bytes` of device frames at `source` into the bus, converted if need be. `time`
     /// is when the first was recorded (monotonic nanoseconds, from the device's timestamps);
-    /// nil: the clock now less the side's delay. `afterGap`: frames were lost before these.
+    /// nil: the clock now less the side's delay and the frames' own length
+    /// (`Self.recordingTime`). `afterGap`: frames were lost before these.
     func writeCapture(_ source: UnsafeRawPointer, bytes: Int, time: UInt64?, afterGap: Bool) {
         let busFrameBytes = busFormat.bytesPerFrame, sampleBytes = busFormat.sampleFormat.bytesPerSample
         let deviceFrames = bytes / deviceFormat.bytesPerFrame
-        let recorded = time.map { Int64($0) } ?? bus.voice.session.map { _ in
-            Int64(MonotonicClock.now()) - Self.nanoseconds(delaySeconds) - Self.nanoseconds(Double(deviceFrames) / Double(deviceFormat.sampleRate))
-        } ?? 0
+        let recorded = time.map { Int64($0) }
+            ?? Self.recordingTime(readAt: Int64(MonotonicClock.now()), delaySeconds: delaySeconds, frames: deviceFrames, sampleRate: deviceFormat.sampleRate)
         guard let converter else {
             bus.writeCaptureBytes(source, count: bytes, frameBytes: busFrameBytes, sampleBytes: sampleBytes, time: recorded, afterGap: afterGap)
             return
@@ -65,6 +65,14 @@ final class AudioBusPort: @unchecked Sendable {
     }
 
     private static func nanoseconds(_ seconds: Double) -> Int64 { Int64(seconds * 1e9) }
+
+    /// Where the device gives no time (PulseAudio and PipeWire through it; ALSA without
+    /// timestamps): when the first of `frames` read at `readAt` (monotonic ns) was recorded: the
+    /// read time less the delay still buffered behind them (`delaySeconds`: the Pulse stream's
+    /// latency or `snd_pcm_delay`, with the converter's) and less the frames' own length.
+    static func recordingTime(readAt: Int64, delaySeconds: Double, frames: Int, sampleRate: Int) -> Int64 {
+        readAt - nanoseconds(delaySeconds) - Int64(frames) * 1_000_000_000 / Int64(max(sampleRate, 1))
+    }
 
     /// Render: fills `buffer` with up to `periodBytes` of device frames from the bus (converted
     /// if need be) and returns how many bytes to play; short of a period it pads with silence

@@ -10,6 +10,14 @@ public struct AudioChunk: Sendable {
     public let startFrame: Int
     /// The chunk's peak and RMS per channel.
     public let level: AudioLevel
+    /// When the chunk's first sample was recorded, on the monotonic clock video frames are
+    /// stamped with (`VideoFrame.timestamp`), so the two subtract directly. ALSA: from the
+    /// device's timestamp of its last position update (`snd_pcm_htimestamp`); PulseAudio and
+    /// PipeWire: the time the period was read less the stream's latency
+    /// (`pa_stream_get_latency`). Chunk to chunk it advances at the sample rate. The article
+    /// "Audio and the driver" (Timestamps) says what each backend's time means and how far to
+    /// trust it.
+    public let timestamp: MonotonicInstant
 
     /// Frames in the chunk (the last chunk of a run may be short).
     public var frames: Int { samples.count / max(format.channels, 1) }
@@ -69,12 +77,17 @@ struct AudioChunks: AsyncSequence, Sendable {
 
         private mutating func take(_ count: Int, format: AudioFormat) -> AudioChunk {
             let whole = count / format.channels * format.channels
+            // The time of the first frame read, from the capture side's anchor; a bus nobody
+            // stamped (never) or the clock now less what is waiting.
+            let nanoseconds = bus.nextCaptureReadTime()
+                ?? Int64(MonotonicClock.now()) - Int64(count / format.channels) * 1_000_000_000 / Int64(Swift.max(format.sampleRate, 1))
             if buffer.count != whole { buffer = [Float](repeating: 0, count: whole) }
             // Mutating the buffer copies it only if the application still holds the last chunk.
             let got = buffer.withUnsafeMutableBufferPointer { bus.readCaptureData(into: $0) }
             if got < buffer.count { buffer.removeLast(buffer.count - got) }
             let level = buffer.withUnsafeBufferPointer { AudioLevel(samples: $0, channels: format.channels) }
-            let chunk = AudioChunk(format: format, samples: buffer, startFrame: position, level: level)
+            let chunk = AudioChunk(format: format, samples: buffer, startFrame: position, level: level,
+                                   timestamp: MonotonicInstant(nanoseconds: UInt64(Swift.max(0, nanoseconds))))
             position += got / format.channels
             return chunk
         }

@@ -34,6 +34,12 @@ package final class AudioRingBuffer: @unchecked Sendable {
         writePosition.load(ordering: .acquiring) - readPosition.load(ordering: .acquiring)
     }
 
+    /// Producer: bytes written since the ring was made (the position the next write starts at).
+    package var bytesWritten: Int { writePosition.load(ordering: .relaxed) }
+
+    /// Consumer: bytes read since the ring was made (the position the next read starts at).
+    package var bytesRead: Int { readPosition.load(ordering: .relaxed) }
+
     /// Bytes that can be written (a snapshot; from the producer it is a lower bound).
     package var availableToWrite: Int { capacity - availableToRead }
 

@@ -127,28 +127,39 @@ public final class FrameFileWriter {
             }
             try write(FrameFileWriter.frameHeader)
             try writeY4M(planes.view, planes.chroma)
-        } else if frame.format.pixelFormat.isCompressed || frame.format.pixelFormat.layout == nil {
-            let bytes = frame.plane(0).bytes
-            try write(UnsafeRawBufferPointer(rebasing: bytes.prefix(min(frame.bytesUsed, bytes.count))))
         } else {
-            let planes = frame.format.pixelFormat.layout!.planes
-            for index in 0..<min(planes.count, frame.planeCount) {
-                let plane = frame.plane(index)
-                let rowBytes = planes[index].minimumBytesPerRow(width: frame.width)
-                let rows = planes[index].rows(height: frame.height)
-                if plane.bytesPerRow == rowBytes, plane.bytes.count >= rowBytes * rows {
-                    // No row padding: one write for the plane (one syscall, as v4l2-ctl does).
-                    try write(UnsafeRawBufferPointer(rebasing: plane.bytes[0..<(rowBytes * rows)]))
-                    continue
-                }
-                for row in 0..<rows {
-                    let start = row * plane.bytesPerRow
-                    guard start + rowBytes <= plane.bytes.count else { break }
-                    try write(UnsafeRawBufferPointer(rebasing: plane.bytes[start..<(start + rowBytes)]))
-                }
-            }
+            try Self.forEachRawSpan(of: frame) { (span) throws(MediaDevicesError) in try write(span) }
         }
         framesWritten += 1
+    }
+
+    /// Hands `body` the bytes of `frame` as a raw file stores them, in order: a compressed frame's
+    /// bytes used, or each plane's rows without stride padding (one span a plane when its rows are
+    /// tight, one a row when they are padded). What `.raw` files and the command-line tool's
+    /// audio-and-video files (rawvideo packets) hold per frame.
+    package static func forEachRawSpan(of frame: VideoFrame,
+                                       _ body: (UnsafeRawBufferPointer) throws(MediaDevicesError) -> Void) throws(MediaDevicesError) {
+        if frame.format.pixelFormat.isCompressed || frame.format.pixelFormat.layout == nil {
+            let bytes = frame.plane(0).bytes
+            try body(UnsafeRawBufferPointer(rebasing: bytes.prefix(min(frame.bytesUsed, bytes.count))))
+            return
+        }
+        let planes = frame.format.pixelFormat.layout!.planes
+        for index in 0..<min(planes.count, frame.planeCount) {
+            let plane = frame.plane(index)
+            let rowBytes = planes[index].minimumBytesPerRow(width: frame.width)
+            let rows = planes[index].rows(height: frame.height)
+            if plane.bytesPerRow == rowBytes, plane.bytes.count >= rowBytes * rows {
+                // No row padding: one span for the plane (one write, as v4l2-ctl does).
+                try body(UnsafeRawBufferPointer(rebasing: plane.bytes[0..<(rowBytes * rows)]))
+                continue
+            }
+            for row in 0..<rows {
+                let start = row * plane.bytesPerRow
+                guard start + rowBytes <= plane.bytes.count else { break }
+                try body(UnsafeRawBufferPointer(rebasing: plane.bytes[start..<(start + rowBytes)]))
+            }
+        }
     }
 
     /// Flushes and closes the file and moves it to `path` (`AtomicFile`). Safe to call more than once.
