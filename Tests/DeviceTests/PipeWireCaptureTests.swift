@@ -14,7 +14,7 @@ final class PipeWireCaptureTests: XCTestCase {
     private let request = FormatRequest(pixelFormat: .yuyv, size: .vga, frameRate: FrameRate(25))
 
     /// Captures `target` frames from `source` and returns the recorder (kept frame: index 5).
-    private func record(_ source: some VideoCapturer, target: Int = 8, file: StaticString = #filePath, line: UInt = #line) throws -> FrameRecorder {
+    private func record(_ source: some VideoSource, target: Int = 8, file: StaticString = #filePath, line: UInt = #line) throws -> FrameRecorder {
         let recorder = FrameRecorder(target: target)
         source.consumer = recorder
         try source.start()

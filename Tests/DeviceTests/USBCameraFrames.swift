@@ -111,7 +111,7 @@ struct CopiedFrame {
 }
 
 /// The first `count` frames of `frames`, or fewer if `source` had to be stopped after `seconds`.
-func firstFrames(_ frames: VideoFrames, count: Int, seconds: Double, stopping source: any VideoCapturer) async throws -> [CopiedFrame] {
+func firstFrames(_ frames: VideoFrames, count: Int, seconds: Double, stopping source: VideoSource) async throws -> [CopiedFrame] {
     let watchdog = Task {
         try await Task.sleep(for: .seconds(seconds))
         source.stop()

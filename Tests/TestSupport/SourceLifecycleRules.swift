@@ -14,7 +14,7 @@ import Synchronization
 public enum SourceLifecycleRules {
     /// Runs every rule on `source` and returns the rules it broke. `change` is the source's own
     /// change call (`setFormat`, `selectCaptureDevice`), made with the settings it has now.
-    public static func violations(of source: some VideoCapturer, change: @escaping @Sendable () throws -> Void,
+    public static func violations(of source: some VideoSource, change: @escaping @Sendable () throws -> Void,
                                   seconds: Double = 30) throws -> [String] {
         var broken: [String] = []
         try checkCallsFromTheCallback(source, change: change, seconds: seconds, into: &broken)
@@ -29,7 +29,7 @@ public enum SourceLifecycleRules {
     }
 
     /// The calls from the callback, as the first rule says.
-    static func checkCallsFromTheCallback(_ source: some VideoCapturer, change: @escaping @Sendable () throws -> Void,
+    static func checkCallsFromTheCallback(_ source: some VideoSource, change: @escaping @Sendable () throws -> Void,
                                           seconds: Double, into broken: inout [String]) throws {
         let callback = CallingConsumer(source: source, change: change)
         source.consumer = callback
@@ -50,7 +50,7 @@ public enum SourceLifecycleRules {
     }
 
     /// The calls made twice, and a start after release.
-    static func checkTwiceAndAfterRelease(_ source: some VideoCapturer, seconds: Double, into broken: inout [String]) throws {
+    static func checkTwiceAndAfterRelease(_ source: some VideoSource, seconds: Double, into broken: inout [String]) throws {
         try source.initialize()
         try source.initialize()
         expect(source.captureSettings != nil, "initialized: settings in force", into: &broken)
@@ -82,7 +82,7 @@ extension SourceLifecycleRules {
     /// Another thread stops the source while the consumer's `captureDidStop` (on the capture
     /// thread, which that `stop()` waits for) calls `release()` and `start()`: `release()` only
     /// stops and returns, `start()` is refused, and the other thread's `stop()` returns.
-    static func checkCallsFromTheEndWhileAnotherThreadStops(_ source: some VideoCapturer, seconds: Double,
+    static func checkCallsFromTheEndWhileAnotherThreadStops(_ source: some VideoSource, seconds: Double,
                                                             into broken: inout [String]) throws {
         let ending = EndingConsumer(source: source)
         source.consumer = ending
@@ -104,7 +104,7 @@ extension SourceLifecycleRules {
 }
 
 /// Calls `release()` and `start()` from `captureDidStop`.
-private final class EndingConsumer<Source: VideoCapturer>: VideoFrameConsumer, Sendable {
+private final class EndingConsumer<Source: VideoSource>: VideoFrameConsumer, Sendable {
     struct Outcome: Sendable {
         var heard = false
         var releaseSeconds = 0.0
@@ -133,7 +133,7 @@ private final class EndingConsumer<Source: VideoCapturer>: VideoFrameConsumer, S
 
 /// On its first frame, calls every control of its source from the capture thread and records
 /// what each did; then counts the end.
-private final class CallingConsumer<Source: VideoCapturer>: VideoFrameConsumer, Sendable {
+private final class CallingConsumer<Source: VideoSource>: VideoFrameConsumer, Sendable {
     struct Outcome: Sendable {
         var initialize: MediaDevicesError.Code?
         var start: MediaDevicesError.Code?

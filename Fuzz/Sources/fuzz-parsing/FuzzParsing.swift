@@ -3,6 +3,7 @@
 // The CLI's DeviceSelection.resolve lives in the executable target (not importable) and only
 // matches the text against the devices present; its parsing is the same Int(text)/prefix tests.
 import MediaDevices
+@testable import MediaDevicesVideo  // the parsers are package-internal (the command line's syntax)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

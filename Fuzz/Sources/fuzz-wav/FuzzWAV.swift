@@ -1,5 +1,6 @@
 // libFuzzer harness: the WAV reader (WAVFile(bytes:)) and its float conversion.
 import MediaDevices
+@testable import MediaDevicesAudio  // WAVFile is package-internal (the command line's `play` reads with it)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

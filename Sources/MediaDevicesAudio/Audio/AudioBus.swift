@@ -3,11 +3,10 @@ import Dispatch
 import Synchronization
 
 /// The audio bus between an ``AudioDriver`` and the application, as `OTAudioBus` is between an
-/// `OTAudioDevice` and the SDK: the capture side writes what it records with
-/// ``writeCaptureData(_:)-(UnsafeBufferPointer<Int16>)``, the render side reads what to play with
-/// ``readRenderData(into:)-(UnsafeMutableBufferPointer<Int16>)``. The application takes captured
-/// samples with ``readCaptureData(into:)-(UnsafeMutableBufferPointer<Int16>)`` and supplies samples
-/// to play with ``writeRenderData(_:)-(UnsafeBufferPointer<Int16>)``.
+/// `OTAudioDevice` and the SDK: the driver's capture side writes what it records into it and its
+/// render side reads what to play from it (the driver makes the bus and sets its formats). The
+/// application takes captured samples with ``readCaptureData(into:)-(UnsafeMutableBufferPointer<Int16>)``
+/// and supplies samples to play with ``writeRenderData(_:)-(UnsafeBufferPointer<Int16>)``.
 ///
 /// Each direction is a lock-free single-producer / single-consumer `AudioRingBuffer` holding
 /// samples in the stream's format; Int16 and Float variants convert on the way in or out. No
@@ -37,7 +36,7 @@ public final class AudioBus: Sendable {
 
     /// Creates a bus whose rings hold `capacityBytes` each (rounded up to a power of two;
     /// 1 MiB is 2.7 s of 48 kHz stereo float).
-    public init(capacityBytes: Int = 1 << 20) {
+    package init(capacityBytes: Int = 1 << 20) {
         captureRing = AudioRingBuffer(minimumCapacity: capacityBytes)
         renderRing = AudioRingBuffer(minimumCapacity: capacityBytes)
     }
@@ -49,9 +48,9 @@ public final class AudioBus: Sendable {
 
     /// Sets the format of the capture direction (the driver does when its capture side
     /// initializes; a custom driver or a test sets it itself). Not while the direction is in use.
-    public func setCaptureFormat(_ format: AudioFormat) { captureFormatCode.store(Self.encode(format), ordering: .releasing) }
+    package func setCaptureFormat(_ format: AudioFormat) { captureFormatCode.store(Self.encode(format), ordering: .releasing) }
     /// Sets the format of the render direction; see ``setCaptureFormat(_:)``.
-    public func setRenderFormat(_ format: AudioFormat) { renderFormatCode.store(Self.encode(format), ordering: .releasing) }
+    package func setRenderFormat(_ format: AudioFormat) { renderFormatCode.store(Self.encode(format), ordering: .releasing) }
 
     /// Captured samples the application has not taken yet.
     public var captureSamplesAvailable: Int {
@@ -81,7 +80,7 @@ public final class AudioBus: Sendable {
     /// Capture side: stores captured interleaved samples; returns how many fit (the rest are
     /// dropped and counted in ``droppedCaptureSamples``).
     @discardableResult
-    public func writeCaptureData(_ samples: UnsafeBufferPointer<Int16>) -> Int {
+    package func writeCaptureData(_ samples: UnsafeBufferPointer<Int16>) -> Int {
         defer { wakeCaptureWaiter() }
         anchorCaptureNow(samples: samples.count)
         return write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .s16LE, count: samples.count, counting: true)
@@ -90,7 +89,7 @@ public final class AudioBus: Sendable {
     /// Capture side: stores captured interleaved float samples; see
     /// ``writeCaptureData(_:)-(UnsafeBufferPointer<Int16>)``.
     @discardableResult
-    public func writeCaptureData(_ samples: UnsafeBufferPointer<Float>) -> Int {
+    package func writeCaptureData(_ samples: UnsafeBufferPointer<Float>) -> Int {
         defer { wakeCaptureWaiter() }
         anchorCaptureNow(samples: samples.count)
         return write(captureRing, format: captureFormat, samples.baseAddress.map(UnsafeRawPointer.init), .floatLE, count: samples.count, counting: true)
@@ -99,14 +98,14 @@ public final class AudioBus: Sendable {
     /// Render side: takes up to `buffer.count` samples to play; returns how many it got (a short
     /// count is counted in ``missingRenderSamples``).
     @discardableResult
-    public func readRenderData(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+    package func readRenderData(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
         read(renderRing, format: renderFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .s16LE, count: buffer.count, counting: true)
     }
 
     /// Render side: takes up to `buffer.count` float samples to play; see
     /// ``readRenderData(into:)-(UnsafeMutableBufferPointer<Int16>)``.
     @discardableResult
-    public func readRenderData(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
+    package func readRenderData(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
         read(renderRing, format: renderFormat, buffer.baseAddress.map(UnsafeMutableRawPointer.init), .floatLE, count: buffer.count, counting: true)
     }
 

@@ -10,7 +10,7 @@ public final class AudioConverter {
     /// The format given out.
     public let output: AudioFormat
     /// The rate converter; nil when the rates are equal.
-    public let resampler: AudioResampler?
+    package let resampler: AudioResampler?
     /// Input frames converted per step (longer inputs are taken in steps).
     public let chunkFrames: Int
     private let mixedChannels: Int
@@ -53,7 +53,7 @@ public final class AudioConverter {
     }
 
     /// Output frames per input frame.
-    public var ratio: Double { Double(output.sampleRate) / Double(input.sampleRate) }
+    package var ratio: Double { Double(output.sampleRate) / Double(input.sampleRate) }
 
     /// The converter's own delay in output frames (the resampler's).
     public var delayFrames: Double { resampler?.delayFrames ?? 0 }

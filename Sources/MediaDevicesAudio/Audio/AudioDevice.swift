@@ -33,9 +33,9 @@ public struct AudioDevice: Sendable, Hashable, CustomStringConvertible {
     /// ALSA or PulseAudio.
     public let backend: Backend
     /// ALSA only: the card index and device number (nil for `default` and Pulse).
-    public let card: Int?
+    package let card: Int?
     /// ALSA only: the PCM device number on the card.
-    public let deviceNumber: Int?
+    package let deviceNumber: Int?
     /// The physical device this one is part of, as browsers' `groupId`: a camera
     /// (`CaptureDevice.group`) and a microphone with the same value are one device, a webcam and
     /// its own microphone. An opaque value to compare, not to parse (today `usb:3-1`, the USB bus

@@ -1,5 +1,5 @@
 import MediaDevicesCore
-/// What ``AudioDriverSide/switchDevice(to:options:)-iqo`` did, and how long the side was between devices.
+/// What ``AudioDriver/switchCaptureDevice(to:options:)-9125`` (or `switchRenderDevice`) did, and how long the side was between devices.
 public struct AudioDeviceSwitch: Sendable, Equatable {
     /// The device the side left (nil if it had none).
     public let from: AudioDevice?

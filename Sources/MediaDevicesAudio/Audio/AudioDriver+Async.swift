@@ -11,7 +11,7 @@ extension AudioDriverSide {
     /// (up to `options.serverTimeout`).
     /// - Throws: what the synchronous form throws;
     ///   ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when the task was cancelled.
-    public func initialize(device: AudioDevice, format: AudioFormat,
+    package func initialize(device: AudioDevice, format: AudioFormat,
                            options: AudioStreamOptions = AudioStreamOptions()) async throws(MediaDevicesError) {
         try await runBlocking(name: "md-audio-open", device: device.uniqueID, operation: "initialize") {
             try self.initialize(device: device, format: format, options: options)
@@ -23,7 +23,7 @@ extension AudioDriverSide {
     ///   ``/MediaDevicesCore/MediaDevicesError/Code/cancelled`` when the task was cancelled (the
     ///   side stays on its device).
     @discardableResult
-    public func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) async throws(MediaDevicesError) -> AudioDeviceSwitch {
+    package func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) async throws(MediaDevicesError) -> AudioDeviceSwitch {
         try await runBlocking(name: "md-audio-switch", device: device.uniqueID, operation: "switchDevice") {
             try self.switchDevice(to: device, options: options)
         }

@@ -8,11 +8,10 @@ import MediaDevicesCore
 /// recorded, converter delays included) and says when the device lost frames, so it stays
 /// aligned across xruns, device switches, fallbacks, resampling and a capture thread that
 /// falls seconds behind (the capture device's buffer holds what it has not read; the reference
-/// line holds that much more); ``VoiceProcessor/renderJumps``/``VoiceProcessor/captureJumps`` count the
-/// re-alignments. While the render side is stopped the canceller gets no
+/// line holds that much more). `mediadevices duplex --json` prints the re-alignments it counted. While the render side is stopped the canceller gets no
 /// reference and passes the capture on (noise and gain go on).
 extension AudioDriver {
-    /// Opens the input (see ``AudioDriverSide/initialize(device:format:options:)-71hnd``) and turns
+    /// Opens the input (see ``initializeCapture(device:format:options:)-igqs``) and turns
     /// voice processing on at `format` with `voiceProcessing` (nil: off). Throws
     /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` naming the formats voice
     /// processing takes (``VoiceProcessor/sampleRates``, mono or stereo, S16_LE or FLOAT_LE; the

@@ -24,7 +24,7 @@ public final class AudioDriverSide: Sendable {
 
     /// ``AudioDevice/Direction/input`` for the capture side, ``AudioDevice/Direction/output`` for
     /// the render side.
-    public let direction: AudioDevice.Direction
+    package let direction: AudioDevice.Direction
     private let bus: AudioBus
     private let state = Mutex(State())
     private let counters = AudioCounters()
@@ -59,7 +59,7 @@ public final class AudioDriverSide: Sendable {
     /// see ``AudioConverter``), unless `options.convertsFormat` is false: then the bus carries
     /// the device's format, the rate adjusted to the nearest. PulseAudio takes any format (the
     /// server converts). Replaces an earlier initialization.
-    public func initialize(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
+    package func initialize(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
         do {
             try open(device: device, format: format, options: options)
         } catch {
@@ -119,34 +119,36 @@ public final class AudioDriverSide: Sendable {
     }
 
     /// Whether a device is open and configured.
-    public var isInitialized: Bool { state.withLock { $0.stream != nil } }
+    package var isInitialized: Bool { state.withLock { $0.stream != nil } }
     /// Whether the audio thread is running (false again once it ended on its own; see ``endError``).
-    public var isStarted: Bool { running.load(ordering: .acquiring) }
+    package var isStarted: Bool { running.load(ordering: .acquiring) }
     /// The device this side opened.
     public var device: AudioDevice? { state.withLock { $0.device } }
     /// The format the application reads (capture) or writes (render) through the bus: the one
     /// ``initialize(device:format:options:)-71hnd`` asked for (nil before
     /// ``initialize(device:format:options:)-71hnd``). See ``deviceFormat`` for the device's.
-    public var format: AudioFormat? { state.withLock { $0.port?.busFormat } }
-    /// The format the device runs at: ``format`` when the device takes it, else the nearest it
-    /// takes, converted from or to ``format`` on the audio thread (nil before
-    /// ``initialize(device:format:options:)-71hnd``).
+    package var format: AudioFormat? { state.withLock { $0.port?.busFormat } }
+    /// The format the device runs at: the bus's (``AudioDriver/captureFormat``,
+    /// ``AudioDriver/renderFormat``) when the device takes it, else the nearest it takes, converted
+    /// from or to the bus's on the audio thread (nil before the side is initialized).
     public var deviceFormat: AudioFormat? { state.withLock { $0.stream?.format } }
     /// Whether the audio thread converts between ``deviceFormat`` and ``format``.
-    public var isConverting: Bool { state.withLock { $0.port?.converter != nil } }
+    package var isConverting: Bool { state.withLock { $0.port?.converter != nil } }
     /// The period the device chose, in device frames (at ``deviceFormat``'s rate).
     public var periodFrames: Int? { state.withLock { $0.stream?.periodFrames } }
     /// The device buffer the device chose, in device frames.
     public var bufferFrames: Int? { state.withLock { $0.stream?.bufferFrames } }
     /// Why the last run ended on its own (``/MediaDevicesCore/MediaDevicesError/Code/disconnected``
-    /// when the device or server went away); nil while running or after ``stop()``.
+    /// when the device or server went away); nil while running or after a stop
+    /// (``AudioDriver/stopCapture()``, ``AudioDriver/stopRendering()``).
     public var endError: MediaDevicesError? { lastFailure.withLock { $0 } }
 
     /// Called on the audio thread once a run has ended, with the failure that ended it (nil for
-    /// ``stop()``). It may read this side (``device``, ``estimatedDelay``, ``statistics``) while another
-    /// thread starts it again; ``start()`` and ``switchDevice(to:options:)-iqo`` called from it
-    /// throw ``/MediaDevicesCore/MediaDevicesError/Code/invalidState`` (start again from another
-    /// thread or task). Takes effect at the next ``start()``.
+    /// a stop). It may read this side (``device``, ``statistics``) while another thread starts it
+    /// again; starting or switching the side (``AudioDriver/startCapture()``,
+    /// ``AudioDriver/switchCaptureDevice(to:options:)-9125`` and their render forms) called from it
+    /// throws ``/MediaDevicesCore/MediaDevicesError/Code/invalidState`` (start again from another
+    /// thread or task). Takes effect at the next start.
     public var onStop: (@Sendable (MediaDevicesError?) -> Void)? {
         get { state.withLock { $0.onStop } }
         set { state.withLock { $0.onStop = newValue } }
@@ -166,14 +168,14 @@ public final class AudioDriverSide: Sendable {
 
     /// Called on the audio thread once the side fell back to ``fallbackDevice``, with what moved
     /// (``AudioDeviceSwitch/gap`` nil: it is told before the new device runs) and the error that lost the old
-    /// device. ``onStop`` is not called for it. Takes effect at the next ``start()``.
+    /// device. ``onStop`` is not called for it. Takes effect at the next start.
     public var onFallback: (@Sendable (AudioDeviceSwitch, MediaDevicesError) -> Void)? {
         get { state.withLock { $0.onFallback } }
         set { state.withLock { $0.onFallback = newValue } }
     }
 
     /// Called after every period on the thread that moved it (see ``AudioPeriodObserver``); takes effect
-    /// at the next ``start()``. On the capture side it may drain the bus itself (then no other
+    /// at the next start. On the capture side it may drain the bus itself (then no other
     /// thread may read it): capture with one thread and one wake-up per period, as `record` does.
     public var periodObserver: AudioPeriodObserver? {
         get { state.withLock { $0.observer } }
@@ -193,7 +195,7 @@ public final class AudioDriverSide: Sendable {
     /// capture delay for the capture side, render delay for the render side; plus the
     /// converter's delay when the side converts, and on the capture side the voice
     /// processing's latency when it runs (``VoiceProcessor/latency``).
-    public var estimatedDelay: Duration {
+    package var estimatedDelay: Duration {
         guard let port = state.withLock({ $0.port }) else { return .zero }
         let voiceFrames = direction == .input ? bus.voice.session.map { Double($0.processor.latencyFrames) / Double($0.processor.format.sampleRate) } : nil
         return .seconds(port.delaySeconds + (voiceFrames ?? 0))
@@ -211,7 +213,7 @@ public final class AudioDriverSide: Sendable {
     /// during the call). Throws ``/MediaDevicesCore/MediaDevicesError/Code/invalidState`` when
     /// called from this side's own audio thread (its ``onStop`` or period observer): start it again
     /// from another thread or task.
-    public func start() throws(MediaDevicesError) {
+    package func start() throws(MediaDevicesError) {
         do {
             try startRun()
         } catch {
@@ -320,7 +322,7 @@ public final class AudioDriverSide: Sendable {
     /// on the new one and stopped, ``onStop`` hears the error, and this throws it. Frames
     /// the render side had queued in the old device and not yet played are dropped with it.
     @discardableResult
-    public func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
+    package func switchDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
         let operation = "switch \(sideName) device"
         guard device.direction == direction else {
             throw MediaDevicesError(.invalidState, device: device.uniqueID, operation: operation,
@@ -422,7 +424,7 @@ public final class AudioDriverSide: Sendable {
     /// Stops the audio thread and waits for it (at most a period). The device stays open. From
     /// the side's own audio thread (its ``onStop``, ``onFallback`` or period observer) it asks the
     /// run to end and returns at once: the run ends when that callback returns.
-    public func stop() {
+    package func stop() {
         guard let run = state.withLock({ $0.run }) else { return }
         // A device switch restarts; its old run's end is not reported (see `launch`).
         let restarting = switching.load(ordering: .acquiring)
@@ -434,8 +436,10 @@ public final class AudioDriverSide: Sendable {
         state.withLock { if $0.run === run { $0.run = nil } }
     }
 
-    /// Stops and closes the device; ``initialize(device:format:options:)-71hnd`` again to reuse the
-    /// side. From the side's own audio thread it only stops (as ``stop()`` does there): the run
+    /// Stops and closes the device; initialize it again
+    /// (``AudioDriver/initializeCapture(device:format:options:)-igqs``,
+    /// ``AudioDriver/initializeRendering(device:format:options:)-5yhyg``) to reuse the side. From
+    /// the side's own audio thread it only stops (as a stop does there): the run
     /// still uses the device until the callback returns, so call ``terminate()`` again from another
     /// thread to close it.
     public func terminate() {
@@ -482,7 +486,12 @@ public final class AudioDriver: Sendable {
     /// `render.deviceFormat`).
     public var renderFormat: AudioFormat? { render.format }
 
-    /// Opens and configures the input. See ``AudioDriverSide/initialize(device:format:options:)-71hnd``.
+    /// Opens `device` and configures it for `format`, which the application then reads through
+    /// the bus. A device that does not take `format` exactly runs at the nearest format it takes
+    /// (``AudioDriverSide/deviceFormat``) and the audio thread converts (rate, channels, sample
+    /// format; see ``AudioConverter``), unless `options.convertsFormat` is false: then the bus
+    /// carries the device's format, the rate adjusted to the nearest. PulseAudio takes any format
+    /// (the server converts). Replaces an earlier initialization.
     public func initializeCapture(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
         try capture.initialize(device: device, format: format, options: options)
     }
@@ -494,11 +503,13 @@ public final class AudioDriver: Sendable {
     public func stopCapture() { capture.stop() }
     /// Whether capture runs.
     public var isCapturing: Bool { capture.isStarted }
-    /// The measured capture delay (`snd_pcm_delay` / Pulse latency). See ``AudioDriverSide/estimatedDelay``.
+    /// The capture delay measured last from the device (`snd_pcm_delay`, Pulse stream latency),
+    /// plus the converter's delay when the side converts and the voice processing's latency when
+    /// it runs (``VoiceProcessor/latency``).
     public var estimatedCaptureDelay: Duration { capture.estimatedDelay }
 
-    /// Opens and configures the output. See
-    /// ``AudioDriverSide/initialize(device:format:options:)-71hnd``. Voice processing, if on, takes
+    /// Opens and configures the output, as ``initializeCapture(device:format:options:)-igqs`` does
+    /// the input (the application writes `format` to the bus). Voice processing, if on, takes
     /// its echo reference at the new format.
     public func initializeRendering(device: AudioDevice, format: AudioFormat, options: AudioStreamOptions = AudioStreamOptions()) throws(MediaDevicesError) {
         try render.initialize(device: device, format: format, options: options)
@@ -512,16 +523,32 @@ public final class AudioDriver: Sendable {
     public func stopRendering() { render.stop() }
     /// Whether rendering runs.
     public var isRendering: Bool { render.isStarted }
-    /// The measured render delay. See ``AudioDriverSide/estimatedDelay``.
+    /// The render delay measured last from the device, plus the converter's delay when the side
+    /// converts (see ``estimatedCaptureDelay``).
     public var estimatedRenderDelay: Duration { render.estimatedDelay }
 
-    /// Moves capture to another input while it runs. See ``AudioDriverSide/switchDevice(to:options:)-iqo``.
+    /// Moves capture to `device` without the application noticing more than a short gap: the bus,
+    /// its format, ``AudioDriverSide/onStop`` and the period observer stay, and a running side goes
+    /// on running (ALSA ↔ PulseAudio included). The new device is opened first, while the old one
+    /// still runs, asked for the format the bus has, with `options` (default: those of the last
+    /// initialization); a device that takes another format gets a converter of its own. Then the
+    /// old run stops, the new one starts, and the old device closes. Returns once the new device
+    /// moved its first period (at most a second), with the gap.
+    ///
+    /// The old run's end is not reported to ``AudioDriverSide/onStop`` (if it ended on its own
+    /// while the new device was opening, `onStop` heard that, and the side starts again on the
+    /// new device). If the new device cannot be opened (or, with
+    /// ``AudioStreamOptions/convertsFormat`` false, does not take the bus's exact format), this
+    /// throws and the old device runs on untouched. If the new device opened but its run cannot
+    /// start (no thread, no descriptor left), the old device is closed, the side stays initialized
+    /// on the new one and stopped, `onStop` hears the error, and this throws it.
     @discardableResult
     public func switchCaptureDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
         try capture.switchDevice(to: device, options: options)
     }
-    /// Moves rendering to another output while it runs. See
-    /// ``AudioDriverSide/switchDevice(to:options:)-iqo``.
+    /// Moves rendering to another output while it runs, as
+    /// ``switchCaptureDevice(to:options:)-9125`` moves capture. Frames queued in the old device and
+    /// not yet played are dropped with it.
     @discardableResult
     public func switchRenderDevice(to device: AudioDevice, options: AudioStreamOptions? = nil) throws(MediaDevicesError) -> AudioDeviceSwitch {
         try render.switchDevice(to: device, options: options)

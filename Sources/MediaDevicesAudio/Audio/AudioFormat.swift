@@ -81,7 +81,7 @@ public struct AudioFormatCapabilities: Sendable, Hashable {
     }
 
     /// The common rates formats listings check.
-    public static let commonSampleRates = [8000, 11025, 16000, 22050, 32000, 44100, 48000, 88200, 96000, 176400, 192000]
+    package static let commonSampleRates = [8000, 11025, 16000, 22050, 32000, 44100, 48000, 88200, 96000, 176400, 192000]
 
     /// Whether `format` lies inside these capabilities.
     public func contains(_ format: AudioFormat) -> Bool {

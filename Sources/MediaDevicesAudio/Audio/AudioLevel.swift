@@ -36,7 +36,7 @@ public struct AudioLevel: Sendable, Hashable {
     }
 
     /// `value` (0…1) in dBFS; silence is −∞.
-    public static func decibels(_ value: Float) -> Double { value > 0 ? 20 * log10(Double(value)) : -.infinity }
+    package static func decibels(_ value: Float) -> Double { value > 0 ? 20 * log10(Double(value)) : -.infinity }
 
     /// Peak per channel in dBFS.
     public var peakDecibels: [Double] { peak.map(Self.decibels) }

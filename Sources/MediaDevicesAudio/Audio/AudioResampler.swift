@@ -126,7 +126,7 @@ public final class AudioResampler {
     }
 
     /// The delay from input to output, in output frames (the filter's group delay and what is
-    /// buffered): added to the device's delay in ``AudioDriverSide/estimatedDelay``.
+    /// buffered): added to the device's delay in ``AudioDriver/estimatedCaptureDelay``.
     public var delayFrames: Double {
         if let soxr { return soxr_delay(soxr) }
         if let speex { return Double(speex_resampler_get_output_latency(speex)) }

@@ -18,7 +18,7 @@ public struct AudioStreamOptions: Sendable, Hashable {
     /// its 1 ms delay; see ``AudioResamplerLibrary`` for the comparison).
     public var resampler: AudioResamplerLibrary
     /// Sound-server streams (PulseAudio, and PipeWire through pipewire-pulse): how long
-    /// ``AudioDriverSide/initialize(device:format:options:)-71hnd`` waits for the server to accept
+    /// initializing a side (``AudioDriver/initializeCapture(device:format:options:)-igqs``) waits for the server to accept
     /// the client and then the stream before it fails with
     /// ``/MediaDevicesCore/MediaDevicesError/Code/timeout`` (default 5 s). ALSA devices ignore it.
     /// Raise it where the server may be slow to answer: a heavily loaded or emulated machine, or a
@@ -59,7 +59,7 @@ protocol AudioBackendStream: AnyObject, Sendable {
 /// so far: the side's audio thread (ALSA), or the connection's own libpulse thread (PulseAudio
 /// and PipeWire through pipewire-pulse, where data moves in libpulse's callbacks). It must not
 /// allocate, lock or block (tests use it to count the thread's heap allocations). Calls to the
-/// side from it (``AudioDriverSide/stop()``, ``AudioDriverSide/start()``) behave as from the audio thread.
+/// driver from it (``AudioDriver/stopCapture()``, ``AudioDriver/startCapture()``) behave as from the audio thread.
 public typealias AudioPeriodObserver = @Sendable (_ periods: Int) -> Void
 
 /// Told when a backend's own work for a period begins (true) and ends (false); see

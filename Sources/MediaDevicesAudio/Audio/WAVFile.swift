@@ -75,18 +75,18 @@ public final class WAVWriter {
 
 /// A RIFF/WAVE file read into memory: PCM 16/32-bit, IEEE float, and the same inside
 /// WAVE_FORMAT_EXTENSIBLE.
-public struct WAVFile: Sendable {
+package struct WAVFile: Sendable {
     /// The samples' format.
-    public let format: AudioFormat
+    package let format: AudioFormat
     /// The interleaved sample bytes, in ``format``.
-    public let data: [UInt8]
+    package let data: [UInt8]
 
     /// Frames in the file.
-    public var frames: Int { data.count / format.bytesPerFrame }
+    package var frames: Int { data.count / format.bytesPerFrame }
 
     /// Reads `path`; throws ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` for
     /// other encodings, ``/MediaDevicesCore/MediaDevicesError/Code/io`` for broken files.
-    public init(path: String) throws(MediaDevicesError) {
+    package init(path: String) throws(MediaDevicesError) {
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw MediaDevicesError(.notFound, device: nil, operation: "read \(path)", detail: "Cannot read \(path); check the path and its permissions")
         }
@@ -94,7 +94,7 @@ public struct WAVFile: Sendable {
     }
 
     /// Parses WAV bytes (`name` appears in errors).
-    public init(bytes: [UInt8], name: String = "WAV data") throws(MediaDevicesError) {
+    package init(bytes: [UInt8], name: String = "WAV data") throws(MediaDevicesError) {
         func broken(_ why: String) -> MediaDevicesError {
             MediaDevicesError(.io, device: nil, operation: "read \(name)", detail: "Not a valid WAV file: \(why)")
         }
@@ -140,7 +140,7 @@ public struct WAVFile: Sendable {
     }
 
     /// The samples as interleaved floats.
-    public func floatSamples() -> [Float] {
+    package func floatSamples() -> [Float] {
         let count = data.count / format.sampleFormat.bytesPerSample
         guard count > 0 else { return [] }
         var result = [Float](repeating: 0, count: count)

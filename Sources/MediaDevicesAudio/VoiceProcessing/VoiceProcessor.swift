@@ -13,7 +13,7 @@ import Synchronization
 /// line (`EchoReferenceLine`) and both libraries run on the capture thread, each captured block
 /// with the played block aligned to it, so a capture thread that falls behind, or either side's
 /// xrun, moves nothing out of line: the driver stamps both sides with the device's times and a
-/// side that jumps re-aligns at the next block (``renderJumps``, ``captureJumps``). Allocation-free
+/// side that jumps re-aligns at the next block. Allocation-free
 /// per call once made, except the call after ``processing`` changed (the libraries switch their
 /// parts then). One render thread and one capture thread; ``processing`` may be set from any thread
 /// and takes effect at the next capture block.
@@ -88,7 +88,7 @@ public final class VoiceProcessor: @unchecked Sendable {
     /// Throws ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat``, naming what it takes,
     /// when `format` is not one of them.
     @discardableResult
-    public static func check(_ format: AudioFormat, options: VoiceProcessingOptions) throws(MediaDevicesError) -> AudioFormat {
+    package static func check(_ format: AudioFormat, options: VoiceProcessingOptions) throws(MediaDevicesError) -> AudioFormat {
         let maximumChannels = options.library == .speexDSP ? 1 : 2
         guard sampleRates.contains(format.sampleRate), (1...maximumChannels).contains(format.channels), format.sampleFormat != .s32LE else {
             throw MediaDevicesError(.unsupportedFormat, device: nil, operation: "create voice processor",
@@ -113,25 +113,27 @@ public final class VoiceProcessor: @unchecked Sendable {
     /// What the processing adds to the capture delay, in frames, with the processors that run
     /// now: one block (10 ms, the time a captured frame waits for its block to fill) and the
     /// library's own delay (WebRTC at 48 kHz: echo 8 ms, noise 6 ms more; speexdsp: 10 ms).
-    public var latencyFrames: Int {
+    package var latencyFrames: Int {
         blockFrames + engine.delayFrames(for: VoiceProcessing(rawValue: requested.load(ordering: .acquiring)))
     }
 
-    /// ``latencyFrames`` as a duration (WebRTC at 48 kHz, all on: 34 ms).
+    /// What the processing adds to the capture delay with the processors that run now: one block
+    /// (10 ms, the time a captured frame waits for its block to fill) and the library's own delay
+    /// (WebRTC at 48 kHz: echo 8 ms, noise 6 ms more, 34 ms with all on; speexdsp: 10 ms).
     public var latency: Duration { .nanoseconds(Int64(latencyFrames) * 1_000_000_000 / Int64(format.sampleRate)) }
 
     /// Capture blocks processed so far.
-    public var processedBlocks: Int { blocks.load(ordering: .relaxed) }
+    package var processedBlocks: Int { blocks.load(ordering: .relaxed) }
 
     /// What the echo canceller measured (WebRTC; nil for speexdsp or before it measured).
     public var echoMetrics: EchoMetrics? { engine.echoMetrics }
 
     /// Times the played frames jumped from where the ones before ended (an underrun, a device
     /// restarted or switched): the capture re-aligned with them at the next block.
-    public var renderJumps: Int { line.renderJumps }
+    package var renderJumps: Int { line.renderJumps }
     /// Times the captured frames jumped from where the ones before ended (an overrun: frames the
     /// capture thread lost by falling behind; a device restarted or switched): re-aligned at once.
-    public var captureJumps: Int { line.captureJumps }
+    package var captureJumps: Int { line.captureJumps }
     /// Diagnostics, capture thread (or after it stopped): how far each side's last stamp lay
     /// from where the reference line placed it, in milliseconds.
     package var lastStampDeviations: (render: Double, capture: Double) {
@@ -142,11 +144,11 @@ public final class VoiceProcessor: @unchecked Sendable {
     /// not started, or switched and not yet played, so the echo canceller had no reference and
     /// passed the block on (paused; noise suppression and gain went on). Rising while the
     /// render side plays means the reference does not reach the processor.
-    public var blocksWithoutReference: Int { unreferenced.load(ordering: .relaxed) }
+    package var blocksWithoutReference: Int { unreferenced.load(ordering: .relaxed) }
 
     /// Played frames dropped from the reference because the capture side fell further behind
     /// than the line holds (2 s, or the capture device's buffer + 2 s in a driver).
-    public var droppedReferenceFrames: Int { line.dropped }
+    package var droppedReferenceFrames: Int { line.dropped }
 
     /// Render thread: `frames` frames at `samples` (in ``format``) are being played; they are the
     /// echo reference. Use with ``processCapture(_:frames:delay:)``.

@@ -12,7 +12,7 @@ public struct DeviceDiscovery<Device: Sendable>: Sendable {
     public var problems: [MediaDevicesError]
 
     /// A discovery result of `devices` and `problems`.
-    public init(devices: [Device] = [], problems: [MediaDevicesError] = []) {
+    package init(devices: [Device] = [], problems: [MediaDevicesError] = []) {
         self.devices = devices
         self.problems = problems
     }

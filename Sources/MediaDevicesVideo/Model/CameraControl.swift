@@ -28,9 +28,9 @@ public struct CameraControl: Sendable, Hashable, Identifiable, Codable {
     /// The entries of a menu or integer menu, without the gaps drivers leave.
     public let menu: [MenuEntry]
     /// Bytes per element, for arrays and other compound types.
-    public let elementSize: UInt32
+    package let elementSize: UInt32
     /// The array's dimensions (`[8, 16]`); empty for a single value.
-    public let dimensions: [UInt32]
+    package let dimensions: [UInt32]
     /// A `.float` control's range and default (`nil` for every other type).
     public let floatRange: FloatRange?
     /// The value when the control was read; `.none` for buttons, class headers and controls

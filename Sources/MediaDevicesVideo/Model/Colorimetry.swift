@@ -37,9 +37,9 @@ public struct Colorimetry: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// BT.601 limited range: what a YUV frame with no other information is taken to be.
-    public static let bt601Limited = Colorimetry(matrix: .bt601, range: .limited)
+    package static let bt601Limited = Colorimetry(matrix: .bt601, range: .limited)
     /// BT.601 full range: JPEG's (and so MJPEG's) colorimetry.
-    public static let jpeg = Colorimetry(matrix: .bt601, range: .full)
+    package static let jpeg = Colorimetry(matrix: .bt601, range: .full)
 
     /// What data of `format` is taken to be when nothing says otherwise: BT.601 limited range for
     /// YUV (JPEG's full range is applied by the decoder), full range for RGB and grey.

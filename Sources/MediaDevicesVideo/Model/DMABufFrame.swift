@@ -42,7 +42,7 @@ public struct DMABufFrame: Sendable, Hashable {
     private let plane2: DMABufPlane?
 
     /// `DRM_FORMAT_MOD_LINEAR`.
-    public static let linearModifier: UInt64 = 0
+    package static let linearModifier: UInt64 = 0
 
     /// A description of `planes` (1 to 3; extra ones are ignored) in `drmFourCC` with `modifier`.
     package init(drmFourCC: FourCC, modifier: UInt64 = DMABufFrame.linearModifier, planes: [DMABufPlane]) {

@@ -56,12 +56,12 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     /// The highest rate (from the shortest interval).
     public let maxFrameRate: FrameRate
     /// The interval step of a stepwise range, `nil` for discrete and continuous ranges.
-    public let intervalStep: Fraction?
+    package let intervalStep: Fraction?
     /// What kind of V4L2 entry this came from.
-    public let kind: Kind
+    package let kind: Kind
 
     /// The kind of V4L2 frame interval entry (`V4L2_FRMIVAL_TYPE_*`).
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// One rate (`V4L2_FRMIVAL_TYPE_DISCRETE`).
         case discrete
         /// Rates on a grid of intervals (`V4L2_FRMIVAL_TYPE_STEPWISE`).

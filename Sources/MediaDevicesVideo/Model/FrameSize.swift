@@ -16,7 +16,7 @@ public struct Rect: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 
     /// The rectangle covering all of `size`.
-    public init(_ size: Size) { self.init(x: 0, y: 0, width: size.width, height: size.height) }
+    package init(_ size: Size) { self.init(x: 0, y: 0, width: size.width, height: size.height) }
 
     /// The rectangle's size.
     public var size: Size { Size(width: width, height: height) }

@@ -15,8 +15,7 @@ public struct VideoFormat: Hashable, Sendable, CustomStringConvertible {
     /// for the multi-planar formats (NV12M, YUV420M).
     public var bufferSizes: [Int]
     /// The YCbCr matrix and range of the data (for YUV formats; RGB and grey data are full range).
-    /// Without one, BT.601 limited for YUV (``Colorimetry/bt601Limited``), full range otherwise
-    /// (``Colorimetry/jpeg``).
+    /// Without one, BT.601 limited for YUV, full range otherwise (BT.601 full, as JPEG).
     public var colorimetry: Colorimetry
 
     /// A format with the driver-reported strides and buffer sizes.

@@ -52,7 +52,7 @@ public struct CaptureStatistics: Sendable, Hashable, Encodable {
     public var buffers: Int = 0
 
     /// Empty statistics.
-    public init() {}
+    package init() {}
 
     /// The JSON keys: the properties' names (the delays' under their public names).
     private enum CodingKeys: String, CodingKey {

@@ -39,9 +39,10 @@ final class FrameDelivery: Sendable {
 
     private struct State {
         var consumer: (any VideoFrameConsumer)? {
-            didSet { converting = consumer as? ConvertingConsumer }
+            didSet { converting = (consumer as? ConvertingConsumer).flatMap { $0.parallel == nil ? $0 : nil } }
         }
-        /// The consumer, when it converts frames (it may then share the frame's MJPEG decode).
+        /// The consumer, when it converts frames on the capture thread (it may then share the
+        /// frame's MJPEG decode; one converting on threads of its own copies the frame instead).
         var converting: ConvertingConsumer?
         var queues: [Feed] = []
         var accumulator = StatisticsAccumulator()

@@ -296,10 +296,10 @@ final class SourceCore<Device: SourceDevice>: Sendable {
         }
     }
 
-    /// A new sequence of the source's frames (see `VideoCapturer.frames(bufferSize:)`).
+    /// A new sequence of the source's frames (see `VideoSource.frames(bufferSize:)`).
     func frames(bufferSize: Int) -> VideoFrames { delivery.makeFrames(bufferSize: bufferSize) }
 
-    /// A new sequence of the source's frames converted to `output` (see ``VideoCapturer``).
+    /// A new sequence of the source's frames converted to `output` (see ``VideoSource``).
     func frames(bufferSize: Int, output: OutputFormat) throws(MediaDevicesError) -> VideoFrames {
         do {
             return delivery.makeFrames(bufferSize: bufferSize, converter: try FrameConverter(output: output, device: label))

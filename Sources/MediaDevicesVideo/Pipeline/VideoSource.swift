@@ -29,11 +29,17 @@ extension SourceCore: SourceLifecycle {}
 
 /// What every video source shares — ``CameraSource``, ``PipeWireCameraSource``,
 /// ``ScreenSource`` and ``TestPatternSource`` are its subclasses, and a program that learned one
-/// knows the others: the ``VideoCapturer`` lifecycle (``initialize()``, ``prepare()``,
-/// ``start()``, ``stop()``, ``release()``), the format (``negotiation``, ``setFormat(_:)``,
-/// ``captureSettings``), frames (``consumer``, ``frames(bufferSize:)``,
-/// ``frames(bufferSize:output:)``, ``captureExecutor``), and what an operator watches
-/// (``statistics``, ``logger``, ``frameTimeout``).
+/// knows the others: the capturer lifecycle of OpenTok's `OTVideoCapture` and Twilio's
+/// `VideoSource` (``initialize()``, ``prepare()``, ``start()``, ``stop()``, ``release()``), the
+/// format (``negotiation``, ``setFormat(_:)``, ``captureSettings``), frames (``consumer``,
+/// ``frames(bufferSize:)``, ``frames(bufferSize:output:)``, ``captureExecutor``), and what an
+/// operator watches (``statistics``, ``logger``, ``frameTimeout``).
+///
+/// Frames reach applications two ways, which can be used together:
+/// - ``consumer``: a callback on the source's capture thread, zero-copy (the frame's planes are
+///   the driver's buffer, lent for the duration of the call);
+/// - ``frames(bufferSize:)``: an `AsyncSequence` with a bounded buffer that drops the oldest
+///   frame when the application falls behind, and counts what it dropped.
 ///
 /// Every source keeps the same rules for calls made from its own capture thread (its consumer
 /// callback, or a task on its ``captureExecutor``): ``stop()`` there returns at once and
@@ -47,7 +53,7 @@ extension SourceCore: SourceLifecycle {}
 // @unchecked Sendable: a non-final class cannot be checked by the compiler. Every stored
 // property here is a `let` of a Sendable type, and the subclasses (final, in this module) keep
 // to that.
-public class VideoSource: VideoCapturer, @unchecked Sendable {
+public class VideoSource: @unchecked Sendable {
     /// The source's core, through its lifecycle.
     private let core: any SourceLifecycle
     /// The core's delivery, held here so that the frame members do not go through `core`.

@@ -40,8 +40,8 @@ public final class FrameConverter {
     private(set) var lastDecodeScale: JPEGScale?
 
     /// A converter to `output`; `device` names the source in errors. Throws
-    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` when `output.pixelFormat` is not one of
-    /// ``OutputFormat/producibleFormats``.
+    /// ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` when `output.pixelFormat` is not one
+    /// the pipeline produces (NV12, YU12 or ARGB).
     public init(output: OutputFormat, device: String? = nil) throws(MediaDevicesError) {
         guard OutputFormat.producibleFormats.contains(output.pixelFormat) else {
             throw MediaDevicesError(.unsupportedFormat, device: device, operation: "convert",
@@ -56,7 +56,7 @@ public final class FrameConverter {
     }
 
     /// Whether the pipeline reads frames of `format`.
-    public static func canConvert(_ format: PixelFormat) -> Bool { PixelKind(format) != nil }
+    package static func canConvert(_ format: PixelFormat) -> Bool { PixelKind(format) != nil }
 
     /// Converts `frame` and calls `body` with the result, which is valid only during the call (it is in the
     /// converter's buffers, which the next call overwrites). Call it again on the same converter for the next

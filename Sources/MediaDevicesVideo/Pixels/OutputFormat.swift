@@ -26,9 +26,10 @@ public struct OutputFormat: Sendable, Hashable, CustomStringConvertible {
     public var jpegScaledDecoding: Bool
 
     /// The formats the pipeline produces.
-    public static let producibleFormats: [PixelFormat] = [.nv12, .yu12, .argb]
+    package static let producibleFormats: [PixelFormat] = [.nv12, .yu12, .argb]
 
-    /// An output request. `pixelFormat` must be one of ``producibleFormats``.
+    /// An output request. `pixelFormat` must be one the pipeline produces: ``PixelFormat/nv12``,
+    /// ``PixelFormat/yu12`` (I420) or ``PixelFormat/argb``.
     public init(_ pixelFormat: PixelFormat = .nv12, size: Size? = nil, rotation: FrameRotation = .none,
                 upright: Bool = false, mirrored: Bool = false, crop: Rect? = nil, jpegDecoding: JPEGDecoding = .fast,
                 jpegScaledDecoding: Bool = true) {

@@ -2,35 +2,23 @@ import Foundation
 import MediaDevicesCore
 import Synchronization
 
-/// A callback consumer that converts frames on threads of its own, several frames at once, and
-/// hands the results to its consumer one at a time in capture order, timestamps, sequence
-/// numbers and orientation kept: for a stream one core cannot convert in time, such as 4K MJPEG
-/// at 30 fps on a small ARM board. ``ConvertingConsumer`` (one frame at a time, on the capture
-/// thread) is the default; this one costs a copy of each frame and a thread hand-off.
+/// Converts frames on threads of its own, several frames at once, and hands the results to its
+/// consumer one at a time in capture order: ``ConvertingConsumer`` with more than one thread.
 ///
 /// Each frame's bytes are copied out of the device's buffer on the capture thread (for a JPEG,
 /// a small part of its decode), so the buffer goes back to the device at once; then one of the
 /// `threads` threads converts it. When every thread has a frame, a new frame is dropped and
-/// counted (`busyFrames`): a live camera's frames are not queued without bound, and the latest
-/// ones keep coming. Frames that cannot be converted are dropped and counted (`corruptFrames`),
-/// as ``ConvertingConsumer`` does. Nothing is allocated per frame once every thread has seen the
-/// largest frame.
-///
-/// The consumer is called on the converting threads (named `md-convert`), never two at once, in
-/// the order the frames were captured; `captureDidStop(error:)` reaches it after the last
-/// frame. The threads end when this object is released.
-/// ```swift
-/// camera.consumer = try ParallelConvertingConsumer(output: OutputFormat(.yu12), threads: 3, consumer: encoder)
-/// ```
+/// counted (`busyFrames`). Frames that cannot be converted are dropped and counted
+/// (`corruptFrames`). Nothing is allocated per frame once every thread has seen the largest frame.
 // @unchecked Sendable: its state is in `engine` (locked) and its workers' threads; the consumer calls come from one capture thread.
-public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Sendable {
+package final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Sendable {
     private let engine: Engine
     private let downstream: any VideoFrameConsumer
 
     /// Converts to `output` on `threads` threads (at least 1) and hands the results to
     /// `consumer` in capture order. Throws `.unsupportedFormat` for an output the pipeline
     /// cannot produce, `.invalidValue` for fewer than one thread, `.io` when a thread cannot start.
-    public init(output: OutputFormat, threads: Int, consumer: any VideoFrameConsumer) throws(MediaDevicesError) {
+    package init(output: OutputFormat, threads: Int, consumer: any VideoFrameConsumer) throws(MediaDevicesError) {
         guard threads >= 1 else {
             throw MediaDevicesError(.invalidValue, device: nil, operation: "convert on threads",
                                     detail: "threads must be at least 1 (got \(threads))")
@@ -42,29 +30,29 @@ public final class ParallelConvertingConsumer: VideoFrameConsumer, @unchecked Se
     deinit { engine.shutDown() }
 
     /// The output frames are converted to.
-    public var output: OutputFormat { engine.output }
+    package var output: OutputFormat { engine.output }
 
     /// How many threads convert.
-    public var threads: Int { engine.workers.count }
+    package var threads: Int { engine.workers.count }
 
     /// Frames dropped because they could not be converted (corrupt JPEGs, short buffers).
-    public var corruptFrames: Int { engine.state.withLock { $0.corrupt } }
+    package var corruptFrames: Int { engine.state.withLock { $0.corrupt } }
 
     /// Why the last dropped frame could not be converted.
-    public var lastCorruptFrameReason: String? { engine.state.withLock { $0.reason } }
+    package var lastCorruptFrameReason: String? { engine.state.withLock { $0.reason } }
 
     /// Frames dropped because every thread was still converting an earlier frame.
-    public var busyFrames: Int { engine.state.withLock { $0.busy } }
+    package var busyFrames: Int { engine.state.withLock { $0.busy } }
 
     /// Frames converted and handed on.
-    public var convertedFrames: Int { engine.state.withLock { $0.delivered } }
+    package var convertedFrames: Int { engine.state.withLock { $0.delivered } }
 
     /// Copies `frame` and has a free thread convert it; drops it (`busyFrames`) when none is free.
-    public func consumeFrame(_ frame: VideoFrame) { engine.submit(frame) }
+    package func consumeFrame(_ frame: VideoFrame) { engine.submit(frame) }
 
     /// Waits until the frames already taken are converted and handed on, then passes the end of
     /// capture on.
-    public func captureDidStop(error: MediaDevicesError?) {
+    package func captureDidStop(error: MediaDevicesError?) {
         engine.drain()
         downstream.captureDidStop(error: error)
     }

@@ -9,7 +9,7 @@ public struct VirtualCameraConsumer: Sendable, Hashable, CustomStringConvertible
     public var output: VirtualCamera.Output
 
     /// A consumer.
-    public init(pid: Int32, command: String, output: VirtualCamera.Output) {
+    package init(pid: Int32, command: String, output: VirtualCamera.Output) {
         self.pid = pid
         self.command = command
         self.output = output

@@ -64,7 +64,7 @@ import Synchronization
 // `let` of a Sendable type; what changes lives behind the published state's lock and the core's.
 public final class ScreenSource: VideoSource, @unchecked Sendable {
     /// The rate used when none is given: 15 fps, the seeds' screen-sharing rate.
-    public static let defaultFrameRate = FrameRate(15)
+    package static let defaultFrameRate = FrameRate(15)
 
     /// The screens of the screen-cast portal on the session bus at `busAddress` (a D-Bus address,
     /// `unix:path=…`; the environment's session bus when `nil`): one per source type it offers. Throws
@@ -305,7 +305,7 @@ public final class ScreenSource: VideoSource, @unchecked Sendable {
     /// delivering unchanged pictures again (`skipsUnchangedFrames: false`), exporting the
     /// framebuffer as DMA-BUF (`exportsDMABuf`, KMS only); a portal screen is asked for as
     /// `portal` says (restore token, waits).
-    public convenience init(screen: Screen, frameRate: FrameRate = ScreenSource.defaultFrameRate, region: Rect? = nil,
+    public convenience init(screen: Screen, frameRate: FrameRate = FrameRate(15), region: Rect? = nil,
                             showsCursor: Bool = false, skipsUnchangedFrames: Bool = true,
                             exportsDMABuf: Bool = false, portal: PortalOptions = PortalOptions()) {
         self.init(screen: screen, frameRate: frameRate, region: region, showsCursor: showsCursor, mapping: .automatic,

@@ -19,7 +19,7 @@ public final class TestPatternSource: VideoSource, @unchecked Sendable {
     }
 
     /// The rate used when the request names none.
-    public static let defaultFrameRate = FrameRate(30)
+    package static let defaultFrameRate = FrameRate(30)
 
     /// The formats the source can produce: each renderer format at any even size from 16x16 to
     /// 3840x2160, at any rate from 1 to 120 fps.

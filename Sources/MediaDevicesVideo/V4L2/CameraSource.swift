@@ -2,7 +2,7 @@ import MediaDevicesCore
 import Foundation
 import Synchronization
 
-/// Captures video from a V4L2 device: the ``VideoCapturer`` for cameras (Twilio's ``CameraSource``).
+/// Captures video from a V4L2 device: the ``VideoSource`` for cameras (Twilio's ``CameraSource``).
 ///
 /// ```swift
 /// let camera = CameraSource(device: (await CaptureDevice.discover()).devices[0],

@@ -41,21 +41,21 @@ public struct ControlEntry: Sendable, Hashable, Codable {
 
 /// Several cameras' profiles in one file, keyed by `uniqueID` (what `mediadevices controls
 /// --save/--load` read and write).
-public struct ControlProfiles: Sendable, Hashable, Codable {
+package struct ControlProfiles: Sendable, Hashable, Codable {
     /// The profiles by `uniqueID`.
-    public var profiles: [String: ControlProfile]
+    package var profiles: [String: ControlProfile]
 
     /// Profiles.
-    public init(profiles: [String: ControlProfile] = [:]) { self.profiles = profiles }
+    package init(profiles: [String: ControlProfile] = [:]) { self.profiles = profiles }
 
     /// Adds or replaces `profile`.
-    public mutating func store(_ profile: ControlProfile) { profiles[profile.uniqueID] = profile }
+    package mutating func store(_ profile: ControlProfile) { profiles[profile.uniqueID] = profile }
 
     /// Writes the profiles to `path` as pretty-printed JSON (what `mediadevices controls --save`
     /// writes), whole or not at all: a temporary file beside it, synced and renamed (mode 0644
     /// less the umask). `operation` names the write in errors: `.notFound` for a missing folder,
     /// `.permissionDenied` for a read-only one.
-    public func write(to path: String, operation: String = "save control profiles") throws(MediaDevicesError) {
+    package func write(to path: String, operation: String = "save control profiles") throws(MediaDevicesError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let encoded = try MediaDevicesError.catching(device: path, operation: operation) { try encoder.encode(self) }

@@ -156,6 +156,38 @@ final class ParallelConvertingConsumerTests: XCTestCase {
         XCTAssertEqual(consumer.convertedFrames, 9)
     }
 
+    /// The public form: `ConvertingConsumer` with more than one thread converts on threads of
+    /// its own (not the offering thread), in capture order, and reports the parallel counts; with
+    /// one it converts on the offering thread; fewer than one is refused.
+    func testConvertingConsumerWithThreadsConvertsOnThreadsOfItsOwn() throws {
+        var pictures = (0..<8).map(Self.picture)
+        pictures[3] = Array(pictures[3].prefix(600)) + [UInt8](repeating: 0x5a, count: 400)  // header kept, scan garbled
+        let recorder = Recorder(capacity: 16)
+        let consumer = try ConvertingConsumer(output: OutputFormat(.yu12), threads: 2, consumer: recorder)
+        for (index, bytes) in pictures.enumerated() {
+            Self.withFrame(bytes, format: Self.mjpeg, sequence: UInt32(index)) { consumer.consumeFrame($0) }
+            let deadline = Date().addingTimeInterval(30)
+            while recorder.entries.withLock({ $0.count }) + consumer.corruptFrames + consumer.busyFrames < index + 1 && Date() < deadline { usleep(200) }
+        }
+        consumer.captureDidStop(error: nil)
+        XCTAssertEqual(recorder.stopped.wait(timeout: .now() + 30), .success, "the end of capture was passed on")
+        let entries = recorder.entries.withLock { $0 }
+        XCTAssertEqual(entries.map(\.sequence), [0, 1, 2, 4, 5, 6, 7], "every good frame, in capture order")
+        XCTAssertFalse(entries.contains { pthread_equal($0.thread, pthread_self()) != 0 }, "converted on threads of its own")
+        XCTAssertEqual(consumer.corruptFrames, 1)
+        XCTAssertNotNil(consumer.lastCorruptFrameReason)
+        XCTAssertEqual(consumer.busyFrames, 0, "each frame was offered once the one before was done")
+
+        let inline = Recorder(capacity: 4)
+        let single = try ConvertingConsumer(output: OutputFormat(.yu12), consumer: inline)
+        Self.withFrame(pictures[0], format: Self.mjpeg, sequence: 0) { single.consumeFrame($0) }
+        XCTAssertEqual(inline.entries.withLock { $0.map { pthread_equal($0.thread, pthread_self()) != 0 } }, [true],
+                       "one thread: converted on the offering thread, before consumeFrame returned")
+        XCTAssertThrowsError(try ConvertingConsumer(output: OutputFormat(.yu12), threads: 0, consumer: inline)) { error in
+            XCTAssertEqual((error as? MediaDevicesError)?.code, .invalidValue)
+        }
+    }
+
     /// YUYV 640x480 to I420 on two threads: once each thread has converted a frame, a frame
     /// costs no heap allocation on the thread that offers it nor on the thread that converts it
     /// (from one of its calls of the consumer to its next).

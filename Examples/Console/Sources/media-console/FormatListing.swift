@@ -31,7 +31,7 @@ struct FormatListing: Encodable, Sendable {
 
     private static func sizeOption(_ option: FrameSizeOption) -> SizeOption {
         let rates = option.frameRateRanges.map { range in
-            range.kind == .discrete
+            range.minFrameRate == range.maxFrameRate   // one rate
                 ? RateOption(fps: range.minFrameRate.framesPerSecond.description, minFPS: nil, maxFPS: nil)
                 : RateOption(fps: nil, minFPS: range.minFrameRate.framesPerSecond.description,
                              maxFPS: range.maxFrameRate.framesPerSecond.description)

@@ -35,7 +35,7 @@ enum MJPEGStream {
     }
 
     /// The source a key asks for.
-    static func makeSource(for camera: DeviceCatalog.Camera, key: StreamKey) -> (source: any VideoCapturer, name: String) {
+    static func makeSource(for camera: DeviceCatalog.Camera, key: StreamKey) -> (source: VideoSource, name: String) {
         let request = FormatRequest(pixelFormat: key.pixelFormat,
                                     size: key.width.map { Size(width: $0, height: key.height ?? $0) },
                                     frameRate: key.frameRate)

@@ -24,7 +24,7 @@ final class SharedCapture: VideoFrameConsumer, Sendable {
         var ended = false
     }
     private let viewers = Mutex(Viewers())
-    private let source: any VideoCapturer
+    private let source: VideoSource
     /// The camera, as errors name it.
     private let name: String
     /// Compresses raw frames; `nil` when the camera gives JPEGs. `nonisolated(unsafe)`: an encoder
@@ -34,7 +34,7 @@ final class SharedCapture: VideoFrameConsumer, Sendable {
 
     /// Initializes `source`, makes this capture its consumer and starts it (released again if
     /// that fails).
-    init(source: any VideoCapturer, name: String) throws(MediaDevicesError) {
+    init(source: VideoSource, name: String) throws(MediaDevicesError) {
         self.source = source
         self.name = name
         try source.initialize()

@@ -39,7 +39,7 @@ actor StreamHub {
     /// Joins the capture for `key`, starting it through `makeSource` if none runs (once any
     /// capture of that camera being stopped has let go of it); returns the viewer's JPEG parts
     /// (bounded: the oldest is dropped when the viewer falls behind).
-    func join(_ key: StreamKey, makeSource: () throws -> (source: any VideoCapturer, name: String)) async throws -> AsyncStream<ByteBuffer> {
+    func join(_ key: StreamKey, makeSource: () throws -> (source: VideoSource, name: String)) async throws -> AsyncStream<ByteBuffer> {
         var joined: SharedCapture?
         while true {
             if let existing = captures[key] {
