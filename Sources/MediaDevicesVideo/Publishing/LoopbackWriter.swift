@@ -74,7 +74,7 @@ final class LoopbackWriter: Sendable {
             granted = first
         } else if case let readers = LoopbackWriter.otherOpeners(path), !readers.isEmpty {
             // Fixed by an earlier producer, and held by other processes: it keeps its format.
-            let fixed = LoopbackWriter.captureFormat(file)
+            let fixed = LoopbackWriter.currentFormat(file, cv4l2_BUF_TYPE_VIDEO_CAPTURE)
             file.close()
             throw LoopbackWriter.formatKept(fixed, path: path, holders: readers)
         } else {
@@ -98,7 +98,7 @@ final class LoopbackWriter: Sendable {
             case .failure(let error):
                 // Refused: a format still in force (readers hold the ring) is `.busy` below;
                 // none is the driver's own refusal (a format it does not take).
-                guard let fixed = LoopbackWriter.outputFormat(file) else { file.close(); throw error }
+                guard let fixed = LoopbackWriter.currentFormat(file, cv4l2_BUF_TYPE_VIDEO_OUTPUT) else { file.close(); throw error }
                 inForce = fixed
             }
             guard inForce.pixelFormat == pixelFormat, inForce.size == size else {
@@ -319,15 +319,6 @@ final class LoopbackWriter: Sendable {
         NodeOpeners().scan([NodeOpeners.canonical(path)])
     }
 
-    /// The format a ready device serves its readers (`VIDIOC_G_FMT` on the capture side).
-    private static func captureFormat(_ file: DeviceFile) -> VideoFormat? {
-        var format = v4l2_format()
-        format.type = cv4l2_BUF_TYPE_VIDEO_CAPTURE
-        guard file.ioctlErrno(cv4l2_VIDIOC_G_FMT, &format) == 0, format.fmt.pix.width > 0 else { return nil }
-        let pix = format.fmt.pix
-        return VideoFormat(pixelFormat: PixelFormat(v4l2: FourCC(rawValue: pix.pixelformat)), width: Int(pix.width), height: Int(pix.height))
-    }
-
     /// `.busy`: the device keeps `fixed`, the format an earlier producer set, while `holders`
     /// (or other processes) have it open.
     private static func formatKept(_ fixed: VideoFormat?, path: String, holders: [NodeOpeners.Opener]) -> MediaDevicesError {
@@ -339,10 +330,11 @@ final class LoopbackWriter: Sendable {
                                  remedy: "\(publish)lose the applications that read it (`fuser \(path)`) and start again")
     }
 
-    /// The format in force on the output side (`VIDIOC_G_FMT`); nil when the driver has none.
-    private static func outputFormat(_ file: DeviceFile) -> VideoFormat? {
+    /// The format in force on one side (`VIDIOC_G_FMT` of `type`: the output a producer set, or
+    /// the capture side a ready device serves its readers); nil when the driver has none.
+    private static func currentFormat(_ file: DeviceFile, _ type: UInt32) -> VideoFormat? {
         var format = v4l2_format()
-        format.type = cv4l2_BUF_TYPE_VIDEO_OUTPUT
+        format.type = type
         guard file.ioctlErrno(cv4l2_VIDIOC_G_FMT, &format) == 0, format.fmt.pix.width > 0 else { return nil }
         let pix = format.fmt.pix
         return VideoFormat(pixelFormat: PixelFormat(v4l2: FourCC(rawValue: pix.pixelformat)), width: Int(pix.width), height: Int(pix.height))
