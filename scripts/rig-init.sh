@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash  # busybox's ash, checked as dash, the nearest shell shellcheck knows
 # rig-init.sh: /init of the rig's guest initramfs (see scripts/rig).
 #
 # Runs as PID 1 inside the QEMU guest, with only a static busybox and a few

@@ -73,7 +73,7 @@ extension CaptureCommand {
         } else {
             audioDone.signal()
         }
-        let sequence = try capturer.frameSequence(bufferSize: queue)
+        let sequence = capturer.frameSequence(bufferSize: queue)
         try capturer.start()
         sink.drain(sequence, executor: offThread ? nil : opened.captureExecutor)
         let expected = Double(frames) / (settings.frameRate?.framesPerSecond.doubleValue ?? 30)
