@@ -93,9 +93,10 @@ let package = Package(
         .systemLibrary(name: "CPNG", path: "CShims/CPNG", pkgConfig: "libpng",
                        providers: [.apt(["libpng-dev"])]),
         // libavformat for the command-line tool's audio-and-video files (muxing, no encoding): only
-        // MediaDevicesCommandLine uses it, no library product.
-        .systemLibrary(name: "CAVFormat", path: "CShims/CAVFormat", pkgConfig: "libavformat",
-                       providers: [.apt(["libavformat-dev"])]),
+        // MediaDevicesCommandLine uses it, no library product. Loaded with dlopen when a file is
+        // first written, not linked (its ~130 libraries slowed every start of the tool): its
+        // headers from Debian's libavformat-dev, on the compiler's default include path.
+        .target(name: "CAVFormat", path: "CShims/CAVFormat"),
         .systemLibrary(name: "CXCB", path: "CShims/CXCB", pkgConfig: "xcb",
                        providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-randr0-dev",
                                          "libxcb-damage0-dev", "libxcb-xfixes0-dev"])]),

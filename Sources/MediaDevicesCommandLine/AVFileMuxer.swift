@@ -68,16 +68,17 @@ package final class AVFileMuxer: @unchecked Sendable {
         partialPath = (directory.isEmpty ? "" : directory + "/") + "." + name + ".partial"
         let rate = frameRate?.framesPerSecond
         frameNanoseconds = rate.map { Int64($0.denominator) * 1_000_000_000 / Int64(max($0.numerator, 1)) } ?? 33_333_333
+        try Self.loadFFmpeg(path: path)
         var made: UnsafeMutablePointer<AVFormatContext>?
-        let status = avformat_alloc_output_context2(&made, nil, container.rawValue, partialPath)
+        let status = cav_avformat_alloc_output_context2(&made, nil, container.rawValue, partialPath)
         guard status >= 0, let made else { throw Self.failure(status, path: path, operation: "avformat_alloc_output_context2") }
         context = made
         do throws(MediaDevicesError) {
             videoIndex = try Self.addVideoStream(made, format: video, frameRate: rate, path: path)
             if let audio { audioIndex = try Self.addAudioStream(made, format: audio, path: path) }
-            let opened = avio_open(&made.pointee.pb, partialPath, AVIO_FLAG_WRITE)
+            let opened = cav_avio_open(&made.pointee.pb, partialPath, AVIO_FLAG_WRITE)
             guard opened >= 0 else { throw Self.failure(opened, path: path, operation: "avio_open") }
-            let header = avformat_write_header(made, nil)
+            let header = cav_avformat_write_header(made, nil)
             guard header >= 0 else { throw Self.failure(header, path: path, operation: "avformat_write_header") }
         } catch {
             release(removing: true)
@@ -86,7 +87,7 @@ package final class AVFileMuxer: @unchecked Sendable {
         // The muxer may have chosen its own time bases (Matroska: 1 ms) while writing the header.
         videoTimeBase = made.pointee.streams[Int(videoIndex)]!.pointee.time_base
         if audioIndex >= 0 { audioTimeBase = made.pointee.streams[Int(audioIndex)]!.pointee.time_base }
-        packet = av_packet_alloc()
+        packet = cav_av_packet_alloc()
     }
 
     deinit { release(removing: true) }
@@ -102,7 +103,7 @@ package final class AVFileMuxer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let context, let packet else { throw closedError() }
-        guard av_new_packet(packet, Int32(size)) >= 0 else { throw Self.failure(-ENOMEM, path: path, operation: "av_new_packet") }
+        guard cav_av_new_packet(packet, Int32(size)) >= 0 else { throw Self.failure(-ENOMEM, path: path, operation: "av_new_packet") }
         var offset = 0
         try FrameFileWriter.forEachRawSpan(of: frame) { (span) throws(MediaDevicesError) in
             if let base = span.baseAddress { (packet.pointee.data + offset).update(from: base.assumingMemoryBound(to: UInt8.self), count: span.count) }
@@ -110,11 +111,11 @@ package final class AVFileMuxer: @unchecked Sendable {
         }
         let nanoseconds = Int64(bitPattern: frame.timestamp.nanoseconds &- start.nanoseconds)
         if figures.firstVideo == nil { figures.firstVideo = frame.timestamp }
-        var pts = av_rescale_q(nanoseconds, Self.nanosecond, videoTimeBase)
+        var pts = cav_av_rescale_q(nanoseconds, Self.nanosecond, videoTimeBase)
         if pts <= lastVideoPTS { pts = lastVideoPTS + 1; figures.adjustedTimestamps += 1 }
         lastVideoPTS = pts
         packet.pointee.flags |= AV_PKT_FLAG_KEY  // raw frames and JPEGs stand alone
-        try send(packet, stream: videoIndex, pts: pts, duration: av_rescale_q(frameNanoseconds, Self.nanosecond, videoTimeBase), context: context)
+        try send(packet, stream: videoIndex, pts: pts, duration: cav_av_rescale_q(frameNanoseconds, Self.nanosecond, videoTimeBase), context: context)
         figures.videoFrames += 1
     }
 
@@ -127,19 +128,19 @@ package final class AVFileMuxer: @unchecked Sendable {
         guard let context, let packet else { throw closedError() }
         let frames = chunk.frames
         let bytes = frames * audioFormat.bytesPerFrame
-        guard av_new_packet(packet, Int32(bytes)) >= 0 else { throw Self.failure(-ENOMEM, path: path, operation: "av_new_packet") }
+        guard cav_av_new_packet(packet, Int32(bytes)) >= 0 else { throw Self.failure(-ENOMEM, path: path, operation: "av_new_packet") }
         chunk.samples.withUnsafeBufferPointer { samples in
             SampleConversion.convert(UnsafeRawPointer(samples.baseAddress!), .floatLE, to: UnsafeMutableRawPointer(packet.pointee.data),
                                      audioFormat.sampleFormat, count: frames * audioFormat.channels)
         }
         let nanoseconds = Int64(bitPattern: chunk.timestamp.nanoseconds &- start.nanoseconds)
         figures.received(chunk)
-        var pts = av_rescale_q(nanoseconds, Self.nanosecond, audioTimeBase)
+        var pts = cav_av_rescale_q(nanoseconds, Self.nanosecond, audioTimeBase)
         if pts <= lastAudioPTS { pts = lastAudioPTS + 1; figures.adjustedTimestamps += 1 }
         lastAudioPTS = pts
         let duration = Int64(frames) * 1_000_000_000 / Int64(audioFormat.sampleRate)
         packet.pointee.flags |= AV_PKT_FLAG_KEY
-        try send(packet, stream: audioIndex, pts: pts, duration: av_rescale_q(duration, Self.nanosecond, audioTimeBase), context: context)
+        try send(packet, stream: audioIndex, pts: pts, duration: cav_av_rescale_q(duration, Self.nanosecond, audioTimeBase), context: context)
     }
 
     /// Writes what libavformat still holds and the index, closes the file and moves it to
@@ -148,8 +149,8 @@ package final class AVFileMuxer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let context else { return }
-        let trailer = av_write_trailer(context)
-        let closed = avio_closep(&context.pointee.pb)
+        let trailer = cav_av_write_trailer(context)
+        let closed = cav_avio_closep(&context.pointee.pb)
         guard trailer >= 0, closed >= 0 else {
             release(removing: true)
             throw Self.failure(trailer < 0 ? trailer : closed, path: path, operation: trailer < 0 ? "av_write_trailer" : "avio_close")
@@ -171,7 +172,7 @@ package final class AVFileMuxer: @unchecked Sendable {
         packet.pointee.dts = pts
         packet.pointee.duration = duration
         // Takes the packet's data (and resets the packet) whether it succeeds or not.
-        let status = av_interleaved_write_frame(context, packet)
+        let status = cav_av_interleaved_write_frame(context, packet)
         guard status >= 0 else { throw Self.failure(status, path: path, operation: "av_interleaved_write_frame") }
     }
 
@@ -179,12 +180,12 @@ package final class AVFileMuxer: @unchecked Sendable {
     /// the partial file when `removing`.
     private func release(removing: Bool) {
         if let context {
-            if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
-            avformat_free_context(context)
+            if context.pointee.pb != nil { cav_avio_closep(&context.pointee.pb) }
+            cav_avformat_free_context(context)
             self.context = nil
             if removing { unlink(partialPath) }
         }
-        av_packet_free(&packet)
+        cav_av_packet_free(&packet)
     }
 
     private func closedError() -> MediaDevicesError {
@@ -193,7 +194,7 @@ package final class AVFileMuxer: @unchecked Sendable {
 
     private static func addVideoStream(_ context: UnsafeMutablePointer<AVFormatContext>, format: VideoFormat, frameRate: Fraction?,
                                        path: String) throws(MediaDevicesError) -> Int32 {
-        guard let stream = avformat_new_stream(context, nil) else { throw failure(-ENOMEM, path: path, operation: "avformat_new_stream") }
+        guard let stream = cav_avformat_new_stream(context, nil) else { throw failure(-ENOMEM, path: path, operation: "avformat_new_stream") }
         let parameters = stream.pointee.codecpar!
         parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
         parameters.pointee.width = Int32(format.width)
@@ -209,8 +210,8 @@ package final class AVFileMuxer: @unchecked Sendable {
                 throw unsupported(path, "FFmpeg has no raw name for \(format.pixelFormat.name); capture --format YUYV, NV12, YU12 or MJPG")
             }
             parameters.pointee.codec_id = AV_CODEC_ID_RAWVIDEO
-            parameters.pointee.format = av_get_pix_fmt(name).rawValue
-            parameters.pointee.codec_tag = avcodec_pix_fmt_to_codec_tag(av_get_pix_fmt(name))
+            parameters.pointee.format = cav_av_get_pix_fmt(name).rawValue
+            parameters.pointee.codec_tag = cav_avcodec_pix_fmt_to_codec_tag(cav_av_get_pix_fmt(name))
         }
         stream.pointee.time_base = AVRational(num: 1, den: 1_000_000)
         if let frameRate {
@@ -221,7 +222,7 @@ package final class AVFileMuxer: @unchecked Sendable {
 
     private static func addAudioStream(_ context: UnsafeMutablePointer<AVFormatContext>, format: AudioFormat,
                                        path: String) throws(MediaDevicesError) -> Int32 {
-        guard let stream = avformat_new_stream(context, nil) else { throw failure(-ENOMEM, path: path, operation: "avformat_new_stream") }
+        guard let stream = cav_avformat_new_stream(context, nil) else { throw failure(-ENOMEM, path: path, operation: "avformat_new_stream") }
         let parameters = stream.pointee.codecpar!
         parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
         switch format.sampleFormat {
@@ -230,7 +231,7 @@ package final class AVFileMuxer: @unchecked Sendable {
         case .floatLE: (parameters.pointee.codec_id, parameters.pointee.format) = (AV_CODEC_ID_PCM_F32LE, AV_SAMPLE_FMT_FLT.rawValue)
         }
         parameters.pointee.sample_rate = Int32(format.sampleRate)
-        av_channel_layout_default(&parameters.pointee.ch_layout, Int32(format.channels))
+        cav_av_channel_layout_default(&parameters.pointee.ch_layout, Int32(format.channels))
         parameters.pointee.bits_per_coded_sample = Int32(format.sampleFormat.bytesPerSample * 8)
         parameters.pointee.block_align = Int32(format.bytesPerFrame)
         stream.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
@@ -241,10 +242,21 @@ package final class AVFileMuxer: @unchecked Sendable {
         MediaDevicesError(.unsupportedFormat, device: nil, operation: "write \(path)", detail: detail)
     }
 
+    /// FFmpeg's libraries loaded (once a process: `cavformat_load`), or `.notFound` naming the
+    /// one that is missing.
+    private static func loadFFmpeg(path: String) throws(MediaDevicesError) {
+        var text = [CChar](repeating: 0, count: 512)
+        guard cavformat_load(&text, text.count) != 0 else { return }
+        let message = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        throw MediaDevicesError(.notFound, device: nil, operation: "dlopen (write \(path))",
+                                detail: "FFmpeg's libraries, which write audio-and-video files, could not be loaded: \(message)",
+                                remedy: "Install FFmpeg's libavformat (Debian: libavformat59 or its newer name)")
+    }
+
     /// libavformat's failure `status` (a negative AVERROR) as an error naming the call.
     private static func failure(_ status: Int32, path: String, operation: String) -> MediaDevicesError {
         var text = [CChar](repeating: 0, count: 128)
-        av_strerror(status, &text, text.count)
+        cav_av_strerror(status, &text, text.count)
         let message = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         let errnoValue: Int32? = status < 0 && -status < 4096 ? -status : nil
         return MediaDevicesError(.io, device: nil, operation: "\(operation) (\(path))", errno: errnoValue,
