@@ -25,10 +25,7 @@ final class VirtualCameraTests: XCTestCase {
     func testPatternReadByV4L2CtlAndFFmpeg() throws {
         try Rig.requireAllocationCounting()
         let source = TestPatternSource(request: FormatRequest(pixelFormat: .yu12, size: Self.size, frameRate: FrameRate(30)))
-        let probe = AllocationProbe(warmUp: 5, measured: 10)
-        source.consumer = probe
-        let camera = VirtualCamera(source: source, outputs: [.v4l2Loopback(path: Self.node)],
-                                   format: FormatRequest(pixelFormat: .yu12, size: Self.size), onDemand: false)
+        let (camera, probe) = Self.publishedWithProbe(source)
         let began = Date()
         try camera.start()
         defer { camera.stop() }
@@ -38,13 +35,10 @@ final class VirtualCameraTests: XCTestCase {
         XCTAssertTrue(format.contains("640/480") && format.contains("YU12"), "the capture side's format:\n\(format)")
 
         let ctlFile = "\(Rig.scratch)/vcam-v4l2ctl.yuv", ffFile = "\(Rig.scratch)/vcam-ffmpeg.yuv"
-        let results = Rig.shells([
+        let results = readersAtOnce([
             "timeout 60 v4l2-ctl -d \(Self.node) --stream-mmap --stream-count 8 --stream-to \(ctlFile)",
             "timeout 60 ffmpeg -hide_banner -nostdin -f v4l2 -i \(Self.node) -frames:v 6 -f rawvideo -y \(ffFile)",
         ])
-        for (index, result) in results.enumerated() {
-            XCTAssertEqual(result.status, 0, "reader \(index) failed:\n\(result.output)\n\(result.errors)")
-        }
         XCTAssertTrue(results[1].errors.contains("yuv420p") && results[1].errors.contains("640x480"),
                       "FFmpeg reads I420 640x480:\n\(results[1].errors)")
         XCTAssertEqual(probe.done.wait(timeout: .now() + 120), .success, "15 frames drawn")
@@ -61,9 +55,68 @@ final class VirtualCameraTests: XCTestCase {
         print("figure: test pattern on \(Self.node) as YU12 640x480: \(written.written) frames written, \(probe.allocations) allocations on the capture thread over 10 of them; v4l2-ctl read \(ctl.frames) frames, \(ctl.matched) equal to a pattern frame (indices \(ctl.indices)); ffmpeg read \(ff.frames), \(ff.matched) equal (indices \(ff.indices))")
     }
 
+    /// An application-processed source: the test pattern's frames with a box drawn on by the
+    /// application (`Overlay`, the pattern's consumer, sending them to an ``ApplicationSource``
+    /// made with the pattern as its upstream) published on the loopback device. Every frame
+    /// `ffmpeg -f v4l2` and GStreamer's `v4l2src` read at the same time is a pattern frame with
+    /// the box, byte for byte; the application source's capture thread (the delivery, the
+    /// virtual camera's sequence and write) allocates nothing per frame.
+    func testAProcessedSourceReachesFFmpegAndV4L2srcWithTheDrawing() throws {
+        try Rig.requireAllocationCounting()
+        let format = VideoFormat(pixelFormat: .yu12, width: 640, height: 480)
+        let pattern = TestPatternSource(request: FormatRequest(pixelFormat: .yu12, size: Self.size, frameRate: FrameRate(30)))
+        let processed = try ApplicationSource(format: format, upstream: pattern)
+        let overlay = Overlay(output: processed)
+        pattern.consumer = overlay
+        let (camera, probe) = Self.publishedWithProbe(processed)
+        let began = Date()
+        try camera.start()
+        defer { camera.stop() }
+        XCTAssertTrue(pattern.isCapturing, "the application source started its upstream")
+        let ffFile = "\(Rig.scratch)/vcam-processed-ffmpeg.yuv", gstFile = "\(Rig.scratch)/vcam-processed-gst.yuv"
+        let results = readersAtOnce([
+            // passthrough: each frame read once (by default FFmpeg repeats frames to fill its constant rate).
+            "timeout 90 ffmpeg -hide_banner -nostdin -f v4l2 -i \(Self.node) -frames:v 6 -fps_mode passthrough -f rawvideo -y \(ffFile)",
+            "GST_REGISTRY=\(Rig.scratch)/gst-registry.bin timeout 90 gst-launch-1.0 -q v4l2src device=\(Self.node) num-buffers=6 ! video/x-raw,format=I420,width=640,height=480 ! filesink location=\(gstFile)",
+        ])
+        XCTAssertEqual(probe.done.wait(timeout: .now() + 120), .success, "15 frames delivered by the application source")
+        XCTAssertEqual(probe.allocations, 0, "heap allocations on the application source's capture thread over 10 frames written to the loopback device")
+        let frameBytes = 640 * 480 * 3 / 2, maxIndex = Int(Date().timeIntervalSince(began) * 30) + 30
+        let ff = try checkFrames(ffFile, frameBytes: frameBytes, expected: 6, maxIndex: maxIndex, reader: "ffmpeg", drawing: Overlay.drawBox)
+        let gst = try checkFrames(gstFile, frameBytes: frameBytes, expected: 6, maxIndex: maxIndex, reader: "v4l2src", drawing: Overlay.drawBox)
+        for (reader, indices) in [("ffmpeg", ff.indices), ("v4l2src", gst.indices)] {
+            XCTAssertEqual(indices, indices.sorted(), "\(reader) reads frames in order")
+            XCTAssertEqual(Set(indices).count, indices.count, "\(reader) reads each frame once: \(indices)")
+        }
+        XCTAssertEqual(camera.writeFigures.failed, 0, "no write failed")
+        camera.stop()
+        XCTAssertFalse(pattern.isCapturing, "stopping the virtual camera stopped the application source and its upstream")
+        print("figure: a processed test pattern (a box drawn by the application) on \(Self.node): \(overlay.sent) frames sent, \(camera.writeFigures.written) written, \(probe.allocations) allocations on the application source's thread over 10; ffmpeg read \(ff.frames), \(ff.matched) equal to a pattern frame with the box (indices \(ff.indices)); v4l2src read \(gst.frames), \(gst.matched) equal (indices \(gst.indices))")
+    }
+
+    /// The reader commands run at the same time, each expected to succeed.
+    private func readersAtOnce(_ commands: [String]) -> [(status: Int32, output: String, errors: String)] {
+        let results = Rig.shells(commands)
+        for (index, result) in results.enumerated() {
+            XCTAssertEqual(result.status, 0, "reader \(index) failed:\n\(result.output)\n\(result.errors)")
+        }
+        return results
+    }
+
+    /// `source` published on the loopback device as I420 640x480 from `start()` on (not on
+    /// demand), with a probe as its consumer counting allocations on its capture thread over 10
+    /// frames after 5.
+    private static func publishedWithProbe(_ source: VideoSource) -> (VirtualCamera, AllocationProbe) {
+        let probe = AllocationProbe(warmUp: 5, measured: 10)
+        source.consumer = probe
+        return (VirtualCamera(source: source, outputs: [.v4l2Loopback(path: node)],
+                              format: FormatRequest(pixelFormat: .yu12, size: size), onDemand: false), probe)
+    }
+
     /// Frames of `path` (`frameBytes` each, at least `expected`) each equal to a bars frame of
-    /// index below `maxIndex`.
-    private func checkFrames(_ path: String, frameBytes: Int, expected: Int, maxIndex: Int, reader: String)
+    /// index below `maxIndex` (with `drawing` applied to it, when given).
+    private func checkFrames(_ path: String, frameBytes: Int, expected: Int, maxIndex: Int, reader: String,
+                             drawing: ((inout Data, VideoFormat) -> Void)? = nil)
         throws -> (frames: Int, matched: Int, indices: [Int]) {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         XCTAssertEqual(data.count % frameBytes, 0, "\(reader): whole I420 640x480 frames (\(data.count) bytes)")
@@ -73,7 +126,7 @@ final class VirtualCameraTests: XCTestCase {
         let pattern = PatternFrames(format: VideoFormat(pixelFormat: .yu12, width: 640, height: 480))
         for frame in 0..<frames {
             let bytes = data.subdata(in: frame * frameBytes..<(frame + 1) * frameBytes)
-            if let index = pattern.index(of: bytes, below: maxIndex) {
+            if let index = pattern.index(of: bytes, below: maxIndex, drawing: drawing) {
                 indices.append(index)
             } else {
                 XCTFail("\(reader): frame \(frame) is no frame of the pattern (first bytes \(Array(bytes.prefix(8))), bottom row \(stride(from: 0, to: 640, by: 40).map { bytes[479 * 640 + $0] }))")
@@ -217,10 +270,11 @@ final class VirtualCameraTests: XCTestCase {
 private struct PatternFrames {
     let format: VideoFormat
 
-    /// The index below `limit` of the bars frame equal to `bytes`, if one is. The bars move 4
+    /// The index below `limit` of the bars frame equal to `bytes` (drawn on by `drawing`, when
+    /// given: not on the bottom row), if one is. The bars move 4
     /// pixels a frame: the bottom row (below the counter) gives the shift, the shift the
     /// candidates (one in every `width / 4` indices), and each candidate is drawn and compared.
-    func index(of bytes: Data, below limit: Int) -> Int? {
+    func index(of bytes: Data, below limit: Int, drawing: ((inout Data, VideoFormat) -> Void)? = nil) -> Int? {
         let width = format.width
         let bottom = Array(bytes[(format.height - 1) * width..<format.height * width])
         var renderer = PatternRenderer(format: format)
@@ -241,9 +295,51 @@ private struct PatternFrames {
                     for plane in 0..<3 { planes[plane] = base + (plane < locations.count ? locations[plane].offset : 0) }
                     renderer.drawBars(index: UInt64(index), planes: planes)
                 }
+                drawing?(&frame, format)
                 if frame == bytes { return index }
             }
         }
         return nil
+    }
+}
+
+/// The application's processing in `testAProcessedSourceReachesFFmpegAndV4L2srcWithTheDrawing`:
+/// the test pattern's consumer, sending each frame to an application source with a box drawn on.
+private final class Overlay: VideoFrameConsumer, @unchecked Sendable {
+    let output: ApplicationSource
+    /// Frames sent (read after the run; written on the pattern's capture thread only).
+    private(set) var sent = 0
+
+    init(output: ApplicationSource) { self.output = output }
+
+    func consumeFrame(_ frame: VideoFrame) {
+        let accepted = (try? output.send(frame) { picture in
+            Overlay.drawBox(planes: (0..<picture.planeCount).map { picture.plane($0).bytes }, format: picture.format)
+        }) ?? false
+        if accepted { sent += 1 }
+    }
+
+    /// A box in I420 planes: black luma (16) at rows 100..<180, columns 200..<360, and its chroma
+    /// a saturated blue (Cb 240, Cr 110): nothing the bars have there.
+    static func drawBox(planes: [UnsafeMutableRawBufferPointer], format: VideoFormat) {
+        let width = format.width
+        for row in 100..<180 { for column in 200..<360 { planes[0][row * width + column] = 16 } }
+        for row in 50..<90 {
+            for column in 100..<180 {
+                planes[1][row * (width / 2) + column] = 240
+                planes[2][row * (width / 2) + column] = 110
+            }
+        }
+    }
+
+    /// The same box drawn on a frame's bytes (I420, one buffer).
+    static func drawBox(_ frame: inout Data, _ format: VideoFormat) {
+        let lumaSize = format.width * format.height, chromaSize = lumaSize / 4
+        frame.withUnsafeMutableBytes { raw in
+            drawBox(planes: [UnsafeMutableRawBufferPointer(rebasing: raw[0..<lumaSize]),
+                             UnsafeMutableRawBufferPointer(rebasing: raw[lumaSize..<(lumaSize + chromaSize)]),
+                             UnsafeMutableRawBufferPointer(rebasing: raw[(lumaSize + chromaSize)...])],
+                    format: format)
+        }
     }
 }

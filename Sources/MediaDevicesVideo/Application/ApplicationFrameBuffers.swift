@@ -1,0 +1,108 @@
+import MediaDevicesCore
+import Synchronization
+
+/// The buffers of an ``ApplicationSource``: the application fills one (`fill`, on its own
+/// thread), which becomes the *staged* frame; the source's capture thread takes the staged
+/// frame (`take`) into one of a few buffers it lends to sequences as a camera lends its driver
+/// buffers (the bookkeeping is `LendingRing`'s), and delivers it. Buffers move by swapping
+/// their numbers, never by copying: the one filled, the one staged and the ring's free one trade
+/// places. A frame staged while the previous one was not taken yet replaces it (the newest
+/// wins, as a camera's driver drops a frame nobody dequeued), and shows as a sequence gap.
+/// Allocates only when made.
+// @unchecked Sendable: `memory` is allocated once, in init; a buffer is written only by the
+// filler holding `filling` (a buffer no other party has), read by the capture thread and by
+// lease holders after `take` moved it into the ring, and filled again only once the ring says no
+// lease holds it.
+final class ApplicationFrameBuffers: FrameBufferLender, @unchecked Sendable {
+    /// The buffers lent in turn (the ring's; its spare not counted).
+    let count: Int
+    private let memory: UnsafeMutableRawPointer
+    private let stride: Int
+
+    /// The ring's buffers and the staged frame, under one lock the capture thread takes briefly.
+    private struct Slots: ~Copyable {
+        var ring: LendingRing
+        /// Ring index → buffer number (`count + 1` of them, the spare last).
+        let buffers: UnsafeMutablePointer<Int>
+        /// The buffer of the frame waiting for the capture thread, when `hasStaged`.
+        var staged: Int
+        var hasStaged = false
+        var stagedTimestamp: UInt64 = 0
+        var stagedSequence: UInt32 = 0
+    }
+
+    /// The buffer a sender fills and the next frame's number: held while filling, so senders
+    /// take turns.
+    private struct Filling {
+        var buffer: Int
+        var sequence: UInt32 = 0
+    }
+
+    private let slots: Mutex<Slots>
+    private let filling: Mutex<Filling>
+
+    /// `count` lendable buffers of `size` bytes, with the ring's spare, the staged one and the
+    /// one being filled.
+    init(count: Int = 4, size: Int) {
+        self.count = max(2, count)
+        stride = (max(size, 8) + 63) & ~63
+        memory = UnsafeMutableRawPointer.allocate(byteCount: stride * (self.count + 3), alignment: 64)
+        let buffers = UnsafeMutablePointer<Int>.allocate(capacity: self.count + 1)
+        for index in 0...self.count { (buffers + index).initialize(to: index) }
+        slots = Mutex(Slots(ring: LendingRing(capacity: self.count, inUse: self.count), buffers: buffers, staged: self.count + 1))
+        filling = Mutex(Filling(buffer: self.count + 2))
+    }
+
+    deinit {
+        slots.withLock { $0.buffers.deallocate() }
+        memory.deallocate()
+    }
+
+    /// The bytes of buffer number `number`.
+    private func address(_ number: Int) -> UnsafeMutableRawPointer { memory + number * stride }
+
+    /// On the sender's thread: `body` fills a free buffer (it has no other party), which then
+    /// becomes the staged frame at `timestamp`. Returns whether it replaced a staged frame the
+    /// capture thread had not taken yet.
+    func fill(timestamp: UInt64, _ body: (UnsafeMutableRawPointer) -> Void) -> Bool {
+        filling.withLock { filling in
+            body(address(filling.buffer))
+            let sequence = filling.sequence
+            filling.sequence &+= 1
+            return slots.withLock { slots in
+                swap(&slots.staged, &filling.buffer)
+                defer { slots.hasStaged = true }
+                slots.stagedTimestamp = timestamp
+                slots.stagedSequence = sequence
+                return slots.hasStaged
+            }
+        }
+    }
+
+    /// On the capture thread: the staged frame, moved into the ring's next free buffer (now the
+    /// one being delivered: `endDelivery` after), with its ring index, instant and number; `nil`
+    /// when none is staged.
+    func take() -> (index: Int, buffer: UnsafeMutableRawPointer, timestamp: UInt64, sequence: UInt32)? {
+        slots.withLock { slots in
+            guard slots.hasStaged else { return nil }
+            let index = slots.ring.next()
+            let staged = slots.staged
+            slots.staged = slots.buffers[index]
+            slots.buffers[index] = staged
+            slots.hasStaged = false
+            return (index, address(staged), slots.stagedTimestamp, slots.stagedSequence)
+        }
+    }
+
+    /// Forgets a staged frame (the run stopped: the next run starts with what is sent then).
+    func dropStaged() { slots.withLock { $0.hasStaged = false } }
+
+    /// On the capture thread: the frame was delivered; no lease is taken on it from now on.
+    func endDelivery() { slots.withLock { $0.ring.endDelivery() } }
+
+    func lease(_ index: Int) -> Bool { slots.withLock { $0.ring.lease(index) } }
+
+    func giveBack(_ index: Int) { slots.withLock { $0.ring.giveBack(index) } }
+
+    var bufferCount: Int { count }
+}
