@@ -349,14 +349,14 @@ private struct PatternFrames {
 /// The application's processing in `testAProcessedSourceReachesFFmpegAndV4L2srcWithTheDrawing`:
 /// the test pattern's consumer, sending each frame to an application source with a box drawn on.
 private final class Overlay: VideoFrameConsumer, @unchecked Sendable {
-    let output: ApplicationSource
+    weak let output: ApplicationSource?
     /// Frames sent (read after the run; written on the pattern's capture thread only).
     private(set) var sent = 0
 
     init(output: ApplicationSource) { self.output = output }
 
     func consumeFrame(_ frame: VideoFrame) {
-        let accepted = (try? output.send(frame) { picture in
+        let accepted = (try? output?.send(frame) { picture in
             Overlay.drawBox(planes: (0..<picture.planeCount).map { picture.plane($0).bytes }, format: picture.format)
         }) ?? false
         if accepted { sent += 1 }

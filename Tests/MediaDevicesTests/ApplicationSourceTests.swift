@@ -1,3 +1,6 @@
+import Dispatch
+import Foundation
+import Synchronization
 import XCTest
 @testable import MediaDevicesVideo
 @testable import MediaDevicesCore
@@ -69,6 +72,15 @@ final class ApplicationSourceTests: XCTestCase {
         }
         XCTAssertEqual(error?.code, .unsupportedFormat)
         XCTAssertTrue(error?.detail.contains("YUYV 32x24") == true && error?.detail.contains("YU12 64x48") == true, "\(String(describing: error))")
+        // The right format, but one plane where I420 has three.
+        var planar = [UInt8](repeating: 0, count: 64 * 48 * 3 / 2)
+        let short = planar.withUnsafeMutableBytes { raw -> MediaDevicesError? in
+            let frame = VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: 1), sequence: 0, orientation: .up,
+                                   captureDelay: .zero, planeCount: 1, bytesUsed: raw.count,
+                                   plane0: FramePlane(bytes: UnsafeRawBufferPointer(raw), bytesPerRow: 64))
+            do throws(MediaDevicesError) { try source.send(frame); return nil } catch { return error }
+        }
+        XCTAssertEqual(short?.code, .unsupportedFormat, "a frame with fewer planes than its format: \(String(describing: short))")
         XCTAssertThrowsError(try ApplicationSource(format: VideoFormat(pixelFormat: .mjpeg, width: 64, height: 48))) {
             XCTAssertEqual(($0 as? MediaDevicesError)?.code, .unsupportedFormat, "a compressed format is refused")
         }
@@ -90,17 +102,58 @@ final class ApplicationSourceTests: XCTestCase {
         XCTAssertFalse(upstream.isCapturing)
     }
 
+    /// The upstream's own consumer stopping the application source (an unplugged camera's
+    /// `captureDidStop` would) returns, and both stop: no thread waits for another that waits
+    /// for it.
+    func testStoppingFromTheUpstreamsConsumerStopsBoth() throws {
+        let upstream = TestPatternSource(request: FormatRequest(pixelFormat: .yu12, size: Size(width: 64, height: 48), frameRate: FrameRate(100)))
+        defer { upstream.release() }
+        let source = try ApplicationSource(format: format, upstream: upstream)
+        defer { source.release() }
+        let stopper = StopOnFirstFrame(source: source)
+        upstream.consumer = stopper
+        try source.start()
+        XCTAssertEqual(stopper.stopped.wait(timeout: .now() + 10), .success, "stop() called from the upstream's consumer returned")
+        let deadline = Date().addingTimeInterval(10)
+        while (source.isCapturing || upstream.isCapturing) && Date() < deadline { usleep(10_000) }
+        XCTAssertFalse(source.isCapturing, "the application source stopped")
+        XCTAssertFalse(upstream.isCapturing, "and its upstream")
+    }
+
     /// A frame sent before the capture thread took the previous one replaces it: the newest
     /// wins, and the one replaced shows as a sequence gap.
     func testAFrameSentBeforeThePreviousWasTakenReplacesIt() throws {
         let buffers = ApplicationFrameBuffers(count: 2, size: 16)
-        XCTAssertFalse(buffers.fill(timestamp: 1) { $0.storeBytes(of: 1, as: UInt8.self) })
-        XCTAssertTrue(buffers.fill(timestamp: 2) { $0.storeBytes(of: 2, as: UInt8.self) }, "replaces the one not taken")
+        XCTAssertEqual(buffers.fill(timestamp: 1) { _ in XCTFail("no run: not called") }, .refused)
+        buffers.startAccepting()
+        XCTAssertEqual(buffers.fill(timestamp: 1) { $0.storeBytes(of: 1, as: UInt8.self) }, .staged(replaced: false))
+        XCTAssertEqual(buffers.fill(timestamp: 2) { $0.storeBytes(of: 2, as: UInt8.self) }, .staged(replaced: true), "replaces the one not taken")
         let taken = try XCTUnwrap(buffers.take())
         XCTAssertEqual(taken.timestamp, 2)
         XCTAssertEqual(taken.sequence, 1, "frame 0 was replaced: a gap before 1")
         XCTAssertEqual(taken.buffer.load(as: UInt8.self), 2)
         buffers.endDelivery()
         XCTAssertNil(buffers.take(), "nothing staged")
+        // A frame whose run ends (and another starts) while it is being filled is not delivered.
+        XCTAssertEqual(buffers.fill(timestamp: 3) { _ in buffers.stopAccepting(); buffers.startAccepting() }, .refused)
+        XCTAssertNil(buffers.take(), "the frame of the run that ended is not staged for the next")
+        XCTAssertEqual(buffers.fill(timestamp: 4) { $0.storeBytes(of: 4, as: UInt8.self) }, .staged(replaced: false))
+        buffers.stopAccepting()
+        XCTAssertNil(buffers.take(), "a stop forgets the staged frame")
+    }
+}
+
+/// The upstream's consumer in `testStoppingFromTheUpstreamsConsumerStopsBoth`.
+private final class StopOnFirstFrame: VideoFrameConsumer, @unchecked Sendable {
+    weak let source: ApplicationSource?
+    let stopped = DispatchSemaphore(value: 0)
+    private let once = Mutex(false)
+
+    init(source: ApplicationSource) { self.source = source }
+
+    func consumeFrame(_ frame: VideoFrame) {
+        guard once.withLock({ done in defer { done = true }; return !done }) else { return }
+        source?.stop()
+        stopped.signal()
     }
 }

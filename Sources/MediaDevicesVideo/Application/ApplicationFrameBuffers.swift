@@ -8,7 +8,9 @@ import Synchronization
 /// their numbers, never by copying: the one filled, the one staged and the ring's free one trade
 /// places. A frame staged while the previous one was not taken yet replaces it (the newest
 /// wins, as a camera's driver drops a frame nobody dequeued), and shows as a sequence gap.
-/// Allocates only when made.
+/// Frames are taken only between `startAccepting` and `stopAccepting`, and only by the run they
+/// were filled in: a frame begun in one run and finished after it ended is discarded, not
+/// delivered in the next. Allocates only when made.
 // @unchecked Sendable: `memory` is allocated once, in init; a buffer is written only by the
 // filler holding `filling` (a buffer no other party has), read by the capture thread and by
 // lease holders after `take` moved it into the ring, and filled again only once the ring says no
@@ -29,6 +31,10 @@ final class ApplicationFrameBuffers: FrameBufferLender, @unchecked Sendable {
         var hasStaged = false
         var stagedTimestamp: UInt64 = 0
         var stagedSequence: UInt32 = 0
+        /// Whether a run takes frames now.
+        var accepting = false
+        /// Counts runs, so a frame filled across a run's end is known.
+        var run: UInt64 = 0
     }
 
     /// The buffer a sender fills and the next frame's number: held while filling, so senders
@@ -61,21 +67,48 @@ final class ApplicationFrameBuffers: FrameBufferLender, @unchecked Sendable {
     /// The bytes of buffer number `number`.
     private func address(_ number: Int) -> UnsafeMutableRawPointer { memory + number * stride }
 
+    /// What a `fill` came to.
+    enum Fill: Equatable {
+        /// No run takes frames (or the run ended while `body` ran): nothing staged.
+        case refused
+        /// Staged; `replaced`: over a frame the capture thread had not taken yet.
+        case staged(replaced: Bool)
+    }
+
     /// On the sender's thread: `body` fills a free buffer (it has no other party), which then
-    /// becomes the staged frame at `timestamp`. Returns whether it replaced a staged frame the
-    /// capture thread had not taken yet.
-    func fill(timestamp: UInt64, _ body: (UnsafeMutableRawPointer) -> Void) -> Bool {
+    /// becomes the staged frame at `timestamp`, if a run takes frames from before `body` until
+    /// after it (`body` is not called when none does).
+    func fill(timestamp: UInt64, _ body: (UnsafeMutableRawPointer) -> Void) -> Fill {
         filling.withLock { filling in
+            guard let run = slots.withLock({ $0.accepting ? $0.run : nil }) else { return .refused }
             body(address(filling.buffer))
             let sequence = filling.sequence
-            filling.sequence &+= 1
             return slots.withLock { slots in
+                guard slots.accepting, slots.run == run else { return .refused }
+                filling.sequence &+= 1
                 swap(&slots.staged, &filling.buffer)
                 defer { slots.hasStaged = true }
                 slots.stagedTimestamp = timestamp
                 slots.stagedSequence = sequence
-                return slots.hasStaged
+                return .staged(replaced: slots.hasStaged)
             }
+        }
+    }
+
+    /// A run starts taking frames (none staged before it is delivered).
+    func startAccepting() {
+        slots.withLock { slots in
+            slots.run &+= 1
+            slots.accepting = true
+            slots.hasStaged = false
+        }
+    }
+
+    /// The run ended: sends are refused, and a frame staged is forgotten.
+    func stopAccepting() {
+        slots.withLock { slots in
+            slots.accepting = false
+            slots.hasStaged = false
         }
     }
 
@@ -93,9 +126,6 @@ final class ApplicationFrameBuffers: FrameBufferLender, @unchecked Sendable {
             return (index, address(staged), slots.stagedTimestamp, slots.stagedSequence)
         }
     }
-
-    /// Forgets a staged frame (the run stopped: the next run starts with what is sent then).
-    func dropStaged() { slots.withLock { $0.hasStaged = false } }
 
     /// On the capture thread: the frame was delivered; no lease is taken on it from now on.
     func endDelivery() { slots.withLock { $0.ring.endDelivery() } }

@@ -12,10 +12,10 @@ import Glibc
 /// ```swift
 /// /// Draws a white line across each of the camera's frames and sends it on.
 /// final class Overlay: VideoFrameConsumer {
-///     let output: ApplicationSource
+///     weak let output: ApplicationSource?   // weak: the output holds the camera, which holds this
 ///     init(output: ApplicationSource) { self.output = output }
 ///     func consumeFrame(_ frame: VideoFrame) {
-///         _ = try? output.send(frame) { picture in
+///         _ = try? output?.send(frame) { picture in
 ///             let luma = picture.plane(0)
 ///             for column in 0..<picture.format.width { luma.bytes[20 * luma.bytesPerRow + column] = 235 }
 ///         }
@@ -33,12 +33,16 @@ import Glibc
 /// as they read a camera's driver buffers. The source keeps one frame waiting: a frame sent
 /// before the capture thread took the previous one replaces it, and the one replaced counts as
 /// dropped (a sequence gap) in ``VideoSource/statistics``. Nothing is allocated per frame.
-/// Frames sent while the source is not capturing are refused (`send` returns `false`).
+/// Frames sent while the source is not capturing are refused (`send` returns `false`), and so
+/// is a frame whose run stopped while it was being sent. Don't call `send` from inside its own
+/// `draw` closure (sends take turns: it would wait for itself).
 ///
-/// **Upstream.** With `upstream`, the source starts that source when it starts and stops it
-/// when it stops, so a processed camera runs only while this source runs (with a
-/// ``VirtualCamera`` on demand: only while someone reads). Give the upstream a consumer (or read
-/// its sequences) that sends its frames here; it is not released with this source.
+/// **Upstream.** With `upstream`, ``start()`` starts that source after this one, and ``stop()``
+/// and ``release()`` stop it after this one (a format change keeps it running), so a processed
+/// camera runs only while this source runs (with a ``VirtualCamera`` on demand: only while
+/// someone reads). Give the upstream a consumer that sends its frames here (a consumer outlives
+/// runs; a sequence ends with each). It is stopped, not released, with this source; calling this
+/// source's ``stop()`` from the upstream's consumer is safe.
 ///
 /// **Format.** One format, fixed when made: ``format``'s pixel format and size at ``frameRate``
 /// (the rate it announces; frames come when they are sent). A format request for another pixel
@@ -64,8 +68,6 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
     private struct State: RequestedFormat {
         var request: FormatRequest
         var negotiation: FormatNegotiation?
-        /// Whether a run is taking frames (sends are refused otherwise).
-        var accepting = false
     }
 
     /// A source of frames in `format` (its pixel format and size; made tightly packed), which
@@ -91,8 +93,35 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
         let state = PublishedState(State(request: FormatRequest(pixelFormat: packed.pixelFormat, size: packed.size, frameRate: frameRate)))
         self.state = state
         super.init(core: SourceCore(device: Producing(format: packed, frameRate: frameRate, state: state, buffers: buffers,
-                                                      layout: layout, ready: ready, upstream: upstream),
+                                                      layout: layout, ready: ready),
                                     label: "application"))
+    }
+
+    deinit { upstream?.stop() }
+
+    /// Starts delivering the frames sent from now on, then the upstream (see ``VideoSource/start()``).
+    /// - Throws: what ``VideoSource/start()`` throws, or the upstream's failure to start (this
+    ///   source is stopped again then).
+    public override func start() throws(MediaDevicesError) {
+        try super.start()
+        do {
+            try upstream?.start()
+        } catch {
+            super.stop()
+            throw error
+        }
+    }
+
+    /// Stops delivering frames (see ``VideoSource/stop()``), then stops the upstream.
+    public override func stop() {
+        super.stop()
+        upstream?.stop()
+    }
+
+    /// Stops and forgets the negotiated format (see ``VideoSource/release()``), then stops the upstream.
+    public override func release() {
+        super.release()
+        upstream?.stop()
     }
 
     /// The outcome of the negotiation: always ``format`` at ``frameRate``.
@@ -102,28 +131,40 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
     /// buffer of the source, lets `draw` change the copy in place, and hands it to the capture
     /// thread with the frame's timestamp. Call it from any thread
     /// (a camera's consumer callback: the frame's planes are read before it returns).
-    /// - Returns: `false` when the source is not capturing (nothing is copied).
+    /// - Returns: `false` when the source is not capturing (nothing is copied), or stopped
+    ///   while the frame was being sent (it is not delivered).
     /// - Throws: ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` when the frame's
-    ///   pixel format or size is not ``format``'s.
+    ///   pixel format or size is not ``format``'s, or its planes are fewer or shorter than the
+    ///   format needs.
     @discardableResult
     public func send(_ frame: VideoFrame, draw: ((inout WritableFrame) -> Void)? = nil) throws(MediaDevicesError) -> Bool {
-        guard frame.format.pixelFormat == format.pixelFormat, frame.width == format.width, frame.height == format.height else {
-            throw MediaDevicesError(.unsupportedFormat, device: "application", operation: "ApplicationSource.send",
-                                    detail: "The frame is \(frame.format); this source takes \(format)",
-                                    remedy: "Convert the frames first: frames(output: OutputFormat(...)) on the upstream, or a FrameConverter")
-        }
         let layout = self.layout
+        func refuse(_ detail: String) -> MediaDevicesError {
+            MediaDevicesError(.unsupportedFormat, device: "application", operation: "ApplicationSource.send", detail: detail,
+                              remedy: "Convert the frames first: frames(output: OutputFormat(...)) on the upstream, or a FrameConverter")
+        }
+        guard frame.format.pixelFormat == format.pixelFormat, frame.width == format.width, frame.height == format.height else {
+            throw refuse("The frame is \(frame.format); this source takes \(format)")
+        }
+        guard frame.planeCount >= layout.planeCount else {
+            throw refuse("The frame has \(frame.planeCount) planes; \(format) has \(layout.planeCount)")
+        }
+        for index in 0..<layout.planeCount {
+            let plane = frame.plane(index), rowBytes = layout.bytesPerRow[index], rows = layout.rows[index]
+            guard plane.bytes.baseAddress != nil, plane.bytesPerRow >= rowBytes,
+                  plane.bytes.count >= (rows - 1) * plane.bytesPerRow + rowBytes else {
+                throw refuse("Plane \(index) of the frame holds \(plane.bytes.count) bytes in rows of \(plane.bytesPerRow); \(format) needs \(rows) rows of \(rowBytes)")
+            }
+        }
         return submit(timestamp: frame.timestamp) { target in
-            for index in 0..<min(layout.planeCount, frame.planeCount) {
+            // Every plane checked above: whole rows of at least the packed row's bytes.
+            for index in 0..<layout.planeCount {
                 let source = frame.plane(index), rowBytes = layout.bytesPerRow[index]
-                guard let from = source.bytes.baseAddress else { continue }
-                let to = target + layout.offsets[index]
+                let from = source.bytes.baseAddress!, to = target + layout.offsets[index]
                 if source.bytesPerRow == rowBytes {
-                    to.copyMemory(from: from, byteCount: min(layout.sizes[index], source.bytes.count))
-                } else if source.bytesPerRow > rowBytes {
-                    // Padded rows: the last one may end without its padding.
-                    let rows = min(layout.rows[index], (source.bytes.count + source.bytesPerRow - rowBytes) / source.bytesPerRow)
-                    for row in 0..<rows {
+                    to.copyMemory(from: from, byteCount: layout.sizes[index])
+                } else {
+                    for row in 0..<layout.rows[index] {
                         (to + row * rowBytes).copyMemory(from: from + row * source.bytesPerRow, byteCount: rowBytes)
                     }
                 }
@@ -138,7 +179,8 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
     /// Makes a frame from nothing: `draw` writes every plane of a buffer of the source (its
     /// previous contents are undefined), which is handed to the capture thread at `timestamp`.
     /// Call it from any thread.
-    /// - Returns: `false` when the source is not capturing (`draw` is not called).
+    /// - Returns: `false` when the source is not capturing (`draw` is not called), or stopped
+    ///   while `draw` ran (the frame is not delivered).
     @discardableResult
     public func send(timestamp: MonotonicInstant = .now,
                      draw: (inout WritableFrame) -> Void) -> Bool {
@@ -151,8 +193,7 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
 
     /// Fills a buffer with `body` and stages it for the capture thread, if a run takes frames.
     private func submit(timestamp: MonotonicInstant, _ body: (UnsafeMutableRawPointer) -> Void) -> Bool {
-        guard state.withLock({ $0.accepting }) else { return false }
-        _ = buffers.fill(timestamp: timestamp.nanoseconds, body)
+        guard case .staged = buffers.fill(timestamp: timestamp.nanoseconds, body) else { return false }
         ready.signal()
         return true
     }
@@ -165,7 +206,6 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
         let buffers: ApplicationFrameBuffers
         let layout: ApplicationFrameLayout
         let ready: WakeUpEvent
-        let upstream: VideoSource?
 
         func negotiate(_ asked: FormatRequest) throws(MediaDevicesError) -> FormatNegotiation {
             var adjustments: [FormatAdjustment] = []
@@ -177,38 +217,36 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
                 adjustments.append(FormatAdjustment(field: .size, requested: "\(size)", chosen: "\(format.size)",
                                                     reason: "an application source has the one size it was made with"))
             }
+            if let rate = asked.frameRate, rate != frameRate {
+                adjustments.append(FormatAdjustment(field: .frameRate, requested: "\(rate)", chosen: "\(frameRate)",
+                                                    reason: "an application source announces the rate it was made with; frames come as they are sent"))
+            }
             return FormatNegotiation(request: asked, format: format, frameRate: frameRate, adjustments: adjustments)
         }
 
         func startRun(delivery: FrameDelivery) throws(MediaDevicesError) -> CaptureRun {
-            let format = self.format, layout = self.layout, buffers = self.buffers, ready = self.ready, state = self.state
-            try upstream?.start()
-            buffers.dropStaged()
+            let format = self.format, layout = self.layout, buffers = self.buffers, ready = self.ready
             ready.reset()
-            state.withLock { $0.accepting = true }
+            buffers.startAccepting()
             let attached = DispatchSemaphore(value: 0)
-            let upstream = self.upstream
             do {
                 let run = try CaptureRun(name: "md-application", delivery: delivery, loop: { wake, shouldStop in
                     ApplicationSource.deliver(format: format, layout: layout, buffers: buffers, ready: ready, wake: wake,
                                               shouldStop: shouldStop, delivery: delivery, attached: { attached.signal() })
                     return nil
-                }, cleanup: { _ in
-                    state.withLock { $0.accepting = false }
-                    upstream?.stop()
-                })
+                }, cleanup: { _ in buffers.stopAccepting() })
                 attached.wait()
                 return run
             } catch {
-                state.withLock { $0.accepting = false }
-                upstream?.stop()
+                buffers.stopAccepting()
                 throw error
             }
         }
     }
 
     /// The capture thread: waits for a staged frame (running the executor's jobs at wake-ups),
-    /// and delivers each from the ring's buffer it was moved into.
+    /// and delivers it from the ring's buffer it was moved into; one frame per wait, so a sender
+    /// faster than the delivery cannot keep the thread from seeing a stop.
     private static func deliver(format: VideoFormat, layout: ApplicationFrameLayout, buffers: ApplicationFrameBuffers,
                                 ready: WakeUpEvent, wake: WakeUpEvent, shouldStop: @escaping () -> Bool,
                                 delivery: FrameDelivery, attached: () -> Void) {
@@ -230,10 +268,12 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
             case .woken: executor.runPending(); continue
             case .changed, .due: ready.reset()
             }
-            while let taken = buffers.take() {
+            // A frame staged after the reset signalled `ready` again: the next wait returns at once.
+            if let taken = buffers.take() {
                 let now = MonotonicClock.now()
                 delivery.deliver(VideoFrame(format: format, timestamp: MonotonicInstant(nanoseconds: taken.timestamp), sequence: taken.sequence,
-                                            orientation: .up, captureDelay: .nanoseconds(Int64(now) - Int64(taken.timestamp)),
+                                            orientation: .up,
+                                            captureDelay: .nanoseconds(Int64(truncatingIfNeeded: now &- taken.timestamp)),
                                             planeCount: min(layout.planeCount, 3), bytesUsed: layout.size,
                                             plane0: plane(0, taken.buffer), plane1: plane(1, taken.buffer), plane2: plane(2, taken.buffer),
                                             dmaBuf: nil,
