@@ -127,7 +127,11 @@ final class ApplicationSourceTests: XCTestCase {
         XCTAssertEqual(buffers.fill(timestamp: 1) { _ in XCTFail("no run: not called") }, .refused)
         buffers.startAccepting()
         XCTAssertEqual(buffers.fill(timestamp: 1) { $0.storeBytes(of: 1, as: UInt8.self) }, .staged(replaced: false))
-        XCTAssertEqual(buffers.fill(timestamp: 2) { $0.storeBytes(of: 2, as: UInt8.self) }, .staged(replaced: true), "replaces the one not taken")
+        XCTAssertEqual(buffers.fill(timestamp: 2) { target in
+            target.storeBytes(of: 2, as: UInt8.self)
+            // No lock is held while a frame is drawn: a second send meanwhile is told at once.
+            XCTAssertEqual(buffers.fill(timestamp: 9) { _ in XCTFail("not called while another fills") }, .busy)
+        }, .staged(replaced: true), "replaces the one not taken")
         let taken = try XCTUnwrap(buffers.take())
         XCTAssertEqual(taken.timestamp, 2)
         XCTAssertEqual(taken.sequence, 1, "frame 0 was replaced: a gap before 1")

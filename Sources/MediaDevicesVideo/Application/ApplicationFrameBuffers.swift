@@ -12,7 +12,7 @@ import Synchronization
 /// were filled in: a frame begun in one run and finished after it ended is discarded, not
 /// delivered in the next. Allocates only when made.
 // @unchecked Sendable: `memory` is allocated once, in init; a buffer is written only by the
-// filler holding `filling` (a buffer no other party has), read by the capture thread and by
+// sender that checked it out (`Slots.filling`: a buffer no other party has), read by the capture thread and by
 // lease holders after `take` moved it into the ring, and filled again only once the ring says no
 // lease holds it.
 final class ApplicationFrameBuffers: FrameBufferLender, @unchecked Sendable {
@@ -35,17 +35,14 @@ final class ApplicationFrameBuffers: FrameBufferLender, @unchecked Sendable {
         var accepting = false
         /// Counts runs, so a frame filled across a run's end is known.
         var run: UInt64 = 0
-    }
-
-    /// The buffer a sender fills and the next frame's number: held while filling, so senders
-    /// take turns.
-    private struct Filling {
-        var buffer: Int
+        /// The buffer a sender fills next; `nil` while a sender has it (checked out, filled
+        /// with no lock held, so the application's drawing never runs under this lock).
+        var filling: Int?
+        /// The next staged frame's number.
         var sequence: UInt32 = 0
     }
 
     private let slots: Mutex<Slots>
-    private let filling: Mutex<Filling>
 
     /// `count` lendable buffers of `size` bytes, with the ring's spare, the staged one and the
     /// one being filled.
@@ -55,8 +52,8 @@ final class ApplicationFrameBuffers: FrameBufferLender, @unchecked Sendable {
         memory = UnsafeMutableRawPointer.allocate(byteCount: stride * (self.count + 3), alignment: 64)
         let buffers = UnsafeMutablePointer<Int>.allocate(capacity: self.count + 1)
         for index in 0...self.count { (buffers + index).initialize(to: index) }
-        slots = Mutex(Slots(ring: LendingRing(capacity: self.count, inUse: self.count), buffers: buffers, staged: self.count + 1))
-        filling = Mutex(Filling(buffer: self.count + 2))
+        slots = Mutex(Slots(ring: LendingRing(capacity: self.count, inUse: self.count), buffers: buffers, staged: self.count + 1,
+                            filling: self.count + 2))
     }
 
     deinit {
@@ -71,27 +68,36 @@ final class ApplicationFrameBuffers: FrameBufferLender, @unchecked Sendable {
     enum Fill: Equatable {
         /// No run takes frames (or the run ended while `body` ran): nothing staged.
         case refused
+        /// Another thread is filling a frame now: `body` was not called, nothing staged.
+        case busy
         /// Staged; `replaced`: over a frame the capture thread had not taken yet.
         case staged(replaced: Bool)
     }
 
-    /// On the sender's thread: `body` fills a free buffer (it has no other party), which then
-    /// becomes the staged frame at `timestamp`, if a run takes frames from before `body` until
-    /// after it (`body` is not called when none does).
+    /// On the sender's thread: `body` fills a free buffer (checked out: no other party has it,
+    /// and no lock is held while `body` runs), which then becomes the staged frame at
+    /// `timestamp`, if a run takes frames from before `body` until after it. `body` is not called
+    /// when no run takes frames, or while another thread fills one.
     func fill(timestamp: UInt64, _ body: (UnsafeMutableRawPointer) -> Void) -> Fill {
-        filling.withLock { filling in
-            guard let run = slots.withLock({ $0.accepting ? $0.run : nil }) else { return .refused }
-            body(address(filling.buffer))
-            let sequence = filling.sequence
-            return slots.withLock { slots in
-                guard slots.accepting, slots.run == run else { return .refused }
-                filling.sequence &+= 1
-                swap(&slots.staged, &filling.buffer)
-                defer { slots.hasStaged = true }
-                slots.stagedTimestamp = timestamp
-                slots.stagedSequence = sequence
-                return .staged(replaced: slots.hasStaged)
+        let checkedOut = slots.withLock { slots -> (buffer: Int, run: UInt64)? in
+            guard slots.accepting, let buffer = slots.filling else { return nil }
+            slots.filling = nil
+            return (buffer, slots.run)
+        }
+        guard let checkedOut else { return slots.withLock { $0.accepting } ? .busy : .refused }
+        body(address(checkedOut.buffer))
+        return slots.withLock { slots in
+            guard slots.accepting, slots.run == checkedOut.run else {
+                slots.filling = checkedOut.buffer
+                return .refused
             }
+            slots.filling = slots.staged
+            slots.staged = checkedOut.buffer
+            defer { slots.hasStaged = true }
+            slots.stagedTimestamp = timestamp
+            slots.stagedSequence = slots.sequence
+            slots.sequence &+= 1
+            return .staged(replaced: slots.hasStaged)
         }
     }
 

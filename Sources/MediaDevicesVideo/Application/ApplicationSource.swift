@@ -34,8 +34,9 @@ import Glibc
 /// before the capture thread took the previous one replaces it, and the one replaced counts as
 /// dropped (a sequence gap) in ``VideoSource/statistics``. Nothing is allocated per frame.
 /// Frames sent while the source is not capturing are refused (`send` returns `false`), and so
-/// is a frame whose run stopped while it was being sent. Don't call `send` from inside its own
-/// `draw` closure (sends take turns: it would wait for itself).
+/// is a frame whose run stopped while it was being sent. One frame is made at a time, with no
+/// lock held while `draw` runs: a `send` from another thread (or from inside `draw`) while one
+/// is drawing returns `false` at once, and that frame is dropped.
 ///
 /// **Upstream.** With `upstream`, ``start()`` starts that source after this one, and ``stop()``
 /// and ``release()`` stop it after this one (a format change keeps it running), so a processed
@@ -131,8 +132,9 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
     /// buffer of the source, lets `draw` change the copy in place, and hands it to the capture
     /// thread with the frame's timestamp. Call it from any thread
     /// (a camera's consumer callback: the frame's planes are read before it returns).
-    /// - Returns: `false` when the source is not capturing (nothing is copied), or stopped
-    ///   while the frame was being sent (it is not delivered).
+    /// - Returns: `false` when the source is not capturing (nothing is copied), when another
+    ///   send is drawing now, or when the source stopped while the frame was being sent (it is
+    ///   not delivered).
     /// - Throws: ``/MediaDevicesCore/MediaDevicesError/Code/unsupportedFormat`` when the frame's
     ///   pixel format or size is not ``format``'s, or its planes are fewer or shorter than the
     ///   format needs.
@@ -179,8 +181,8 @@ public final class ApplicationSource: VideoSource, @unchecked Sendable {
     /// Makes a frame from nothing: `draw` writes every plane of a buffer of the source (its
     /// previous contents are undefined), which is handed to the capture thread at `timestamp`.
     /// Call it from any thread.
-    /// - Returns: `false` when the source is not capturing (`draw` is not called), or stopped
-    ///   while `draw` ran (the frame is not delivered).
+    /// - Returns: `false` when the source is not capturing or another send is drawing now
+    ///   (`draw` is not called), or when it stopped while `draw` ran (the frame is not delivered).
     @discardableResult
     public func send(timestamp: MonotonicInstant = .now,
                      draw: (inout WritableFrame) -> Void) -> Bool {
