@@ -52,7 +52,7 @@ final class VirtualCameraTests: XCTestCase {
         let ctl = try checkFrames(ctlFile, frameBytes: frameBytes, expected: 8, maxIndex: maxIndex, reader: "v4l2-ctl")
         let ff = try checkFrames(ffFile, frameBytes: frameBytes, expected: 6, maxIndex: maxIndex, reader: "ffmpeg")
         if ff.frames < 6 { print("ffmpeg's output, fewer frames than asked:\n\(results[1].errors.suffix(3000))") }
-        print("figure: test pattern on \(Self.node) as YU12 640x480: \(written.written) frames written, \(probe.allocations) allocations on the capture thread over 10 of them; v4l2-ctl read \(ctl.frames) frames, \(ctl.matched) equal to a pattern frame (indices \(ctl.indices)); ffmpeg read \(ff.frames), \(ff.matched) equal (indices \(ff.indices))")
+        print("figure: test pattern on \(Self.node) as YU12 640x480: \(written.written) frames written, \(probe.allocations) allocations on the capture thread over 10 of them; v4l2-ctl read \(ctl.frames) frames, \(ctl.matched) equal to a pattern frame (indices \(ctl.indices); joined \(ctl.joined)); ffmpeg read \(ff.frames), \(ff.matched) equal (indices \(ff.indices); joined \(ff.joined))")
     }
 
     /// An application-processed source: the test pattern's frames with a box drawn on by the
@@ -84,14 +84,18 @@ final class VirtualCameraTests: XCTestCase {
         let frameBytes = 640 * 480 * 3 / 2, maxIndex = Int(Date().timeIntervalSince(began) * 30) + 30
         let ff = try checkFrames(ffFile, frameBytes: frameBytes, expected: 6, maxIndex: maxIndex, reader: "ffmpeg", drawing: Overlay.drawBox)
         let gst = try checkFrames(gstFile, frameBytes: frameBytes, expected: 6, maxIndex: maxIndex, reader: "v4l2src", drawing: Overlay.drawBox)
-        for (reader, indices) in [("ffmpeg", ff.indices), ("v4l2src", gst.indices)] {
-            XCTAssertEqual(indices, indices.sorted(), "\(reader) reads frames in order")
-            XCTAssertEqual(Set(indices).count, indices.count, "\(reader) reads each frame once: \(indices)")
+        // Not asserted: that a reader gets each frame once, in order. v4l2loopback 0.12.7 lends
+        // a reader its ring's buffers (two) with no owner and writes the next frame but one into
+        // the buffer the reader may still hold, so a reader slower than two frames gets a newer
+        // frame early (CI, idle: v4l2src read [67, 70, 69, 70, 71, 72]) or two frames joined.
+        // What holds whatever the timing: every frame is ours (above) and the pattern moves.
+        for (reader, read) in [("ffmpeg", ff), ("v4l2src", gst)] {
+            XCTAssertGreaterThan(read.seen.count, 1, "\(reader) sees the pattern move, not one frame repeated: \(read.indices), joined \(read.joined)")
         }
         XCTAssertEqual(camera.writeFigures.failed, 0, "no write failed")
         camera.stop()
         XCTAssertFalse(pattern.isCapturing, "stopping the virtual camera stopped the application source and its upstream")
-        print("figure: a processed test pattern (a box drawn by the application) on \(Self.node): \(overlay.sent) frames sent, \(camera.writeFigures.written) written, \(probe.allocations) allocations on the application source's thread over 10; ffmpeg read \(ff.frames), \(ff.matched) equal to a pattern frame with the box (indices \(ff.indices)); v4l2src read \(gst.frames), \(gst.matched) equal (indices \(gst.indices))")
+        print("figure: a processed test pattern (a box drawn by the application) on \(Self.node): \(overlay.sent) frames sent, \(camera.writeFigures.written) written, \(probe.allocations) allocations on the application source's thread over 10; ffmpeg read \(ff.frames), \(ff.matched) equal to a pattern frame with the box (indices \(ff.indices); joined \(ff.joined)); v4l2src read \(gst.frames), \(gst.matched) equal (indices \(gst.indices); joined \(gst.joined))")
     }
 
     /// `v4l2-compliance -s` (streaming included) on the loopback device fed by us fails no test
@@ -157,25 +161,32 @@ final class VirtualCameraTests: XCTestCase {
     }
 
     /// Frames of `path` (`frameBytes` each, at least `expected`) each equal to a bars frame of
-    /// index below `maxIndex` (with `drawing` applied to it, when given).
+    /// index below `maxIndex` (with `drawing` applied to it, when given), or two such frames
+    /// joined at one byte: what a reader copies out of a v4l2loopback buffer while the writer
+    /// overwrites it (0.12.7 lends a reader its buffers with no owner; see
+    /// `testAProcessedSourceReachesFFmpegAndV4L2srcWithTheDrawing`). `indices` are the whole
+    /// frames' in the order read, `joined` the others, as "above/below@byte"; `seen` every index.
     private func checkFrames(_ path: String, frameBytes: Int, expected: Int, maxIndex: Int, reader: String,
                              drawing: ((inout Data, VideoFormat) -> Void)? = nil)
-        throws -> (frames: Int, matched: Int, indices: [Int]) {
+        throws -> (frames: Int, matched: Int, indices: [Int], joined: [String], seen: Set<Int>) {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         XCTAssertEqual(data.count % frameBytes, 0, "\(reader): whole I420 640x480 frames (\(data.count) bytes)")
         let frames = data.count / frameBytes
         XCTAssertGreaterThanOrEqual(frames, expected, "\(reader): frames read")
-        var indices: [Int] = []
+        var indices: [Int] = [], joined: [String] = [], seen = Set<Int>()
         let pattern = PatternFrames(format: VideoFormat(pixelFormat: .yu12, width: 640, height: 480))
         for frame in 0..<frames {
             let bytes = data.subdata(in: frame * frameBytes..<(frame + 1) * frameBytes)
             if let index = pattern.index(of: bytes, below: maxIndex, drawing: drawing) {
                 indices.append(index)
+            } else if let two = pattern.joined(bytes, below: maxIndex, drawing: drawing) {
+                joined.append("\(two.above)/\(two.below)@\(two.split)")
+                seen.formUnion([two.above, two.below])
             } else {
                 XCTFail("\(reader): frame \(frame) is no frame of the pattern (first bytes \(Array(bytes.prefix(8))), bottom row \(stride(from: 0, to: 640, by: 40).map { bytes[479 * 640 + $0] }))")
             }
         }
-        return (frames, indices.count, indices)
+        return (frames, indices.count, indices, joined, seen.union(indices))
     }
 
     /// On demand: the source is off while nobody reads (the device capture-ready all the same,
@@ -320,29 +331,72 @@ private struct PatternFrames {
     func index(of bytes: Data, below limit: Int, drawing: ((inout Data, VideoFormat) -> Void)? = nil) -> Int? {
         let width = format.width
         let bottom = Array(bytes[(format.height - 1) * width..<format.height * width])
-        var renderer = PatternRenderer(format: format)
-        let luma = PatternRenderer.barsRGB.map { PatternRenderer.ycbcr($0).y }
-        let period = width / 4
-        for step in 0..<period {
-            let shift = step * 4 % width
-            var column = 0
-            while column < width, bottom[column] == luma[renderer.bar(atColumn: column, shift: shift)] { column += 1 }
-            guard column == width else { continue }
-            for index in stride(from: step, to: max(limit, 1), by: period) {
-                var frame = Data(count: format.imageSize)
-                frame.withUnsafeMutableBytes { raw in
-                    let base = raw.baseAddress!
-                    let planes = UnsafeMutablePointer<UnsafeMutableRawPointer>.allocate(capacity: 3)
-                    defer { planes.deallocate() }
-                    let locations = format.planeLocations
-                    for plane in 0..<3 { planes[plane] = base + (plane < locations.count ? locations[plane].offset : 0) }
-                    renderer.drawBars(index: UInt64(index), planes: planes)
-                }
-                drawing?(&frame, format)
-                if frame == bytes { return index }
-            }
+        let steps = steps(of: bottom, columns: 0..<width, every: 1) { $0.y }
+        return candidates(steps, below: limit).first { render($0, drawing: drawing) == bytes }
+    }
+
+    /// Two bars frames below `limit` (drawn on by `drawing`) that `bytes` is made of: the first
+    /// `split` bytes of frame `above`, the rest of frame `below`, if it is. The top luma row
+    /// right of the counter gives the upper frame's shift, the last Cr row the lower one's (a
+    /// split within either row is not found); of the pairs that fit, the two nearest in index.
+    func joined(_ bytes: Data, below limit: Int, drawing: ((inout Data, VideoFormat) -> Void)? = nil)
+        -> (above: Int, below: Int, split: Int)? {
+        let width = format.width
+        let top = Array(bytes[0..<width]), lastCr = Array(bytes[(bytes.count - width / 2)...])
+        let upper = steps(of: top, columns: width / 2..<width, every: 1) { $0.y }
+        let lower = steps(of: lastCr, columns: 0..<width / 2, every: 2) { $0.cr }
+        let prefixes = candidates(upper, below: limit).map { ($0, matching(render($0, drawing: drawing), bytes, fromEnd: false)) }
+        let suffixes = candidates(lower, below: limit).map { ($0, matching(render($0, drawing: drawing), bytes, fromEnd: true)) }
+        // The bars repeat every `width / 4` frames, and the counter is only in the top rows'
+        // luma: of the pairs that make the frame, the two nearest in time.
+        let pairs = prefixes.flatMap { above in suffixes.map { (above, $0) } }
+            .filter { $0.0.0 != $0.1.0 && $0.0.1 + $0.1.1 >= bytes.count }
+        guard let pair = pairs.min(by: { abs($0.0.0 - $0.1.0) < abs($1.0.0 - $1.1.0) }) else { return nil }
+        return (pair.0.0, pair.1.0, pair.0.1)
+    }
+
+    /// The steps (shifts of 4 pixels) for which `row`'s `columns` show the bars, a value of
+    /// `component` every `every` pixels.
+    private func steps(of row: [UInt8], columns: Range<Int>, every: Int,
+                       _ component: ((y: UInt8, cb: UInt8, cr: UInt8)) -> UInt8) -> [Int] {
+        let renderer = PatternRenderer(format: format)
+        let values = PatternRenderer.barsRGB.map { component(PatternRenderer.ycbcr($0)) }
+        return (0..<format.width / 4).filter { step in
+            columns.allSatisfy { row[$0] == values[renderer.bar(atColumn: $0 * every, shift: step * 4 % format.width)] }
         }
-        return nil
+    }
+
+    /// The indices below `limit` (at least one) whose shift is one of `steps`.
+    private func candidates(_ steps: [Int], below limit: Int) -> [Int] {
+        steps.flatMap { stride(from: $0, to: max(limit, 1), by: format.width / 4) }
+    }
+
+    /// Bars frame `index`, drawn on by `drawing`.
+    private func render(_ index: Int, drawing: ((inout Data, VideoFormat) -> Void)?) -> Data {
+        var renderer = PatternRenderer(format: format)
+        var frame = Data(count: format.imageSize)
+        frame.withUnsafeMutableBytes { raw in
+            let base = raw.baseAddress!
+            let planes = UnsafeMutablePointer<UnsafeMutableRawPointer>.allocate(capacity: 3)
+            defer { planes.deallocate() }
+            let locations = format.planeLocations
+            for plane in 0..<3 { planes[plane] = base + (plane < locations.count ? locations[plane].offset : 0) }
+            renderer.drawBars(index: UInt64(index), planes: planes)
+        }
+        drawing?(&frame, format)
+        return frame
+    }
+
+    /// How many bytes `a` and `b` (of one size) share from their start, or from their end.
+    private func matching(_ a: Data, _ b: Data, fromEnd: Bool) -> Int {
+        let count = min(a.count, b.count)
+        var length = 0
+        while length < count {
+            let at = fromEnd ? count - 1 - length : length
+            if a[a.startIndex + at] != b[b.startIndex + at] { break }
+            length += 1
+        }
+        return length
     }
 }
 
