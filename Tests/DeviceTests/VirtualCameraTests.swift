@@ -4,9 +4,9 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Issue 54, first slice: the test pattern published on a v4l2loopback device (0.12.7, built by
-/// `scripts/v4l2loopback build` on the host, loaded with `exclusive_caps=1` as /dev/video10) is
-/// read by `v4l2-ctl` and FFmpeg with the pattern's own pixels; on demand, the source runs only
+/// Issue 54, first slice: the test pattern and vivid published on a v4l2loopback device (0.12.7,
+/// built by `scripts/v4l2loopback build` on the host, loaded with `exclusive_caps=1` as
+/// /dev/video10) are read by `v4l2-ctl`, FFmpeg and `v4l2src` with the source's own pixels; on demand, the source runs only
 /// while a process reads; a node that is no loopback device gets a clear error.
 final class VirtualCameraTests: XCTestCase {
     static let node = "/dev/video10"
@@ -96,6 +96,52 @@ final class VirtualCameraTests: XCTestCase {
         camera.stop()
         XCTAssertFalse(pattern.isCapturing, "stopping the virtual camera stopped the application source and its upstream")
         print("figure: a processed test pattern (a box drawn by the application) on \(Self.node): \(overlay.sent) frames sent, \(camera.writeFigures.written) written, \(probe.allocations) allocations on the application source's thread over 10; ffmpeg read \(ff.frames), \(ff.matched) equal to a pattern frame with the box (indices \(ff.indices); joined \(ff.joined)); v4l2src read \(gst.frames), \(gst.matched) equal (indices \(gst.indices); joined \(gst.joined))")
+    }
+
+    /// A real driver's frames as they come: vivid's 100% colour bars (no on-screen text, so
+    /// every frame is the same) captured as YUYV 640x480 and published as such on the loopback
+    /// device. Every frame `ffmpeg -f v4l2` and GStreamer's `v4l2src` read at the same time is
+    /// byte for byte the frame vivid gave this process.
+    func testVividBarsReadByFFmpegAndV4L2srcEqualTheSource() throws {
+        let vivid = try Rig.loadVivid("n_devs=1 node_types=0x1")[0]
+        defer { Rig.shell("modprobe -r vivid") }
+        try Rig.colourBars(vivid)
+        let request = FormatRequest(pixelFormat: .yuyv, size: Self.size)
+        let source = CameraSource(device: try CaptureDevice(path: vivid), request: request)
+        let recorder = FrameRecorder(target: 6, keepIndex: 4)
+        source.consumer = recorder
+        let camera = VirtualCamera(source: source, outputs: [.v4l2Loopback(path: Self.node)], format: request, onDemand: false)
+        try camera.start()
+        defer { camera.stop(); source.release() }
+        XCTAssertTrue(recorder.wait(seconds: 60), "vivid's frames reach this process: \(recorder.records.count)")
+        XCTAssertEqual(camera.publishedFormat, VideoFormat(pixelFormat: .yuyv, width: 640, height: 480))
+        let format = try XCTUnwrap(recorder.keptFormat)
+        let reference = PipeWireCameraNodeTests.packed(recorder.kept.map { ($0.bytes, $0.bytesPerRow) }, format: format)
+        let frameBytes = 640 * 480 * 2
+        XCTAssertEqual(reference.count, frameBytes, "a whole YUYV frame from vivid (\(format))")
+        // The reference is the bars: luma falls from white to black, bar by bar, along a row.
+        let luma = (0..<8).map { Int(reference[(240 * 640 + $0 * 80 + 40) * 2]) }
+        XCTAssertEqual(luma, luma.sorted(by: >), "vivid's bars, as this process got them: \(luma)")
+        XCTAssertEqual(Set(luma).count, 8, "eight bars: \(luma)")
+
+        let ffFile = "\(Rig.scratch)/vcam-vivid-ffmpeg.yuyv", gstFile = "\(Rig.scratch)/vcam-vivid-gst.yuyv"
+        _ = readersAtOnce([
+            "timeout 90 ffmpeg -hide_banner -nostdin -f v4l2 -input_format yuyv422 -i \(Self.node) -frames:v 6 -fps_mode passthrough -f rawvideo -y \(ffFile)",
+            "timeout 90 gst-launch-1.0 -q v4l2src device=\(Self.node) num-buffers=6 ! video/x-raw,format=YUY2,width=640,height=480 ! filesink location=\(gstFile)",
+        ])
+        var equal: [String: Int] = [:]
+        for (reader, file) in [("ffmpeg", ffFile), ("v4l2src", gstFile)] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: file))
+            XCTAssertEqual(data.count, 6 * frameBytes, "\(reader): six YUYV 640x480 frames")
+            let frames = (0..<data.count / frameBytes).map { data.subdata(in: $0 * frameBytes..<($0 + 1) * frameBytes) }
+            equal[reader] = frames.filter { $0 == Data(reference) }.count
+            for (index, frame) in frames.enumerated() where frame != Data(reference) {
+                let differing = zip(frame, reference).filter { $0 != $1 }.count
+                XCTFail("\(reader): frame \(index) differs from vivid's in \(differing) of \(frameBytes) bytes")
+            }
+        }
+        XCTAssertEqual(camera.writeFigures.failed, 0, "no write failed")
+        print("figure: vivid's bars (YUYV 640x480, luma \(luma)) on \(Self.node): \(camera.writeFigures.written) frames written; frames equal to vivid's: \(equal.sorted { $0.key < $1.key })")
     }
 
     /// `v4l2-compliance -s` (streaming included) on the loopback device fed by us fails no test
