@@ -87,7 +87,7 @@ final class VirtualCameraTests: XCTestCase {
         // Not asserted: that a reader gets each frame once, in order. v4l2loopback 0.12.7 lends
         // a reader its ring's buffers (two) with no owner and writes the next frame but one into
         // the buffer the reader may still hold, so a reader slower than two frames gets a newer
-        // frame early (CI, idle: v4l2src read [67, 70, 69, 70, 71, 72]) or two frames joined.
+        // frame early (CI, idle: v4l2src read [67, 70, 69, 70, 71, 72]) or frames joined.
         // What holds whatever the timing: every frame is ours (above) and the pattern moves.
         for (reader, read) in [("ffmpeg", ff), ("v4l2src", gst)] {
             XCTAssertGreaterThan(read.seen.count, 1, "\(reader) sees the pattern move, not one frame repeated: \(read.indices), joined \(read.joined)")
@@ -311,11 +311,13 @@ final class VirtualCameraTests: XCTestCase {
     }
 
     /// Frames of `path` (`frameBytes` each, at least `expected`) each equal to a bars frame of
-    /// index below `maxIndex` (with `drawing` applied to it, when given), or two such frames
-    /// joined at one byte: what a reader copies out of a v4l2loopback buffer while the writer
-    /// overwrites it (0.12.7 lends a reader its buffers with no owner; see
-    /// `testAProcessedSourceReachesFFmpegAndV4L2srcWithTheDrawing`). `indices` are the whole
-    /// frames' in the order read, `joined` the others, as "above/below@byte"; `seen` every index.
+    /// index below `maxIndex` (with `drawing` applied to it, when given), or pieces of such
+    /// frames one after another: what a reader copies out of a v4l2loopback buffer while the
+    /// writer overwrites it (0.12.7 lends a reader its buffers with no owner; see
+    /// `testAProcessedSourceReachesFFmpegAndV4L2srcWithTheDrawing`; with two busy loops beside
+    /// the emulator, 4 of `v4l2-ctl`'s 8 frames were so made once, one of three pieces).
+    /// `indices` are the whole frames' in the order read, `joined` the others, as
+    /// "index@byte+index@byte…"; `seen` every index.
     private func checkFrames(_ path: String, frameBytes: Int, expected: Int, maxIndex: Int, reader: String,
                              drawing: ((inout Data, VideoFormat) -> Void)? = nil)
         throws -> (frames: Int, matched: Int, indices: [Int], joined: [String], seen: Set<Int>) {
@@ -329,9 +331,9 @@ final class VirtualCameraTests: XCTestCase {
             let bytes = data.subdata(in: frame * frameBytes..<(frame + 1) * frameBytes)
             if let index = pattern.index(of: bytes, below: maxIndex, drawing: drawing) {
                 indices.append(index)
-            } else if let two = pattern.joined(bytes, below: maxIndex, drawing: drawing) {
-                joined.append("\(two.above)/\(two.below)@\(two.split)")
-                seen.formUnion([two.above, two.below])
+            } else if let pieces = pattern.pieces(of: bytes, below: maxIndex, drawing: drawing) {
+                joined.append(pieces.map { "\($0.index)@\($0.from)" }.joined(separator: "+"))
+                seen.formUnion(pieces.map(\.index))
             } else {
                 XCTFail("\(reader): frame \(frame) is no frame of the pattern (first bytes \(Array(bytes.prefix(8))), bottom row \(stride(from: 0, to: 640, by: 40).map { bytes[479 * 640 + $0] }))")
             }
@@ -485,24 +487,36 @@ private struct PatternFrames {
         return candidates(steps, below: limit).first { render($0, drawing: drawing) == bytes }
     }
 
-    /// Two bars frames below `limit` (drawn on by `drawing`) that `bytes` is made of: the first
-    /// `split` bytes of frame `above`, the rest of frame `below`, if it is. The top luma row
-    /// right of the counter gives the upper frame's shift, the last Cr row the lower one's (a
-    /// split within either row is not found); of the pairs that fit, the two nearest in index.
-    func joined(_ bytes: Data, below limit: Int, drawing: ((inout Data, VideoFormat) -> Void)? = nil)
-        -> (above: Int, below: Int, split: Int)? {
+    /// Bars frames below `limit` (drawn on by `drawing`) that `bytes` is made of, piece after
+    /// piece: frame `index` from byte `from` to the next piece's, if it is so made. The top luma
+    /// row right of the counter gives the first piece's shift and the last Cr row the last one's
+    /// (a frame torn within either row is not recognised); of the indices those allow, the two
+    /// nearest in time bound the frames looked at between them (a few more either side), and each
+    /// piece is the longest run of one of them from where the last ended.
+    func pieces(of bytes: Data, below limit: Int, drawing: ((inout Data, VideoFormat) -> Void)? = nil) -> [(index: Int, from: Int)]? {
         let width = format.width
         let top = Array(bytes[0..<width]), lastCr = Array(bytes[(bytes.count - width / 2)...])
-        let upper = steps(of: top, columns: width / 2..<width, every: 1) { $0.y }
-        let lower = steps(of: lastCr, columns: 0..<width / 2, every: 2) { $0.cr }
-        let prefixes = candidates(upper, below: limit).map { ($0, matching(render($0, drawing: drawing), bytes, fromEnd: false)) }
-        let suffixes = candidates(lower, below: limit).map { ($0, matching(render($0, drawing: drawing), bytes, fromEnd: true)) }
+        let upper = candidates(steps(of: top, columns: width / 2..<width, every: 1) { $0.y }, below: limit)
+        let lower = candidates(steps(of: lastCr, columns: 0..<width / 2, every: 2) { $0.cr }, below: limit)
         // The bars repeat every `width / 4` frames, and the counter is only in the top rows'
-        // luma: of the pairs that make the frame, the two nearest in time.
-        let pairs = prefixes.flatMap { above in suffixes.map { (above, $0) } }
-            .filter { $0.0.0 != $0.1.0 && $0.0.1 + $0.1.1 >= bytes.count }
-        guard let pair = pairs.min(by: { abs($0.0.0 - $0.1.0) < abs($1.0.0 - $1.1.0) }) else { return nil }
-        return (pair.0.0, pair.1.0, pair.0.1)
+        // luma: the pair nearest in time.
+        guard let (first, last) = upper.flatMap({ above in lower.map { (above, $0) } }).min(by: { abs($0.0 - $0.1) < abs($1.0 - $1.1) })
+        else { return nil }
+        var rendered: [Int: Data] = [:]
+        let window = max(0, min(first, last) - 4)...min(limit - 1, max(first, last) + 4)
+        var pieces: [(index: Int, from: Int)] = [], offset = 0
+        while offset < bytes.count {
+            var best = (index: 0, length: 0)
+            for index in window {
+                if rendered[index] == nil { rendered[index] = render(index, drawing: drawing) }
+                let length = matching(rendered[index]!, bytes, from: offset)
+                if length > best.length { best = (index, length) }
+            }
+            guard best.length > 0 else { return nil }
+            pieces.append((best.index, offset))
+            offset += best.length
+        }
+        return pieces
     }
 
     /// The steps (shifts of 4 pixels) for which `row`'s `columns` show the bars, a value of
@@ -537,16 +551,17 @@ private struct PatternFrames {
         return frame
     }
 
-    /// How many bytes `a` and `b` (of one size) share from their start, or from their end.
-    private func matching(_ a: Data, _ b: Data, fromEnd: Bool) -> Int {
-        let count = min(a.count, b.count)
-        var length = 0
-        while length < count {
-            let at = fromEnd ? count - 1 - length : length
-            if a[a.startIndex + at] != b[b.startIndex + at] { break }
-            length += 1
+    /// How many bytes `a` and `b` (of one size) share from byte `offset` on.
+    private func matching(_ a: Data, _ b: Data, from offset: Int) -> Int {
+        a.withUnsafeBytes { a in
+            b.withUnsafeBytes { b in
+                let count = min(a.count, b.count)
+                var at = offset
+                while at + 64 <= count, memcmp(a.baseAddress! + at, b.baseAddress! + at, 64) == 0 { at += 64 }
+                while at < count, a[at] == b[at] { at += 1 }
+                return at - offset
+            }
         }
-        return length
     }
 }
 
