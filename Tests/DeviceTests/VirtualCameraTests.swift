@@ -130,12 +130,13 @@ final class VirtualCameraTests: XCTestCase {
             "timeout 90 gst-launch-1.0 -q v4l2src device=\(Self.node) num-buffers=6 ! video/x-raw,format=YUY2,width=640,height=480 ! filesink location=\(gstFile)",
         ])
         var equal: [String: Int] = [:]
+        let vividFrame = Data(reference)
         for (reader, file) in [("ffmpeg", ffFile), ("v4l2src", gstFile)] {
             let data = try Data(contentsOf: URL(fileURLWithPath: file))
             XCTAssertEqual(data.count, 6 * frameBytes, "\(reader): six YUYV 640x480 frames")
             let frames = (0..<data.count / frameBytes).map { data.subdata(in: $0 * frameBytes..<($0 + 1) * frameBytes) }
-            equal[reader] = frames.filter { $0 == Data(reference) }.count
-            for (index, frame) in frames.enumerated() where frame != Data(reference) {
+            equal[reader] = frames.filter { $0 == vividFrame }.count
+            for (index, frame) in frames.enumerated() where frame != vividFrame {
                 let differing = zip(frame, reference).filter { $0 != $1 }.count
                 XCTFail("\(reader): frame \(index) differs from vivid's in \(differing) of \(frameBytes) bytes")
             }
@@ -166,6 +167,8 @@ final class VirtualCameraTests: XCTestCase {
         try camera.start()
         defer { camera.stop(); source.release() }
         let page = "\(Rig.scratch)/vcam-page.html", errors = "\(Rig.scratch)/vcam-chromium.err"
+        let profile = "\(Rig.scratch)/vcam-chromium-profile"
+        try? FileManager.default.removeItem(atPath: profile)  // a killed run's lock and state
         try Self.barsPage.write(toFile: page, atomically: true, encoding: .utf8)
         let started = Date()
         // One process (--single-process): under emulation on a busy machine, chromium's child
@@ -174,7 +177,7 @@ final class VirtualCameraTests: XCTestCase {
         // capture is the same code, chromium's video capture service, in-process.
         let browser = try Rig.spawn([chromium, "--headless=new", "--single-process", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                                      "--use-fake-ui-for-media-stream", "--enable-logging=stderr", "--v=0",
-                                     "--user-data-dir=\(Rig.scratch)/vcam-chromium-profile", "--no-first-run", "--no-zygote",
+                                     "--user-data-dir=\(profile)", "--no-first-run", "--no-zygote",
                                      "--disable-extensions", "--disable-background-networking", "--disable-component-update",
                                      "--disable-sync", "--disable-default-apps", "--mute-audio",
                                      "--disable-features=Translate,MediaRouter,OptimizationHints", "file://\(page)"],
@@ -191,9 +194,14 @@ final class VirtualCameraTests: XCTestCase {
             }
         }
         // Loaded (two busy loops beside the emulator) chromium's start alone took over 100 s.
-        let done = waitUntil(seconds: 600, every: 500_000) { results().contains { $0.hasPrefix("pixels") || $0.hasPrefix("error") } }
+        let done = waitUntil(seconds: 600, every: 500_000) {
+            !browser.isRunning || results().contains { $0.hasPrefix("pixels") || $0.hasPrefix("error") }
+        }
         let seconds = Date().timeIntervalSince(started)
         let lines = results()
+        if !browser.isRunning, !lines.contains(where: { $0.hasPrefix("pixels") }) {
+            XCTFail("chromium exited (status \(browser.terminationStatus)) before the page read the video")
+        }
         XCTAssertTrue(done, "the page read the video within 600 s: \(lines); \(camera.writeFigures.written) frames written\n\(Rig.shell("tail -n 20 \(errors)").output)")
         XCTAssertFalse(lines.contains { $0.hasPrefix("error") }, "getUserMedia: \(lines)")
         XCTAssertTrue(lines.contains { $0.hasPrefix("stream") && $0.contains("MediaDevices-Loopback") }, "chromium opened the loopback device: \(lines)")
@@ -488,35 +496,39 @@ private struct PatternFrames {
     }
 
     /// Bars frames below `limit` (drawn on by `drawing`) that `bytes` is made of, piece after
-    /// piece: frame `index` from byte `from` to the next piece's, if it is so made. The top luma
-    /// row right of the counter gives the first piece's shift and the last Cr row the last one's
-    /// (a frame torn within either row is not recognised); of the indices those allow, the two
-    /// nearest in time bound the frames looked at between them (a few more either side), and each
-    /// piece is the longest run of one of them from where the last ended.
-    func pieces(of bytes: Data, below limit: Int, drawing: ((inout Data, VideoFormat) -> Void)? = nil) -> [(index: Int, from: Int)]? {
-        let width = format.width
+    /// piece: frame `index` from byte `from` to the next piece's, if it is so made of at most
+    /// `maxPieces`, each at least a chroma row long (a wrong pixel is no piece of another frame).
+    /// The top luma row right of the counter gives the first piece's shift and the last Cr row
+    /// the last one's (a frame torn within either row is not recognised). The bars repeat every
+    /// `width / 4` frames (only the counter, in the top rows' luma, tells those apart), so each
+    /// index the top row allows is tried with the one the last row allows nearest to it: the
+    /// frames between them (a few more either side) are looked at, each piece the longest run of
+    /// one of them from where the last ended.
+    func pieces(of bytes: Data, below limit: Int, maxPieces: Int = 4,
+                drawing: ((inout Data, VideoFormat) -> Void)? = nil) -> [(index: Int, from: Int)]? {
+        let width = format.width, period = width / 4
         let top = Array(bytes[0..<width]), lastCr = Array(bytes[(bytes.count - width / 2)...])
         let upper = candidates(steps(of: top, columns: width / 2..<width, every: 1) { $0.y }, below: limit)
         let lower = candidates(steps(of: lastCr, columns: 0..<width / 2, every: 2) { $0.cr }, below: limit)
-        // The bars repeat every `width / 4` frames, and the counter is only in the top rows'
-        // luma: the pair nearest in time.
-        guard let (first, last) = upper.flatMap({ above in lower.map { (above, $0) } }).min(by: { abs($0.0 - $0.1) < abs($1.0 - $1.1) })
-        else { return nil }
         var rendered: [Int: Data] = [:]
-        let window = max(0, min(first, last) - 4)...min(limit - 1, max(first, last) + 4)
-        var pieces: [(index: Int, from: Int)] = [], offset = 0
-        while offset < bytes.count {
-            var best = (index: 0, length: 0)
-            for index in window {
-                if rendered[index] == nil { rendered[index] = render(index, drawing: drawing) }
-                let length = matching(rendered[index]!, bytes, from: offset)
-                if length > best.length { best = (index, length) }
+        for first in upper {
+            guard let last = lower.min(by: { abs($0 - first) < abs($1 - first) }), abs(last - first) < period / 2 else { continue }
+            let window = max(0, min(first, last) - 4)...min(limit - 1, max(first, last) + 4)
+            var pieces: [(index: Int, from: Int)] = [], offset = 0
+            while offset < bytes.count, pieces.count < maxPieces {
+                var best = (index: 0, length: 0)
+                for index in window {
+                    if rendered[index] == nil { rendered[index] = render(index, drawing: drawing) }
+                    let length = matching(rendered[index]!, bytes, from: offset)
+                    if length > best.length { best = (index, length) }
+                }
+                guard best.length >= width / 2 else { break }
+                pieces.append((best.index, offset))
+                offset += best.length
             }
-            guard best.length > 0 else { return nil }
-            pieces.append((best.index, offset))
-            offset += best.length
+            if offset == bytes.count { return pieces }
         }
-        return pieces
+        return nil
     }
 
     /// The steps (shifts of 4 pixels) for which `row`'s `columns` show the bars, a value of
