@@ -277,11 +277,15 @@ final class PipeWireCaptureTests: XCTestCase {
         let provider = try Rig.run("bash \(script)")
         let providerPID = try XCTUnwrap(pid_t(provider.trimmingCharacters(in: .whitespacesAndNewlines)), provider)
         var camera: CaptureDevice?
+        // The node is in the registry before its EnumFormat params are (a scan in between lists
+        // it with no formats: "The device lists no formats", once in CI): wait for both.
         for _ in 0..<100 where camera == nil {
-            camera = CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == "pipewire:memptrcam" }
+            camera = CaptureDevice.scan(backends: [.pipewire]).devices.first {
+                $0.path == "pipewire:memptrcam" && !($0.pipeWireNodes.first?.formats.isEmpty ?? true)
+            }
             if camera == nil { usleep(100_000) }
         }
-        let device = try XCTUnwrap(camera, "the pipewiresink node within 10 s: \(Rig.shell("tail -n 5 \(session.directory)/provider.log").output)\n\(session.report)")
+        let device = try XCTUnwrap(camera, "the pipewiresink node with its formats within 10 s: \(Rig.shell("tail -n 5 \(session.directory)/provider.log").output)\n\(session.report)")
         let source = try PipeWireCameraSource(device: device, request: request)
         let reference = LeasedFrameTests.ReferenceCopies()
         source.consumer = reference
