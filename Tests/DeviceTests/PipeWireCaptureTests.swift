@@ -176,13 +176,21 @@ final class PipeWireCaptureTests: XCTestCase {
         print("figure: sharing: \(during) frames of ours while pipewiresrc read 20 buffers")
     }
 
-    /// vivid's node in a camera session named `name`, and a source reading it as `request` asks.
+    /// How long a source of these tests may go without a frame before its run ends with
+    /// `.timeout`: the tests that read a sequence wait for its frames with no limit of their own
+    /// (one of this class hung until CI's boot ran out, 4,200 s).
+    static let stallLimit: Duration = .seconds(30)
+
+    /// vivid's node in a camera session named `name`, and a source reading it as `request` asks
+    /// (with `stallLimit` as its `frameTimeout`).
     private func vividThroughPipeWire(session name: String) throws -> (CameraSession, PipeWireCameraSource) {
         let path = try Rig.loadVivid("node_types=1")[0]
         let session = try CameraSession(name: name, devices: [path])
         do {
             let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == path })
-            return (session, try PipeWireCameraSource(device: camera, request: request))
+            let source = try PipeWireCameraSource(device: camera, request: request)
+            source.frameTimeout = Self.stallLimit  // a stream that stops fails the test, not hangs it
+            return (session, source)
         } catch {
             session.stop()
             throw error
@@ -287,6 +295,7 @@ final class PipeWireCaptureTests: XCTestCase {
         }
         let device = try XCTUnwrap(camera, "the pipewiresink node with its formats within 10 s: \(Rig.shell("tail -n 5 \(session.directory)/provider.log").output)\n\(session.report)")
         let source = try PipeWireCameraSource(device: device, request: request)
+        source.frameTimeout = Self.stallLimit
         let reference = LeasedFrameTests.ReferenceCopies()
         source.consumer = reference
         let frames = source.frameSequence(bufferSize: 4)  // the concrete sequence: its lease counters
@@ -360,6 +369,7 @@ final class PipeWireCaptureTests: XCTestCase {
         defer { session.stop() }
         let camera = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == path })
         let source = try PipeWireCameraSource(device: camera, request: request)
+        source.frameTimeout = Self.stallLimit
         let recorder = FrameRecorder(target: 3)
         source.consumer = recorder
         let frames = source.frameSequence(bufferSize: 4)
