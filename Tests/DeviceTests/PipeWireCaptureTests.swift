@@ -84,6 +84,7 @@ final class PipeWireCaptureTests: XCTestCase {
     private func readOnLease(_ source: PipeWireCameraSource, path: String) async throws -> String {
         let reference = LeasedFrameTests.ReferenceCopies()
         source.consumer = reference
+        source.frameTimeout = Self.stallLimit  // the reads below wait for frames with no limit of their own
         let frames = source.frameSequence(bufferSize: 8)  // room for 9 frames held (see VideoFrames)
         try source.start()
         var iterator = frames.makeAsyncIterator()
@@ -392,6 +393,7 @@ final class PipeWireCaptureTests: XCTestCase {
         XCTAssertFalse(source.isCapturing)
         XCTAssertEqual(recorder.stopError?.code, .disconnected, "\(String(describing: recorder.stopError))")
         XCTAssertTrue("\(recorder.stopError.map { "\($0)" } ?? "")".contains("node went away"), "\(String(describing: recorder.stopError))")
+        if !ended { source.stop() }  // failed above; frames would keep the loop below going for ever
         var ending: Error?
         do { while try await iterator.next() != nil {} } catch { ending = error }
         XCTAssertEqual((ending as? MediaDevicesError)?.code, .disconnected, "the sequence ends as the callback did: \(String(describing: ending))")
