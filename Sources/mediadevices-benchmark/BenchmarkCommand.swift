@@ -17,7 +17,8 @@ struct BenchmarkCommand: ParsableCommand {
         abstract: "Measure conversion, MJPEG decode, capture CPU and latency, audio and screens against direct library calls and the field's tools.",
         discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part; MEDIADEVICES_TOOL names the mediadevices tool the capture and audio parts measure.",
         subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, MJPEGThreads.self, CaptureCPU.self, PipeWireCamera.self, Latency.self, Stream.self,
-                      AudioBenchmarkCommand.self, ScreenBenchmarkCommand.self, ConsoleBenchmarkCommand.self])
+                      AudioBenchmarkCommand.self, ScreenBenchmarkCommand.self, ConsoleBenchmarkCommand.self,
+                      VirtualCameraBenchmarkCommand.self])
 
     /// Sends the library's log messages to standard error, keeping standard output for the
     /// figures (and JSON) only, then runs the command.
@@ -268,6 +269,31 @@ struct BenchmarkCommand: ParsableCommand {
         }
     }
 
+    /// `--frames`, `--window` and `--rounds`: runs of a fixed number of frames measured in a
+    /// steady-state window before their end (`ProcessCPU.runSampledBeforeEnd`), every row once a round.
+    struct SteadyStateRuns: ParsableArguments {
+        @Option(help: "Frames each run streams (longer than the window and the time before the end).")
+        var frames = 250
+
+        @Option(help: "The steady-state window: LENGTH,BEFORE-END seconds (the window ends BEFORE-END seconds before each run does).")
+        var window = "6,2"
+
+        @Option(help: "Rounds (every row once per round).")
+        var rounds = 2
+
+        /// The window as (length, before the end), checked against the runs' length at `fps`.
+        func window(fps: Int) throws -> (length: Double, beforeEnd: Double) {
+            let bounds = window.split(separator: ",").compactMap { Double($0) }
+            guard bounds.count == 2, bounds[0] > 0, bounds[1] >= 0, rounds > 0 else {
+                throw ValidationError("--window takes LENGTH,BEFORE-END seconds, --rounds at least 1")
+            }
+            guard Double(frames) / Double(fps) > bounds[0] + bounds[1] + 1 else {
+                throw ValidationError("\(frames) frames at \(fps) fps end before the window does: raise --frames")
+            }
+            return (bounds[0], bounds[1])
+        }
+    }
+
     struct PipeWireCamera: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "pipewire",
@@ -290,14 +316,7 @@ struct BenchmarkCommand: ParsableCommand {
         @Option(help: "Frame rate.")
         var fps = 25
 
-        @Option(help: "Frames each run streams (longer than the window and the time before the end).")
-        var frames = 250
-
-        @Option(help: "The steady-state window: LENGTH,BEFORE-END seconds (the window ends BEFORE-END seconds before each run does).")
-        var window = "6,2"
-
-        @Option(help: "Rounds (every row once per round).")
-        var rounds = 2
+        @OptionGroup var runs: SteadyStateRuns
 
         @Option(help: "A writable directory (GStreamer's registry, the tools' log).")
         var workDirectory = "/tmp/mediadevices-benchmark"
@@ -305,13 +324,8 @@ struct BenchmarkCommand: ParsableCommand {
         func run() throws {
             try common.checkOptimized()
             guard let frameSize = Size(parsing: size) else { throw ValidationError("bad size '\(size)'") }
-            let bounds = window.split(separator: ",").compactMap { Double($0) }
-            guard bounds.count == 2, bounds[0] > 0, bounds[1] >= 0, rounds > 0 else {
-                throw ValidationError("--window takes LENGTH,BEFORE-END seconds, --rounds at least 1")
-            }
-            guard Double(frames) / Double(fps) > bounds[0] + bounds[1] + 1 else {
-                throw ValidationError("\(frames) frames at \(fps) fps end before the window does: raise --frames")
-            }
+            let bounds = try runs.window(fps: fps)
+            let (frames, rounds) = (runs.frames, runs.rounds)
             var (serial, node) = (serial, node)
             if serial == nil || node == nil {
                 let discovery = CaptureDevice.scan(backends: [.pipewire])
@@ -321,7 +335,7 @@ struct BenchmarkCommand: ParsableCommand {
                 (serial, node) = (serial ?? listed.serial, node ?? listed.id)
             }
             let benchmark = PipeWireCameraBenchmark(device: device, serial: serial!, nodeID: node!, width: frameSize.width, height: frameSize.height,
-                                                    fps: fps, frames: frames, window: (bounds[0], bounds[1]), rounds: rounds,
+                                                    fps: fps, frames: frames, window: bounds, rounds: rounds,
                                                     workDirectory: workDirectory)
             let (rows, notes) = try benchmark.run(progress: common.progress)
             for note in notes { common.progress(note) }

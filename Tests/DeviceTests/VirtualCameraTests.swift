@@ -412,7 +412,7 @@ final class VirtualCameraTests: XCTestCase {
         let kinds = events.map(\.kind)
         XCTAssertEqual(kinds, ["+v4l2-ctl", "started", "-v4l2-ctl", "stopped", "+ffmpeg", "started", "-ffmpeg", "stopped"],
                        "the events: \(events)")
-        print("figure: on demand on \(Self.node): source started \(starts.map { String(format: "%.3f", $0) }) s after each reader opened the node (a scan every 0.25 s, two in a row), stopped \(stops.map { String(format: "%.3f", $0) }) s after each reader closed it; \(camera.writeFigures.written) frames written")
+        print("figure: on demand on \(Self.node): source started \(starts.map { String(format: "%.3f", $0) }) s after each reader opened the node (an open or a close makes the next 0.25 s tick scan, two scans in a row confirm a reader), stopped \(stops.map { String(format: "%.3f", $0) }) s after each reader closed it; \(camera.writeFigures.written) frames written")
     }
 
     /// A producer after another that left the device ready at a smaller frame (`keep_format`):

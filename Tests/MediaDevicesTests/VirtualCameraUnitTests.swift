@@ -56,16 +56,36 @@ final class VirtualCameraUnitTests: XCTestCase {
         XCTAssertFalse(ours[0].command.isEmpty)
     }
 
+    /// The watcher scans `/proc` only after this says the node was opened or closed.
+    func testOpenWatchTellsOpensAndClosesOfTheNodeOnly() throws {
+        let path = root + "/node", other = root + "/other"
+        for file in [path, other] { FileManager.default.createFile(atPath: file, contents: Data()) }
+        let watch = try XCTUnwrap(NodeOpenWatch(paths: [path]))
+        XCTAssertFalse(watch.drain(), "nothing happened yet")
+        let otherHandle = try XCTUnwrap(FileHandle(forReadingAtPath: other))
+        try otherHandle.close()
+        XCTAssertFalse(watch.drain(), "another file's open and close are not the node's")
+        let handle = try XCTUnwrap(FileHandle(forReadingAtPath: path))
+        XCTAssertTrue(watch.drain(), "an open")
+        XCTAssertFalse(watch.drain(), "read off")
+        try handle.close()
+        XCTAssertTrue(watch.drain(), "a close")
+        XCTAssertNil(NodeOpenWatch(paths: [root + "/missing"]), "no such node: the watcher scans on its timer")
+    }
+
     func testConsumersNeedTwoScansAndLeaveAtTheFirstWithout() {
         var tracker = ConsumerTracker()
         let ffmpeg = NodeOpeners.Opener(pid: 100, command: "ffmpeg", node: "/dev/video10")
         let look = NodeOpeners.Opener(pid: 7, command: "v4l2-ctl", node: "/dev/video10")
+        XCTAssertFalse(tracker.hasPending)
         var change = tracker.update([ffmpeg, look])
         XCTAssertEqual(change.connected, [])
         XCTAssertEqual(tracker.consumers, [])
+        XCTAssertTrue(tracker.hasPending, "both wait for a second scan")
         change = tracker.update([ffmpeg])  // the look is over: never a consumer
         XCTAssertEqual(change.connected, [ffmpeg])
         XCTAssertEqual(change.left, [])
+        XCTAssertFalse(tracker.hasPending, "nobody waits: the watcher scans again only when the node is opened or closed")
         change = tracker.update([ffmpeg, look])
         XCTAssertEqual(change.connected, [])
         XCTAssertEqual(tracker.consumers, [ffmpeg])

@@ -19,6 +19,9 @@ struct ConsumerTracker {
 
     init(confirmations: Int = 2) { self.confirmations = max(1, confirmations) }
 
+    /// Whether an opener waits for another scan to be confirmed.
+    var hasPending: Bool { !pending.isEmpty }
+
     /// Takes one scan; returns the consumers it confirmed and those that left.
     mutating func update(_ openers: [NodeOpeners.Opener]) -> (connected: [NodeOpeners.Opener], left: [NodeOpeners.Opener]) {
         let seen = Set(openers.map { Key(pid: $0.pid, node: $0.node) })

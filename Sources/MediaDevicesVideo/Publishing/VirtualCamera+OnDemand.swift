@@ -1,9 +1,9 @@
 import MediaDevicesCore
 import Glibc
 
-/// On demand: the watcher thread's work. It wakes every `scanInterval` to scan the loopback
-/// devices' openers in `/proc`, and at once when a PipeWire node's status changes (its stream's
-/// state, its negotiated format, the links from it).
+/// On demand: the watcher thread's work. It wakes every `scanInterval` (and at once when a
+/// PipeWire node's status changes: its stream's state, its negotiated format, the links from
+/// it), and scans the loopback devices' openers in `/proc` when one was opened or closed.
 extension VirtualCamera {
     /// What the watcher thread carries from one scan to the next.
     struct Watch {

@@ -52,7 +52,9 @@ import Glibc
 /// writing. So ``start()`` sets the format and `keep_format`, which makes the device a camera
 /// at once (with `exclusive_caps=1` it then announces capture only, as Chromium needs to list
 /// it), and a thread looks in `/proc/*/fd` for other processes holding the node, as `fuser`
-/// does, four times a second. A process that holds it in two scans in a row is a consumer (a
+/// does, when an inotify watch on the node says it was opened or closed (and every 5 s: a
+/// descriptor passed to another process opens nothing), 250 ms apart while an opener waits
+/// to be confirmed. A process that holds it in two scans in a row is a consumer (a
 /// browser listing cameras or `v4l2-ctl --all` only looks, for milliseconds, and starts
 /// nothing); with `onDemand`, the first one starts the source and the scan after the last has
 /// gone stops it, so the camera (and its LED) is off within half a second of the last reader
@@ -99,8 +101,11 @@ public final class VirtualCamera: Sendable {
     /// Frames written and writes that failed, counted on the capture thread.
     let figures = WriteFigures()
 
-    /// How often the loopback outputs' openers are scanned.
+    /// How often the watcher looks at the outputs: the loopback devices' openers (after one was
+    /// opened or closed, or while an opener waits for its second scan) and the source's state.
     static let scanInterval: Duration = .milliseconds(250)
+    /// How often the loopback outputs' openers are scanned with nothing opened or closed.
+    static let fullScanInterval: Duration = .seconds(5)
 
     enum Phase { case idle, starting, running, stopping }
 
@@ -208,19 +213,29 @@ public final class VirtualCamera: Sendable {
             // Weak: a camera the application lets go of without `stop()` stops in its deinit.
             watcher = try CaptureThread(name: "md-vcam-watch") { [weak self] in
                 var watch = Watch(loopbacks: loopbacks)
+                // The openers are scanned after a node was opened or closed (and again while one
+                // waits to be confirmed), and every `fullScanInterval` for what opens nothing;
+                // on every tick when inotify refused.
+                let opens = loopbacks.isEmpty ? nil : NodeOpenWatch(paths: loopbacks.map(\.0))
                 var descriptors = [pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
-                                   pollfd(fd: changes.descriptor, events: Int16(POLLIN), revents: 0)]
+                                   pollfd(fd: changes.descriptor, events: Int16(POLLIN), revents: 0),
+                                   pollfd(fd: opens?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
                 let clock = ContinuousClock()
                 var lastScan = clock.now - VirtualCamera.scanInterval
+                var lastOpenersScan = clock.now
+                var openedOrClosed = true
                 while true {
                     let left = VirtualCamera.scanInterval - (clock.now - lastScan)
-                    descriptors[0].revents = 0
-                    descriptors[1].revents = 0
-                    _ = poll(&descriptors, 2, Int32(max(0, left.nanosecondCount / 1_000_000)))
+                    for index in descriptors.indices { descriptors[index].revents = 0 }
+                    _ = poll(&descriptors, 3, Int32(max(0, left.nanosecondCount / 1_000_000)))
                     if descriptors[0].revents != 0 { return }
                     if descriptors[1].revents != 0 { changes.reset() }
-                    let scanOpeners = clock.now - lastScan >= VirtualCamera.scanInterval
-                    if scanOpeners { lastScan = clock.now }
+                    if descriptors[2].revents != 0, opens?.drain() == true { openedOrClosed = true }
+                    let tick = clock.now - lastScan >= VirtualCamera.scanInterval
+                    if tick { lastScan = clock.now }
+                    let scanOpeners = tick && (opens == nil || openedOrClosed || watch.tracker.hasPending
+                                               || clock.now - lastOpenersScan >= VirtualCamera.fullScanInterval)
+                    if scanOpeners { openedOrClosed = false; lastOpenersScan = clock.now }
                     guard let self, self.scan(&watch, scanOpeners: scanOpeners) else { return }
                 }
             }

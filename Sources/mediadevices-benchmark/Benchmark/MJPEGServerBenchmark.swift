@@ -123,19 +123,19 @@ struct MJPEGServerBenchmark {
         Thread.sleep(forTimeInterval: warmUp)
         let pid = process.processIdentifier
         guard process.isRunning, let cpuBefore = ProcessCPU.cpuNanoseconds(of: pid) else {
-            throw BenchmarkError("\(server.name) ended during the warm-up: \(Self.tail(log))")
+            throw BenchmarkError("\(server.name) ended during the warm-up: \(ProcessCPU.tail(of: log))")
         }
         let framesBefore = readers.map(\.counts)
         let start = BenchmarkClock.nanoseconds()
         Thread.sleep(forTimeInterval: seconds)
         guard process.isRunning, let cpuAfter = ProcessCPU.cpuNanoseconds(of: pid) else {
-            throw BenchmarkError("\(server.name) ended while measured: \(Self.tail(log))")
+            throw BenchmarkError("\(server.name) ended while measured: \(ProcessCPU.tail(of: log))")
         }
         let wall = Double(BenchmarkClock.nanoseconds() - start) / 1e9
         let framesAfter = readers.map(\.counts)
         let received = zip(framesAfter, framesBefore).map { Double($0.parts - $1.parts) }
         guard received[0] > 0 else {
-            throw BenchmarkError("\(server.name): the client received no frame in \(seconds) s (\(framesAfter[0].parts) in all): \(Self.tail(log))")
+            throw BenchmarkError("\(server.name): the client received no frame in \(seconds) s (\(framesAfter[0].parts) in all): \(ProcessCPU.tail(of: log))")
         }
         let bytes = Double(framesAfter[0].bytes - framesBefore[0].bytes) / received[0]
         let windowEnd = BenchmarkClock.nanoseconds()
@@ -169,11 +169,11 @@ struct MJPEGServerBenchmark {
     private func waitUntilServing(port: Int, process: Process, log: String, name: String) throws {
         // A Swift binary's first start over the rig's 9p takes 10–20 s.
         for _ in 0..<600 {
-            guard process.isRunning else { throw BenchmarkError("\(name) did not start: \(Self.tail(log))") }
+            guard process.isRunning else { throw BenchmarkError("\(name) did not start: \(ProcessCPU.tail(of: log))") }
             if Self.accepts(port: port) { return }
             usleep(100_000)
         }
-        throw BenchmarkError("\(name) did not listen on port \(port) within 60 s: \(Self.tail(log))")
+        throw BenchmarkError("\(name) did not listen on port \(port) within 60 s: \(ProcessCPU.tail(of: log))")
     }
 
     static func freePort() throws -> Int {
@@ -220,10 +220,6 @@ struct MJPEGServerBenchmark {
         for _ in 0..<50 where process.isRunning { usleep(100_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-    }
-
-    static func tail(_ log: String) -> String {
-        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(5).joined(separator: "\n")
     }
 
     var title: String {

@@ -106,7 +106,7 @@ struct PipeWireCameraBenchmark {
             if let usage = try? ProcessCPU.run(gstRow(format)(5), log: log), usage.status == 0 { chosen = format; break }
             notes.append("\(Self.gstName(format)) did not run (status != 0; see \(log))")
         }
-        guard let chosen else { throw BenchmarkError("gst-launch-1.0 pipewiresrc path=\(nodeID) ran with none of its pipelines: \(tail(log))") }
+        guard let chosen else { throw BenchmarkError("gst-launch-1.0 pipewiresrc path=\(nodeID) ran with none of its pipelines: \(ProcessCPU.tail(of: log))") }
         tools.append((Self.gstName(chosen), gstRow(chosen)))
         typealias Figures = (perFrame: Double, whole: Double, wall: Double, wakeUps: Double)
         var figures: [String: [Figures]] = [:]
@@ -156,15 +156,11 @@ struct PipeWireCameraBenchmark {
             if status == 0 { return result }
             let written = String(decoding: ((try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data()).dropFirst(start), as: UTF8.self)
             guard tool.name == Self.directV4L2, written.localizedCaseInsensitiveContains("busy") else {
-                throw BenchmarkError("\(tool.name) exited with status \(status): \(tool.arguments(frames).joined(separator: " "))\n\(tail(log))")
+                throw BenchmarkError("\(tool.name) exited with status \(status): \(tool.arguments(frames).joined(separator: " "))\n\(ProcessCPU.tail(of: log))")
             }
             sleep(1)
         }
-        throw BenchmarkError("\(device) stayed busy for 20 s after the PipeWire rows: \(tail(log))")
-    }
-
-    private func tail(_ log: String) -> String {
-        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(5).joined(separator: "\n")
+        throw BenchmarkError("\(device) stayed busy for 20 s after the PipeWire rows: \(ProcessCPU.tail(of: log))")
     }
 
     var title: String {

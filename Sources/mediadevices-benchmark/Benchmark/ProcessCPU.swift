@@ -173,6 +173,11 @@ enum ProcessCPU {
                      wallNanoseconds: wall, status: code)
     }
 
+    /// The last `lines` lines of a tools' log, for an error that names what a tool said.
+    static func tail(of log: String, lines: Int = 5) -> String {
+        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
+
     /// The path of the running executable.
     static var ownExecutable: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
