@@ -320,9 +320,15 @@ final class PipeWireCaptureTests: XCTestCase {
         do {
             (read, leased, matching, kept) = try await reading.value
         } catch {
-            // Seen twice under load (once as CI's hang, before the stall limit): the stream from
-            // pipewiresink never delivered. What the producer and the session said, for the cause.
-            XCTFail("no frames from pipewiresink: \(error); the source's statistics: \(source.statistics)\n\(session.report)")
+            // Seen three times under load (once as CI's hang, before the stall limit): the stream
+            // from pipewiresink stopped delivering (once after 17 frames). What the producer and
+            // the session said, the nodes' states, and where the producer's threads wait.
+            let states = Rig.shell("""
+                export XDG_RUNTIME_DIR=\(session.directory) PIPEWIRE_REMOTE=\(session.remote)
+                timeout 10 pw-dump 2>&1 | jq -c '.[] | select(.type == "PipeWire:Interface:Node") | {id, name: .info.props."node.name", state: .info.state, error: .info.error}' 2>&1 | tail -n 12
+                for task in /proc/\(providerPID)/task/*; do echo "$(cat $task/comm) $(cat $task/wchan)"; done 2>&1
+                """).output
+            XCTFail("no frames from pipewiresink: \(error); the source's statistics: \(source.statistics)\n\(session.report)\nnodes and the producer's threads:\n\(states)")
             throw error
         }
         XCTAssertEqual(read, 30)
