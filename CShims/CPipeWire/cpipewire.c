@@ -410,8 +410,14 @@ static struct cpw_capture *capture_new(int fd, uint32_t node_id, int camera, cha
 // Streams map their buffers themselves (on_add_buffer), so that a lent buffer outlives its
 // buffer set; camera streams are processed where their data loop runs (the capture thread:
 // RT_PROCESS), screen streams on PipeWire's data-loop thread (announced through notify_fd).
+// DONT_RECONNECT (node.dont-reconnect, as GStreamer's pipewiresrc connects): the session
+// manager links the stream to the node asked for or to none, and never moves it to another one
+// (WirePlumber 0.4 otherwise falls back to the default camera when it does not find the target,
+// and moves a linked stream when a rescan finds a different "best" target: a capture would go
+// on from another camera).
 static struct cpw_capture *capture_connect(struct cpw_capture *c, const struct spa_pod *format, char *error, size_t error_size) {
-    enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT | (c->camera ? PW_STREAM_FLAG_RT_PROCESS : 0);
+    enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_DONT_RECONNECT
+                                 | (c->camera ? PW_STREAM_FLAG_RT_PROCESS : 0);
     int result = pw_stream_connect(c->stream, PW_DIRECTION_INPUT, c->node_id, flags, &format, 1);
     if (result < 0) {
         snprintf(error, error_size, "pw_stream_connect to node %u failed: %s", c->node_id, spa_strerror(result));

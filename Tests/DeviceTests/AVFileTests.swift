@@ -52,10 +52,13 @@ final class AVFileTests: XCTestCase {
         XCTAssertEqual(elapsed, counted, accuracy: periodNanoseconds + counted * 0.01,
                        "chunk timestamps advance at the sample rate (elapsed \(elapsed / 1e6) ms, counted \(counted / 1e6) ms)")
         // Chunk to chunk they move by the chunk's length, give or take the device's timestamp
-        // jitter where a new period's time takes over: never back by a period or more.
+        // jitter where a new period's time takes over: up to a period where snd-aloop's timer
+        // fires late in a busy guest (10.2 ms once, with 10 ms periods, beside other rig boots);
+        // two periods or more would be a period lost or counted twice (the elapsed time against
+        // the frames counted, above, bounds the drift over the run).
         let steps = zip(stamps, stamps.dropFirst()).map { Double($1.timestamp) - Double($0.timestamp) - Double($0.frames) / rate * 1e9 }
         let worst = steps.map(abs).max() ?? 0
-        XCTAssertLessThan(worst, periodNanoseconds, "chunk-to-chunk steps off the sample rate by up to \(worst / 1e6) ms")
+        XCTAssertLessThan(worst, 2 * periodNanoseconds, "chunk-to-chunk steps off the sample rate by up to \(worst / 1e6) ms")
         print(String(format: "figure: snd-aloop chunks %d, median age %.2f ms, elapsed %.1f ms against %.1f ms of samples, worst step off the rate %.2f ms, steps back %d",
                      stamps.count, median / 1e6, elapsed / 1e6, counted / 1e6, worst / 1e6, steps.filter { $0 < -10e6 }.count))
     }
