@@ -326,11 +326,11 @@ final class PipeWireCaptureTests: XCTestCase {
             // or idle (1 of 2 as it was, the others with node.dont-reconnect or with the producer
             // at 10 fps, behind `identity drop-allocation=true` or with a max-lateness: none
             // helped; WirePlumber linked the stream once and never moved it); kept from the 29th,
-            // 3 of 3 passed. So it keeps the 29th (the
-            // lease outliving its buffer set and the producer is the point here; a lease's
-            // pixels staying put while the stream goes on are judged with V4L2 and memfd
-            // producers). If it comes back: what the producer and the session said, the nodes'
-            // and links' states, WirePlumber's policy lines, and where the producer's threads wait.
+            // 3 of 3 passed. So it keeps the 29th (the lease outliving its buffer set and the
+            // producer is the point here; a lease's pixels staying put while the stream goes on
+            // are judged with V4L2 and memfd producers). If it comes back: what the producer and
+            // the session said, the nodes' and links' states, WirePlumber's policy lines, and
+            // where the producer's threads wait.
             let states = Rig.shell("""
                 export XDG_RUNTIME_DIR=\(session.directory) PIPEWIRE_REMOTE=\(session.remote)
                 timeout 10 pw-dump 2>&1 | jq -c '.[] | select(.type == "PipeWire:Interface:Node") | {id, name: .info.props."node.name", state: .info.state, error: .info.error}' 2>&1 | tail -n 12
