@@ -8,7 +8,7 @@ final class LanesFileTests: XCTestCase {
     /// The checkout (this file is in Tests/MediaDevicesTests/).
     private static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    private static let boots: Set<String> = ["std", "virtio", "late"]
+    private static let boots: Set<String> = ["std", "virtio", "late", "storm"]
 
     /// The lanes file's entries: class name and boot, in file order.
     static func entries(_ text: String) -> [(name: String, boot: String)] {
