@@ -64,7 +64,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
-        // `swift package generate-documentation`: the DocC catalogs (scripts/docs builds them).
+        // `swift package generate-documentation`: the DocC catalogs (scripts/docs.sh builds them).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
@@ -179,7 +179,7 @@ let package = Package(
             ]
         ),
         // The comparisons with direct libyuv and libjpeg-turbo calls and with the field's tools
-        // (v4l2-ctl, ffmpeg, GStreamer, arecord, parec) that scripts/benchmark runs, out of the
+        // (v4l2-ctl, ffmpeg, GStreamer, arecord, parec) that scripts/benchmark.sh runs, out of the
         // tool users run. In this package, not in Benchmarks/ (whose microbenchmarks use the public
         // API only): it measures internals (the audio rings, the test signals) and shares the
         // command line's device handling.
@@ -203,7 +203,7 @@ let package = Package(
         .target(name: "USBDevices", path: "Tests/USBDevices",
                 cSettings: [.define("_GNU_SOURCE")],
                 linkerSettings: [.linkedLibrary("turbojpeg"), .linkedLibrary("m"), .linkedLibrary("pthread")]),
-        // The same devices as a process, for scripts/rig --usb, the benchmarks and trying things by hand.
+        // The same devices as a process, for scripts/rig.sh --usb, the benchmarks and trying things by hand.
         .executableTarget(name: "usb-device-emulator", dependencies: ["USBDevices"], path: "Tests/USBDeviceEmulator"),
         .target(name: "TestSupport", dependencies: ["MediaDevices", "AllocationCounter", "CTurboJPEG",
                                                     .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport"),
@@ -211,7 +211,7 @@ let package = Package(
         .testTarget(name: "MediaDevicesTests",
                     dependencies: ["MediaDevices", "MediaDevicesCommandLine", "CV4L2", "CDRM", "CPulse", "CTurboJPEG", "CXCB", "CPNG", "CPipeWire", "TestSupport", "USBDevices",
                                    .product(name: "Logging", package: "swift-log")]),
-        // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig).
+        // Tier 2: tests against real kernel drivers, run inside the rig (scripts/rig.sh).
         .testTarget(name: "DeviceTests", dependencies: ["MediaDevices", "TestSupport", "UHIDAccelerometer", "USBDevices", "CDRM"]),
     ]
 )

@@ -2,7 +2,7 @@
 // MediaDevices' microbenchmarks: the library's public API (pixel conversion, MJPEG decode, audio
 // resampling) measured with ordo-one's package-benchmark, against baselines checked in under
 // .benchmarkBaselines. A package of its own so that the library never depends on the benchmark
-// tooling. Run through scripts/microbenchmarks at the repository root.
+// tooling. Run through scripts/microbenchmarks.sh at the repository root.
 import PackageDescription
 
 let package = Package(
@@ -26,7 +26,7 @@ let package = Package(
             path: "Benchmarks/MediaDevicesMicro",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // The workloads' instructions, counted under valgrind (scripts/microbenchmarks
+        // The workloads' instructions, counted under valgrind (scripts/microbenchmarks.sh
         // instructions): this project's machines have no hardware instruction counter.
         .executableTarget(name: "InstructionCounts", dependencies: ["MicroWorkloads"]),
     ]

@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // libFuzzer harnesses for MediaDevices (issue 16). A separate package so that the main build
 // never sees them: they only link with `-sanitize=fuzzer` (FuzzMain starts libFuzzer's driver).
-// Build and run them with scripts/fuzz; see docs/rig.md, "Fuzzing and sanitizers".
+// Build and run them with scripts/fuzz.sh; see docs/rig.md, "Fuzzing and sanitizers".
 import PackageDescription
 
 let harnesses = ["fuzz-jpeg", "fuzz-wav", "fuzz-edid", "fuzz-format", "fuzz-parsing"]

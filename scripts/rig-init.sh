@@ -1,12 +1,12 @@
 #!/bin/busybox sh
 # shellcheck shell=dash  # busybox's ash, checked as dash, the nearest shell shellcheck knows
-# rig-init.sh: /init of the rig's guest initramfs (see scripts/rig).
+# rig-init.sh: /init of the rig's guest initramfs (see scripts/rig.sh).
 #
 # Runs as PID 1 inside the QEMU guest, with only a static busybox and a few
 # kernel modules in the initramfs. It:
 #   1. loads the virtio/9p modules listed (in dependency order) in /modules/order,
 #   2. mounts the per-run results share ("rigout", writable) and reads
-#      rig-boot.env from it (written by scripts/rig on the host),
+#      rig-boot.env from it (written by scripts/rig.sh on the host),
 #   3. mounts the HOST's root filesystem ("hostroot", read-only 9p) on /newroot,
 #      plus proc/sys/dev/devpts/shm/run/tmp, the checkout ("checkout", read-only
 #      9p) at its host path, the guest kernel's modules on /lib/modules and the
@@ -109,7 +109,7 @@ mkdir -p "$R$RIG_CHECKOUT" 2>/dev/null
 mount -t 9p -o "ro,$P9OPTS,cache=loose" checkout "$R$RIG_CHECKOUT" ||
 	fail "mounting the checkout $RIG_CHECKOUT (9p tag checkout) failed"
 
-[ -d "$R$RIG_LIB_MODULES" ] || fail "/lib/modules does not exist on the host (run 'scripts/rig setup' as root to create it)"
+[ -d "$R$RIG_LIB_MODULES" ] || fail "/lib/modules does not exist on the host (run 'scripts/rig.sh setup' as root to create it)"
 [ -d "$R$RIG_MODULES_DIR" ] || fail "guest kernel modules not found at $RIG_MODULES_DIR"
 mount --bind "$R$RIG_MODULES_DIR" "$R$RIG_LIB_MODULES" ||
 	fail "bind-mounting the guest kernel modules on /lib/modules failed"

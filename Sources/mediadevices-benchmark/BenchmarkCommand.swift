@@ -8,17 +8,17 @@ import MediaDevicesCommandLine
 /// figures, each printed as a ratio against a reference measured in the same run (direct libyuv
 /// and libjpeg-turbo calls, memcpy, and the field's tools: v4l2-ctl, ffmpeg, GStreamer, arecord,
 /// parec). Not a test: run it on a release build (`swift build -c release`), or
-/// through `scripts/benchmark` and `scripts/audio-benchmark`. The parts that measure the
+/// through `scripts/benchmark.sh` and `scripts/audio-benchmark.sh`. The parts that measure the
 /// `mediadevices` tool itself (`capture`, `audio --cpu`) run the one `MEDIADEVICES_TOOL` names.
 @main
 struct BenchmarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mediadevices-benchmark",
         abstract: "Measure conversion, MJPEG decode, capture CPU and latency, audio and screens against direct library calls and the field's tools.",
-        discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark runs every part; MEDIADEVICES_TOOL names the mediadevices tool the capture and audio parts measure.",
+        discussion: "Build with `swift build -c release` first: a debug build's figures mean nothing. scripts/benchmark.sh runs every part; MEDIADEVICES_TOOL names the mediadevices tool the capture and audio parts measure.",
         subcommands: [Conversion.self, MJPEG.self, MJPEGScaled.self, MJPEGThreads.self, CaptureCPU.self, PipeWireCamera.self, Latency.self, Stream.self,
                       AudioBenchmarkCommand.self, ScreenBenchmarkCommand.self, ConsoleBenchmarkCommand.self,
-                      VirtualCameraBenchmarkCommand.self])
+                      VirtualCameraBenchmarkCommand.self, TestPatternBenchmarkCommand.self])
 
     /// Sends the library's log messages to standard error, keeping standard output for the
     /// figures (and JSON) only, then runs the command.

@@ -12,7 +12,7 @@ struct ConsoleBenchmarkCommand: ParsableCommand {
 
     @OptionGroup var stream: BenchmarkCommand.Stream.Options
 
-    @Option(help: "The console's executable (scripts/console-check builds it into .build-apps/).")
+    @Option(help: "The console's executable (scripts/console-check.sh builds it into .build-apps/).")
     var console: String
 
     @Option(help: "Client counts, comma-separated.")

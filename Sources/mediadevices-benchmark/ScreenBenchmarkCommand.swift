@@ -9,9 +9,9 @@ import MediaDevicesCommandLine
 /// grabbed frame against `ffmpeg -f x11grab` (`X11ScreenBenchmark`). On a portal screen: CPU
 /// per delivered frame against `gst-launch-1.0 pipewiresrc` (`PortalScreenBenchmark`). On every
 /// backend, then: the `frames()` sequence read on the capture executor against a consumer
-/// callback, CPU and wake-ups per frame in the same process (`ScreenSequenceBenchmark`; KMS also
+/// callback, CPU and wake-ups per frame in the same process (`SequenceBenchmark`; KMS also
 /// exporting DMA-BUF, the way its frames are lent to sequences). The environment variable
-/// `MEDIADEVICES_TIMING` says how the CPU figures were timed (`scripts/benchmark` sets it for an
+/// `MEDIADEVICES_TIMING` says how the CPU figures were timed (`scripts/benchmark.sh` sets it for an
 /// instruction-timed rig boot; native time otherwise).
 struct ScreenBenchmarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -61,9 +61,9 @@ struct ScreenBenchmarkCommand: ParsableCommand {
         let ratioToFFmpeg: Double?
         let ffmpegError: String?
         /// The sequence on the capture executor against the callback, mapped (the sequence leases the mapping).
-        let sequence: ScreenSequenceBenchmark.Figures?
+        let sequence: SequenceBenchmark.Figures?
         /// The same exporting DMA-BUF (the sequence leases the framebuffer), when the driver exports.
-        let dmaBufSequence: ScreenSequenceBenchmark.Figures?
+        let dmaBufSequence: SequenceBenchmark.Figures?
         let dmaBufError: String?
     }
 
@@ -71,11 +71,11 @@ struct ScreenBenchmarkCommand: ParsableCommand {
     static var timing: String { ProcessInfo.processInfo.environment["MEDIADEVICES_TIMING"] ?? "native time" }
 
     /// The sequence against the callback on `screen` captured as `make` makes its source.
-    static func sequenceFigures(frames: Int, _ make: () -> ScreenSource) throws -> ScreenSequenceBenchmark.Figures {
+    static func sequenceFigures(frames: Int, _ make: () -> ScreenSource) throws -> SequenceBenchmark.Figures {
         let source = make()
         defer { source.release() }
         try source.initialize()
-        return try ScreenSequenceBenchmark(source: source, frames: frames).run()
+        return try SequenceBenchmark(source: source, name: source.screen.uniqueID, frames: frames).run()
     }
 
     func run() throws {
@@ -105,7 +105,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
             source.release()
             // Paced at 30 fps, every deadline grabbed (KMS has no damage).
             let sequence = try Self.sequenceFigures(frames: frames) { ScreenSource(screen: target, frameRate: FrameRate(30)) }
-            var dmaBuf: ScreenSequenceBenchmark.Figures?
+            var dmaBuf: SequenceBenchmark.Figures?
             var dmaBufError: String?
             do {
                 dmaBuf = try Self.sequenceFigures(frames: frames) { ScreenSource(screen: target, frameRate: FrameRate(30), exportsDMABuf: true) }
@@ -130,10 +130,10 @@ struct ScreenBenchmarkCommand: ParsableCommand {
                 print("ffmpeg -f kmsgrab: \(ffmpeg.1 ?? "failed")")
             }
             print("sequence vs callback, mapped framebuffer at 30 fps (the sequence leases the mapping, as the callback reads it):")
-            ScreenSequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
+            SequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
             if let dmaBuf {
                 print("sequence vs callback, exporting DMA-BUF at 30 fps (the sequence leases the framebuffer):")
-                ScreenSequenceBenchmark.lines(dmaBuf, timing: Self.timing).forEach { print("  " + $0) }
+                SequenceBenchmark.lines(dmaBuf, timing: Self.timing).forEach { print("  " + $0) }
             } else {
                 print("sequence vs callback, exporting DMA-BUF: not measured: \(dmaBufError ?? "?")")
             }
@@ -160,7 +160,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
         print(String(format: "still screen at 60 fps: %d deadlines skipped (no DAMAGE), %.1f µs CPU each (the capture thread sleeps on the X connection, waking once a second; no frame, no round trip)",
                      figures.skippedGrabs, figures.cpuPerSkippedGrabMicroseconds))
         print("sequence vs callback at 60 fps, every deadline grabbed (the sequence leases the shared segment):")
-        ScreenSequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
+        SequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
     }
 
     /// The portal figures: CPU per delivered frame of a changing screen, ours against
@@ -183,7 +183,7 @@ struct ScreenBenchmarkCommand: ParsableCommand {
             }
         }
         print("sequence vs callback at 60 fps pacing of a moving picture (the sequence leases the PipeWire buffer):")
-        ScreenSequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
+        SequenceBenchmark.lines(sequence, timing: Self.timing).forEach { print("  " + $0) }
     }
 
     /// Milliseconds per call of `body`, over `count` calls.

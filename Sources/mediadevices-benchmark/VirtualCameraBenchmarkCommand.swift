@@ -15,7 +15,7 @@ struct VirtualCameraBenchmarkCommand: ParsableCommand {
     @Option(help: "The camera (a V4L2 capture node giving YUYV).")
     var device = "/dev/video0"
 
-    @Option(help: "The v4l2loopback device (scripts/v4l2loopback load).")
+    @Option(help: "The v4l2loopback device (scripts/v4l2loopback.sh load).")
     var loopback = "/dev/video10"
 
     @Option(help: "Frame size (YUYV).")

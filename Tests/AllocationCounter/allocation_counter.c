@@ -31,7 +31,7 @@ static void trace_allocation(void) {
 
 void allocation_counter_trace(int on) { tracing = on; }
 
-// Under AddressSanitizer or ThreadSanitizer (scripts/sanitize) the sanitizer runtime must own
+// Under AddressSanitizer or ThreadSanitizer (scripts/sanitize.sh) the sanitizer runtime must own
 // malloc: an executable that defines malloc wins over its interceptors, and ASan then crashes on
 // the first free. So the interposers are left out and the allocation tests skip themselves.
 #if defined(__has_feature)

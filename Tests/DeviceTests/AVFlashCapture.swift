@@ -105,9 +105,11 @@ enum AVFlashCapture {
     }
 }
 
-/// A capture file written by a peer (FFmpeg, GStreamer): its flash frames and clicks with the
-/// timestamps the file gives them, read with ffprobe (each packet's pts) and ffmpeg (the packets'
-/// bytes as they are, `-c copy`: raw YUYV frames and S16LE samples, nothing decoded).
+/// A capture file (FFmpeg's, GStreamer's, `mediadevices capture --audio`'s): its flash frames and
+/// clicks with the timestamps the file gives them, read with ffprobe (each packet's pts) and
+/// ffmpeg (the video packets' bytes as they are, `-c copy`: raw YUYV frames; the samples as
+/// S16LE, which is the S16LE peers' bytes as they are and our 32-bit floats converted exactly:
+/// silence stays zeros, a click's samples stay non-zero).
 struct AVFlashFile {
     /// Flash frame counter → its packet's pts (s).
     let frameTimes: [UInt32: Double]
@@ -115,6 +117,8 @@ struct AVFlashFile {
     let clickTimes: [UInt32: Double]
     let videoPackets: Int
     let audioSamples: Int
+    /// The counters of every frame in the file (uvc_camera.c stamps each frame with one).
+    let frameCounters: Set<UInt32>
 
     init(path: String, file: StaticString = #filePath, line: UInt = #line) throws {
         // The four tool runs at once: each costs seconds to start under emulation.
@@ -122,7 +126,7 @@ struct AVFlashFile {
         defer { for file in [raw.video, raw.audio] { try? FileManager.default.removeItem(atPath: file) } }
         let results = Rig.shells([Self.probe(path, stream: "v:0"), Self.probe(path, stream: "a:0"),
                                   "ffmpeg -v error -y -i '\(path)' -map 0:v:0 -c copy -f rawvideo '\(raw.video)'",
-                                  "ffmpeg -v error -y -i '\(path)' -map 0:a:0 -c copy -f s16le '\(raw.audio)'"])
+                                  "ffmpeg -v error -y -i '\(path)' -map 0:a:0 -c:a pcm_s16le -f s16le '\(raw.audio)'"])
         for result in results where result.status != 0 {
             XCTFail("reading \(path): \(result.errors)", file: file, line: line)
             throw RigError.commandFailed("ffprobe/ffmpeg \(path)")
@@ -132,16 +136,22 @@ struct AVFlashFile {
         let frames = try Data(contentsOf: URL(fileURLWithPath: raw.video))
         let samples = try Data(contentsOf: URL(fileURLWithPath: raw.audio))
         XCTAssertEqual(frames.count, video.reduce(0) { $0 + $1.size }, "the video packets' bytes", file: file, line: line)
-        XCTAssertEqual(samples.count, audio.reduce(0) { $0 + $1.size }, "the audio packets' bytes", file: file, line: line)
+        // Bytes a sample in the file's packets: 2 (S16LE) or 4 (our 32-bit floats).
+        let packetBytes = audio.reduce(0) { $0 + $1.size }
+        let sampleBytes = samples.isEmpty ? 2 : packetBytes / (samples.count / 2)
+        XCTAssertTrue([2, 4].contains(sampleBytes) && packetBytes == samples.count / 2 * sampleBytes,
+                      "the audio packets' bytes (\(packetBytes)) are the samples' (\(samples.count / 2)) at 2 or 4 bytes each", file: file, line: line)
         var frameTimes: [UInt32: Double] = [:]
+        var counters: Set<UInt32> = []
         frames.withUnsafeBytes { raw in
             var offset = 0
             for packet in video {
                 defer { offset += packet.size }
                 guard packet.size == AVFlashCapture.frameBytes, offset + packet.size <= raw.count else { continue }
                 let frame = UnsafeRawBufferPointer(rebasing: raw[offset..<offset + packet.size])
-                guard AVFlashCapture.isFlash(yuyv: frame, bytesPerRow: AVFlashCapture.size.width * 2),
-                      let counter = USBCamera.counter(yuyv: frame, bytesPerRow: AVFlashCapture.size.width * 2, size: AVFlashCapture.size) else { continue }
+                guard let counter = USBCamera.counter(yuyv: frame, bytesPerRow: AVFlashCapture.size.width * 2, size: AVFlashCapture.size) else { continue }
+                counters.insert(UInt32(counter))
+                guard AVFlashCapture.isFlash(yuyv: frame, bytesPerRow: AVFlashCapture.size.width * 2) else { continue }
                 frameTimes[UInt32(counter)] = packet.time
             }
         }
@@ -150,7 +160,7 @@ struct AVFlashFile {
         for (number, index) in clicks {
             var start = 0
             for packet in audio {
-                let count = packet.size / 2
+                let count = packet.size / sampleBytes
                 if index < start + count {
                     clickTimes[number] = packet.time + Double(index - start) / Double(AVFlashCapture.rate)
                     break
@@ -162,6 +172,7 @@ struct AVFlashFile {
         self.clickTimes = clickTimes
         videoPackets = video.count
         audioSamples = samples.count / 2
+        frameCounters = counters
     }
 
     /// The ffprobe command that lists a stream's packets: pts (s) and size (bytes), one a line.

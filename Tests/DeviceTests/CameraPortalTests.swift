@@ -4,7 +4,7 @@ import TestSupport
 import XCTest
 
 /// Issue 34: the Camera portal headless (xdg-desktop-portal 1.16 with the test Access backend
-/// `scripts/portal-access`): no access before asking, granted → the camera through the portal's
+/// `scripts/portal-access.py`): no access before asking, granted → the camera through the portal's
 /// PipeWire remote gives frames, the stored answer is honoured (no second dialog, a stored
 /// refusal is `.permissionDenied`), a refusal in the dialog is `.permissionDenied`, and
 /// cancelling a task waiting for the dialog ends the wait with `.cancelled`.

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-/// A PipeWire camera session started for a test by `scripts/camera-session` (D-Bus, pipewire,
+/// A PipeWire camera session started for a test by `scripts/camera-session.sh` (D-Bus, pipewire,
 /// wireplumber with its V4L2 and libcamera monitors), with this process's PIPEWIRE_REMOTE
 /// pointed at it. Stopped by `stop()` or when dropped.
 final class CameraSession {
@@ -21,11 +21,11 @@ final class CameraSession {
     /// Starts a session in a fresh directory named `name` and waits until WirePlumber made a
     /// node for each of `devices` (V4L2 paths or libcamera ids); fails the test with the
     /// script's report when it does not. With `portal`, the Camera portal runs too, with the
-    /// test Access backend (`scripts/portal-access`) answering as `answerDialogs` says.
+    /// test Access backend (`scripts/portal-access.py`) answering as `answerDialogs` says.
     init(name: String, devices: [String], portal: Bool = false) throws {
         directory = "\(Rig.scratch)/camera-session-\(name)"
         let waits = devices.map { "--wait '\($0)'" }.joined(separator: " ") + (portal ? " --portal" : "")
-        let result = Rig.shell("\(Rig.script("camera-session")) start \(directory) \(waits)")
+        let result = Rig.shell("\(Rig.script("camera-session.sh")) start \(directory) \(waits)")
         var remote: String?, nodes: [String: (UInt32, UInt64)] = [:], seconds = 0.0, bus: String?
         for line in result.output.split(separator: "\n") {
             let words = line.split(separator: " ").map(String.init)
@@ -41,8 +41,8 @@ final class CameraSession {
             }
         }
         guard result.status == 0, let remote, nodes.count == devices.count else {
-            XCTFail("the camera session did not start (scripts/camera-session exit \(result.status)): \(result.errors)\(result.output)")
-            Rig.shell("\(Rig.script("camera-session")) stop \(directory)")
+            XCTFail("the camera session did not start (scripts/camera-session.sh exit \(result.status)): \(result.errors)\(result.output)")
+            Rig.shell("\(Rig.script("camera-session.sh")) stop \(directory)")
             throw RigError.commandFailed("camera-session start")
         }
         self.remote = remote
@@ -71,7 +71,7 @@ final class CameraSession {
     /// each of `devices`; returns their global ids and serials as `nodes` gives them.
     func startWireplumber(waitingFor devices: [String]) throws -> [String: (id: UInt32, serial: UInt64)] {
         let waits = devices.map { "--wait '\($0)'" }.joined(separator: " ")
-        let output = try Rig.run("\(Rig.script("camera-session")) wireplumber \(directory) \(waits)")
+        let output = try Rig.run("\(Rig.script("camera-session.sh")) wireplumber \(directory) \(waits)")
         var nodes: [String: (UInt32, UInt64)] = [:]
         for line in output.split(separator: "\n") {
             let words = line.split(separator: " ").map(String.init)
@@ -98,7 +98,7 @@ final class CameraSession {
     func stop() {
         guard !stopped else { return }
         stopped = true
-        Rig.shell("\(Rig.script("camera-session")) stop \(directory)")
+        Rig.shell("\(Rig.script("camera-session.sh")) stop \(directory)")
         unsetenv("PIPEWIRE_REMOTE")
     }
 

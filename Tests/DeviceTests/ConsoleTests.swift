@@ -8,14 +8,14 @@ import XCTest
 /// control set through the API read back with `v4l2-ctl`, and one set by `v4l2-ctl` echoed to the
 /// page's events; a stalled viewer dropped while a second one goes on; the USB camera's unplug and
 /// replug reaching the page's device events; a snd-aloop tone on the microphone meter. It runs in
-/// the late rig boot, after the host has built the console (scripts/console-check).
+/// the late rig boot, after the host has built the console (scripts/console-check.sh).
 final class ConsoleTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
 
-    /// The console's debug build, where `scripts/console-check` puts it (in the build folder it shares
-    /// with `scripts/quickstarts`; the guest sees the host's files).
+    /// The console's debug build, where `scripts/console-check.sh` puts it (in the build folder it shares
+    /// with `scripts/quickstarts.sh`; the guest sees the host's files).
     static var binary: String {
-        URL(fileURLWithPath: Rig.script("console-check")).deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: Rig.script("console-check.sh")).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent(".build-apps/debug/media-console").path
     }
 
@@ -28,7 +28,7 @@ final class ConsoleTests: XCTestCase {
         /// Starts the console on a free port and waits until it serves (its first start over 9p is slow).
         static func start() throws -> Console {
             guard FileManager.default.isExecutableFile(atPath: ConsoleTests.binary) else {
-                XCTFail("the console is not built at \(ConsoleTests.binary): `scripts/console-check` builds it (scripts/test runs it before this boot)")
+                XCTFail("the console is not built at \(ConsoleTests.binary): `scripts/console-check.sh` builds it (scripts/test.sh runs it before this boot)")
                 throw RigError.commandFailed("media-console missing")
             }
             let port = 18000 + Int.random(in: 0..<1000)

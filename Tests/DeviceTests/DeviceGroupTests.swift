@@ -113,7 +113,7 @@ final class DeviceGroupTests: XCTestCase {
         print("figure: composite webcam replugged on port \(port): group \(group) before and after; camera \(before.path) -> \(after.path), card \(webcam.card)")
     }
 
-    /// The emulator as a program (`usb-device-emulator --webcam SERIAL`, what `scripts/rig run
+    /// The emulator as a program (`usb-device-emulator --webcam SERIAL`, what `scripts/rig.sh run
     /// --usb` and people at a shell use): SIGUSR1 unplugs the webcam, SIGUSR2 plugs it in again;
     /// afterwards its camera and its microphone still share one group, and it is the value it
     /// was (the group names the USB device by bus and port path, and the webcam, the only device

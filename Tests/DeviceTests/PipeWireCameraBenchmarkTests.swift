@@ -8,7 +8,7 @@ import XCTest
 /// The figures are printed as ratios, never asserted (a timed test would judge the
 /// emulator): judge the goals (≤ 0.7× pipewiresrc, ≤ 1.2× direct V4L2, sequence ≤ 1.1× callback) with a release tool,
 /// `MEDIADEVICES_BENCHMARK_TOOL=.build/release/mediadevices-benchmark`, in an instruction-timed boot
-/// (`scripts/rig run --icount`). What is asserted: every row ran and streamed through the
+/// (`scripts/rig.sh run --icount`). What is asserted: every row ran and streamed through the
 /// window, and the reference pipeline is named.
 final class PipeWireCameraBenchmarkTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }

@@ -271,7 +271,7 @@ final class PipeWireCaptureTests: XCTestCase {
         defer { session.stop() }
         // The producer, recorded in the session's `started` so that stopping the session stops it.
         // It inherits no descriptor above 2 (a pipe of this test held open by it would leave
-        // the test waiting for ever), as scripts/camera-session starts its daemons.
+        // the test waiting for ever), as scripts/camera-session.sh starts its daemons.
         let script = "\(session.directory)/provider.sh"
         try """
             export XDG_RUNTIME_DIR=\(session.directory) PIPEWIRE_REMOTE=\(session.remote)

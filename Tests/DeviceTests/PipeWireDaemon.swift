@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-/// A real PipeWire session started for the test as a desktop runs it (by `scripts/sound-server`):
+/// A real PipeWire session started for the test as a desktop runs it (by `scripts/sound-server.sh`):
 /// a D-Bus session bus, `pipewire`, `wireplumber` (the session manager) and `pipewire-pulse` (the
 /// PulseAudio protocol server the Pulse backend talks to), with a private XDG_RUNTIME_DIR, and a
 /// null sink `mdsink` loaded through pactl as on PulseAudio.

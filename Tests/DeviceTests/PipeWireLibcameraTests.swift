@@ -2,7 +2,7 @@ import Foundation
 import MediaDevices
 import XCTest
 
-/// Issue 34: a libcamera camera through PipeWire. vimc (built by `scripts/vimc build` on the
+/// Issue 34: a libcamera camera through PipeWire. vimc (built by `scripts/vimc.sh build` on the
 /// host, loaded after systemd-udevd so that libcamera sees it) → libcamera's vimc pipeline →
 /// WirePlumber's libcamera monitor → a PipeWire camera node, listed by its libcamera id.
 final class PipeWireLibcameraTests: XCTestCase {
@@ -12,8 +12,8 @@ final class PipeWireLibcameraTests: XCTestCase {
 
     func testVimcIsListedByItsLibcameraIDWithFormatsAndNoRates() throws {
         let udevd = try UdevDaemon()
-        defer { udevd.stop(); Rig.shell("\(Rig.script("vimc")) unload") }
-        try Rig.run("\(Rig.script("vimc")) load")
+        defer { udevd.stop(); Rig.shell("\(Rig.script("vimc.sh")) unload") }
+        try Rig.run("\(Rig.script("vimc.sh")) load")
         try udevd.trigger(["media", "video4linux"])
         let session = try CameraSession(name: "libcamera", devices: [Self.camera])
         defer { session.stop() }
@@ -38,8 +38,8 @@ final class PipeWireLibcameraTests: XCTestCase {
     /// aligns widths: 640 may become 636) with a stride that holds a row.
     func testVimcFramesArriveThroughLibcamera() throws {
         let udevd = try UdevDaemon()
-        defer { udevd.stop(); Rig.shell("\(Rig.script("vimc")) unload") }
-        try Rig.run("\(Rig.script("vimc")) load")
+        defer { udevd.stop(); Rig.shell("\(Rig.script("vimc.sh")) unload") }
+        try Rig.run("\(Rig.script("vimc.sh")) load")
         try udevd.trigger(["media", "video4linux"])
         let session = try CameraSession(name: "libcamera-frames", devices: [Self.camera])
         defer { session.stop() }
@@ -71,8 +71,8 @@ final class PipeWireLibcameraTests: XCTestCase {
     /// the picture; set back, the picture is as before.
     func testVimcBarsKeepTheirColoursAndLibcamerasBrightnessChangesThePicture() throws {
         let udevd = try UdevDaemon()
-        defer { udevd.stop(); Rig.shell("\(Rig.script("vimc")) unload") }
-        try Rig.run("\(Rig.script("vimc")) load")
+        defer { udevd.stop(); Rig.shell("\(Rig.script("vimc.sh")) unload") }
+        try Rig.run("\(Rig.script("vimc.sh")) load")
         try udevd.trigger(["media", "video4linux"])
         let subdev = try Rig.run("grep -lx 'Sensor B' /sys/class/video4linux/v4l-subdev*/name | head -n 1 | cut -d/ -f5")
             .trimmingCharacters(in: .whitespacesAndNewlines)

@@ -38,7 +38,7 @@ extension SoundServer {
     }
 }
 
-/// A real PulseAudio daemon started for the test (by `scripts/sound-server`), with a null sink
+/// A real PulseAudio daemon started for the test (by `scripts/sound-server.sh`), with a null sink
 /// whose monitor source gives back what is played into it. The test process reaches it through
 /// PULSE_SERVER.
 final class PulseDaemon: SoundServer {

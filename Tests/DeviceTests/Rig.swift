@@ -2,14 +2,14 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// The device tests' view of the rig (scripts/rig): they run as root inside the virtual machine,
+/// The device tests' view of the rig (scripts/rig.sh): they run as root inside the virtual machine,
 /// load the kernel's virtual drivers themselves and use the reference tools (v4l2-ctl, ffmpeg)
 /// from the host's root filesystem. Outside the rig they fail loudly, never skip.
 enum Rig {
     /// Fails the calling test unless it runs inside the rig.
     static func require(file: StaticString = #filePath, line: UInt = #line) throws {
         guard ProcessInfo.processInfo.environment["MEDIADEVICES_RIG"] == "1" else {
-            XCTFail("DeviceTests need the real kernel drivers: run them inside the rig with `scripts/test` or `scripts/rig run -- <test binary> DeviceTests`", file: file, line: line)
+            XCTFail("DeviceTests need the real kernel drivers: run them inside the rig with `scripts/test.sh` or `scripts/rig.sh run -- <test binary> DeviceTests`", file: file, line: line)
             throw XCTSkip("not in the rig")  // unreachable in practice: XCTFail already failed the test
         }
         // A capture buffer still mapped here was left by an earlier test: name it, so the test

@@ -2,7 +2,7 @@ import MediaDevices
 import XCTest
 
 /// Screen capture on virtio-gpu (QEMU `-device virtio-gpu-pci`): runs in the rig's
-/// `--display virtio` boot (scripts/test runs classes named `…VirtioTests` there).
+/// `--display virtio` boot (scripts/test.sh runs classes named `…VirtioTests` there).
 final class ScreenVirtioTests: XCTestCase {
     override func setUpWithError() throws { try Rig.require() }
 

@@ -8,9 +8,9 @@ import XCTest
 /// USB unplugs at random moments, vivid's error injection at random times, and audio start/stop
 /// cycles, with the process's descriptors, mappings, threads and RSS printed first vs last.
 ///
-/// The size comes from `MEDIADEVICES_SOAK_SCALE` (scripts/rig passes MEDIADEVICES_* into the
+/// The size comes from `MEDIADEVICES_SOAK_SCALE` (scripts/rig.sh passes MEDIADEVICES_* into the
 /// guest). Unset: the short form CI runs (about 2 minutes under emulation). Set to N (as
-/// `scripts/soak N` does): N lifecycle cycles on vivid and on the USB camera, N format changes /
+/// `scripts/soak.sh N` does): N lifecycle cycles on vivid and on the USB camera, N format changes /
 /// device switches, N audio cycles, N/10 unplugs (at least 5) and N/20 injected faults (at least
 /// 6: each fault once, in a seeded random order; more at random in a long run). Randomness is seeded; the seed is printed, and `MEDIADEVICES_SOAK_SEED` replays a run.
 ///
@@ -463,7 +463,7 @@ enum Watchdog {
     /// would wait for it until the boot's timeout (30 minutes and more). A shell started before
     /// `exit` checks 30 s later whether this process is still there, and if so says why and
     /// powers the guest off (`sysrq o`): the rig then reports the boot as crashed with this
-    /// text in the console's last lines, and `scripts/test` runs the boot's unfinished classes
+    /// text in the console's last lines, and `scripts/test.sh` runs the boot's unfinished classes
     /// again in a new boot (once; a second time fails the run).
     private static func guardExit() {
         let pid = getpid()

@@ -6,9 +6,9 @@ import XCTest
 
 /// The long run of issue 16: a camera (vivid, through the leased `frames()` sequence), a screen
 /// (bochs, through a callback) and audio (snd-aloop, a tone played and recorded back) all at
-/// once in one process, for `MEDIADEVICES_SOAK_MINUTES` (an hour by hand with `scripts/soak`;
+/// once in one process, for `MEDIADEVICES_SOAK_MINUTES` (an hour by hand with `scripts/soak.sh`;
 /// 45 s in CI: long enough for every stream to pass its warm-up and the figures to settle, first
-/// and last, with the hour kept for `scripts/soak`). Figures are taken once everything runs and again at the end, still running:
+/// and last, with the hour kept for `scripts/soak.sh`). Figures are taken once everything runs and again at the end, still running:
 /// descriptors, mappings and threads must be the same, the heap in use flat but for the camera
 /// sequence's pool; every gap in the camera's sequence numbers counted as a drop; the tone still
 /// right at the end.

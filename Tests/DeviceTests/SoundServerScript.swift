@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-/// A sound server started by `scripts/sound-server` (the script the audio benchmark uses too):
+/// A sound server started by `scripts/sound-server.sh` (the script the audio benchmark uses too):
 /// its socket, its processes and how long it took to answer.
 struct SoundServerScript {
     /// `unix:PATH`, for PULSE_SERVER.
@@ -17,7 +17,7 @@ struct SoundServerScript {
     /// Starts `kind` (`pulseaudio` or `pipewire`) in `directory` and points this process's
     /// PULSE_SERVER at it; fails the test with the script's report when it does not come up.
     init(_ kind: String, directory: String) throws {
-        let result = Rig.shell("\(Rig.script("sound-server")) \(kind) \(directory)")
+        let result = Rig.shell("\(Rig.script("sound-server.sh")) \(kind) \(directory)")
         var server: String?, processes: [(String, pid_t)] = [], seconds = 0.0
         for line in result.output.split(separator: "\n") {
             let words = line.split(separator: " ").map(String.init)
@@ -29,7 +29,7 @@ struct SoundServerScript {
             }
         }
         guard result.status == 0, let server, !processes.isEmpty else {
-            XCTFail("\(kind) did not start (scripts/sound-server exit \(result.status)): \(result.errors)\(result.output)")
+            XCTFail("\(kind) did not start (scripts/sound-server.sh exit \(result.status)): \(result.errors)\(result.output)")
             throw RigError.commandFailed("sound-server \(kind)")
         }
         self.server = server

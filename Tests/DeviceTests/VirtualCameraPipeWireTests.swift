@@ -32,7 +32,7 @@ final class VirtualCameraPipeWireTests: XCTestCase {
         Rig.shell("modprobe -r vivid")
         // A loopback device a test used goes with its format (v4l2loopback keeps it while loaded):
         // the next class makes its own.
-        if loadedLoopback { Rig.shell("\(Rig.script("v4l2loopback")) unload") }
+        if loadedLoopback { Rig.shell("\(Rig.script("v4l2loopback.sh")) unload") }
         super.tearDown()
     }
 
@@ -253,7 +253,7 @@ final class VirtualCameraPipeWireTests: XCTestCase {
     /// both take I420 640x360; both readers get vivid's colours.
     func testBothOutputsAtOnceShareOneCaptureAndOneConversion() throws {
         let session = try XCTUnwrap(session)
-        try Rig.run("\(Rig.script("v4l2loopback")) load video_nr=10 exclusive_caps=1 card_label=MediaDevices-Loopback")
+        try Rig.run("\(Rig.script("v4l2loopback.sh")) load video_nr=10 exclusive_caps=1 card_label=MediaDevices-Loopback")
         loadedLoopback = true
         let device = try CaptureDevice(path: vivid)
         let reference = try Self.directBars(device)

@@ -5,7 +5,7 @@ import TestSupport
 import XCTest
 
 /// Issue 54, first slice: the test pattern and vivid published on a v4l2loopback device (0.12.7,
-/// built by `scripts/v4l2loopback build` on the host, loaded with `exclusive_caps=1` as
+/// built by `scripts/v4l2loopback.sh build` on the host, loaded with `exclusive_caps=1` as
 /// /dev/video10) are read by `v4l2-ctl`, FFmpeg and `v4l2src` with the source's own pixels; on demand, the source runs only
 /// while a process reads; a node that is no loopback device gets a clear error.
 final class VirtualCameraTests: XCTestCase {
@@ -14,7 +14,7 @@ final class VirtualCameraTests: XCTestCase {
 
     override func setUpWithError() throws {
         try Rig.require()
-        try Rig.run("\(Rig.script("v4l2loopback")) load video_nr=10 exclusive_caps=1 card_label=MediaDevices-Loopback")
+        try Rig.run("\(Rig.script("v4l2loopback.sh")) load video_nr=10 exclusive_caps=1 card_label=MediaDevices-Loopback")
     }
 
     /// The bars drawn as I420 at 640x480 and published as I420 at 640x480 (a copy through the
@@ -153,7 +153,7 @@ final class VirtualCameraTests: XCTestCase {
     func testChromiumReadsVividsBarsThroughGetUserMedia() throws {
         let chromium = "/usr/bin/chromium"
         guard FileManager.default.isExecutableFile(atPath: chromium) else {
-            XCTFail("\(chromium) is not installed (the guest runs the host's: scripts/install --browser)")
+            XCTFail("\(chromium) is not installed (the guest runs the host's: scripts/install.sh --browser)")
             return
         }
         let vivid = try Rig.loadVivid("n_devs=1 node_types=0x1")[0]

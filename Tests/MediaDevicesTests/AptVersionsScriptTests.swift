@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `scripts/vimc plan` and `scripts/apt-versions`: the versions the rig's vimc build fetches are
+/// `scripts/vimc.sh plan` and `scripts/apt-versions.sh`: the versions the rig's vimc build fetches are
 /// the ones the archive serves, not the kernel's own where Debian has dropped them. An
 /// `apt-cache` stand-in on `PATH` plays the archive (its `madison` answers from a list the test
 /// writes), so these run without the network; the kernel versions are ones Debian never made,
@@ -18,7 +18,7 @@ final class AptVersionsScriptTests: XCTestCase {
         var errors: String
     }
 
-    /// Runs `scripts/vimc plan` for `kernel` against an archive that serves `served` ("PACKAGE
+    /// Runs `scripts/vimc.sh plan` for `kernel` against an archive that serves `served` ("PACKAGE
     /// VERSION" lines).
     private func plan(served: [String], kernel: String = AptVersionsScriptTests.kernel) throws -> Run {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apt-standin-\(UUID().uuidString)")
@@ -42,7 +42,7 @@ final class AptVersionsScriptTests: XCTestCase {
 
         let process = Process(), output = Pipe(), errors = Pipe()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Self.checkout.appendingPathComponent("scripts/vimc").path, "plan", kernel]
+        process.arguments = [Self.checkout.appendingPathComponent("scripts/vimc.sh").path, "plan", kernel]
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = folder.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["STANDIN_ARCHIVE"] = archive.path

@@ -5,7 +5,7 @@ import XCTest
 @testable import MediaDevicesVideo
 @testable import MediaDevicesCore
 
-/// Every crash the libFuzzer harnesses (Fuzz/, scripts/fuzz) found, as a test: each input here
+/// Every crash the libFuzzer harnesses (Fuzz/, scripts/fuzz.sh) found, as a test: each input here
 /// trapped (overflow, division by zero) or allocated gigabytes before its fix.
 final class FuzzRegressionTests: XCTestCase {
     // MARK: fuzz-parsing

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `scripts/lanes.txt`, which tells `scripts/test` the rig boot of each device-test class: every
+/// `scripts/lanes.txt`, which tells `scripts/test.sh` the rig boot of each device-test class: every
 /// `XCTestCase` class declared in Tests/DeviceTests is there exactly once, in a boot that exists,
 /// and every class it lists is declared (a class left out would never run in CI).
 final class LanesFileTests: XCTestCase {

@@ -1,12 +1,12 @@
 import Foundation
 import XCTest
 
-/// `scripts/xctest-counts`, which `scripts/test` closes with ("tests: N passed, N failed"): it
+/// `scripts/xctest-counts.sh`, which `scripts/test.sh` closes with ("tests: N passed, N failed"): it
 /// counts failed tests, not XCTest's failed assertions, and nothing of a class that did not finish.
 final class TestCountsScriptTests: XCTestCase {
-    /// The checkout's `scripts/xctest-counts` (this file is in Tests/MediaDevicesTests/).
+    /// The checkout's `scripts/xctest-counts.sh` (this file is in Tests/MediaDevicesTests/).
     private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("scripts/xctest-counts").path
+        .deletingLastPathComponent().appendingPathComponent("scripts/xctest-counts.sh").path
 
     private func counts(_ log: String) throws -> String {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("xctest-counts-\(getpid()).txt")
@@ -63,6 +63,6 @@ final class TestCountsScriptTests: XCTestCase {
             rig: the guest crashed
 
             """
-        XCTAssertEqual(try counts(log), "1 0", "BClass did not finish: scripts/test runs it again")
+        XCTAssertEqual(try counts(log), "1 0", "BClass did not finish: scripts/test.sh runs it again")
     }
 }

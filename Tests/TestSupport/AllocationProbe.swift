@@ -30,10 +30,10 @@ public final class AllocationProbe: VideoFrameConsumer, @unchecked Sendable {
     public static var isActive: Bool { allocation_counter_is_active() != 0 }
 
     /// Why the probe cannot count in this binary: the sanitizer it was built with
-    /// (scripts/sanitize), which owns malloc; `nil` in a normal build, where it always counts.
+    /// (scripts/sanitize.sh), which owns malloc; `nil` in a normal build, where it always counts.
     public static var unavailableReason: String? {
         allocation_counter_sanitizer().map {
-            "built with \(String(cString: $0)), which owns malloc: allocation counting is off (scripts/sanitize)"
+            "built with \(String(cString: $0)), which owns malloc: allocation counting is off (scripts/sanitize.sh)"
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import MediaDevices
 
-/// Speech for voice-processing tests, spoken by espeak-ng (a Debian package: scripts/install).
+/// Speech for voice-processing tests, spoken by espeak-ng (a Debian package: scripts/install.sh).
 public enum SpokenSpeech {
     /// `text` spoken by espeak-ng `voice` (`en-us`, `en-gb+f3`, …) at `wordsPerMinute`, as mono
     /// floats at `sampleRate` (espeak-ng speaks at 22050 Hz; speexdsp resamples).
@@ -13,7 +13,7 @@ public enum SpokenSpeech {
         process.arguments = ["-v", voice, "-s", String(wordsPerMinute), "-w", path, text]
         do { try process.run() } catch {
             throw MediaDevicesError(.notFound, device: nil, operation: "speak test speech",
-                                    detail: "cannot run /usr/bin/espeak-ng (\(error)); install it: scripts/install (Debian package espeak-ng)")
+                                    detail: "cannot run /usr/bin/espeak-ng (\(error)); install it: scripts/install.sh (Debian package espeak-ng)")
         }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {

@@ -1,5 +1,5 @@
 // usb-device-emulator: plugs the project's emulated USB devices (Tests/USBDevices) into vhci-hcd
-// and keeps them plugged until told to stop, for scripts (`scripts/rig run --usb ...`), the
+// and keeps them plugged until told to stop, for scripts (`scripts/rig.sh run --usb ...`), the
 // benchmarks and trying the CLI by hand. Needs root and `modprobe vhci-hcd`.
 //
 //   usb-device-emulator [--camera SERIAL] [--microphone SERIAL] [--webcam SERIAL [--av-test]] [--tone HZ] [--seconds N]

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """A library module's public interface as text, one symbol a line, from its symbol graph.
 
-Called by scripts/api for each module, once scripts/symbol-graphs has written the graphs:
+Called by scripts/api.sh for each module, once scripts/symbol-graphs.sh has written the graphs:
     python3 scripts/tools/api_from_symbol_graph.py GRAPHS/MODULE MODULE >CURRENT
 FOLDER holds MODULE.symbols.json and MODULE@Other.symbols.json (MODULE's extensions of another
 module's types, whose paths get "Other." in front). Prints a two-line header, then each public
-symbol as "path | declaration", sorted (the text scripts/api record keeps in api/MODULE.txt and
-scripts/api check compares). Each public symbol without a doc comment is named on stderr and the
+symbol as "path | declaration", sorted (the text scripts/api.sh record keeps in api/MODULE.txt and
+scripts/api.sh check compares). Each public symbol without a doc comment is named on stderr and the
 exit status is then 3 (0 otherwise); any other failure exits 1.
 """
 import argparse, json, os, sys
@@ -36,14 +36,14 @@ def read_interface(folder, module):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="A module's public interface as text, from its symbol graph (scripts/api).")
+    parser = argparse.ArgumentParser(description="A module's public interface as text, from its symbol graph (scripts/api.sh).")
     parser.add_argument("folder", help="the folder of the module's *.symbols.json files")
     parser.add_argument("module", help="the module's name, e.g. MediaDevicesCore")
     arguments = parser.parse_args()
     module = arguments.module
     lines, undocumented = read_interface(arguments.folder, module)
     print(f"# The public interface of the {module} module, one symbol a line (path | declaration),")
-    print("# written by `scripts/api record` from the symbol graph and compared by `scripts/api check` in CI.")
+    print("# written by `scripts/api.sh record` from the symbol graph and compared by `scripts/api.sh check` in CI.")
     for line in lines:
         print(line)
     for path in undocumented:

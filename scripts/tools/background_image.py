@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The pictures scripts/wayland-session sets as the test desktop's background, and what grim must see.
+"""The pictures scripts/wayland-session.sh sets as the test desktop's background, and what grim must see.
 
-Called by scripts/wayland-session (`bg`), inside the rig or on the host, under `/usr/bin/python3 -S`:
+Called by scripts/wayland-session.sh (`bg`), inside the rig or on the host, under `/usr/bin/python3 -S`:
     python3 -S scripts/tools/background_image.py picture DIR WIDTH HEIGHT
         writes DIR/background.png (the background sway shows) and DIR/background.ppm (the same
         pixels in grim's format, to compare the screen with): four quadrants red, green, blue,
@@ -48,7 +48,7 @@ def solid_ppm(color, w, h):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="The test desktop's background pictures (scripts/wayland-session bg).")
+    parser = argparse.ArgumentParser(description="The test desktop's background pictures (scripts/wayland-session.sh bg).")
     commands = parser.add_subparsers(dest="command", required=True)
     picture = commands.add_parser("picture", help="write DIR/background.png and DIR/background.ppm")
     picture.add_argument("dir")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The browser console's HTTP checks, from outside as a browser would reach it.
 
-Called by scripts/console-check once the console (Examples/Console, started with --test-pattern)
+Called by scripts/console-check.sh once the console (Examples/Console, started with --test-pattern)
 serves on a loopback port:
     python3 scripts/tools/console_check_http.py PORT LOG
 PORT is the console's port on 127.0.0.1, LOG the file its output goes to (some checks count lines
@@ -162,7 +162,7 @@ def wait_log(text, count, seconds):
 
 def main():
     global port, log, base
-    parser = argparse.ArgumentParser(description="The browser console's HTTP checks (scripts/console-check).")
+    parser = argparse.ArgumentParser(description="The browser console's HTTP checks (scripts/console-check.sh).")
     parser.add_argument("port", type=int, help="the console's port on 127.0.0.1")
     parser.add_argument("log", help="the console's log file")
     arguments = parser.parse_args()

@@ -1,6 +1,6 @@
 """Prints a TCP port on 127.0.0.1 that is free now (the kernel's pick for a bind to port 0).
 
-Used by scripts/console-check and scripts/docs for the servers they start. The port is free when
+Used by scripts/console-check.sh and scripts/docs.sh for the servers they start. The port is free when
 printed; a server that binds it later can still lose a race, and then fails to start, loudly.
 
     python3 -S scripts/tools/free_port.py

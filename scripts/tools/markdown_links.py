@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the relative links of the repository's Markdown files.
 
-Called by scripts/docs (first, before DocC), from the repository's root, under `python3 -S`:
+Called by scripts/docs.sh (first, before DocC), from the repository's root, under `python3 -S`:
     python3 -S scripts/tools/markdown_links.py
 Reads every Markdown file git tracks (`git ls-files '*.md'` in the current directory), skips
 fenced code blocks, web addresses and anchors, and checks that every other link target [..](X)
@@ -13,7 +13,7 @@ import argparse, os, re, subprocess, sys
 
 
 def main():
-    parser = argparse.ArgumentParser(description="Checks the relative links of the repository's Markdown files (scripts/docs); run from the repository's root.")
+    parser = argparse.ArgumentParser(description="Checks the relative links of the repository's Markdown files (scripts/docs.sh); run from the repository's root.")
     parser.parse_args()
     root = os.getcwd()
     files = subprocess.run(["git", "ls-files", "*.md"], capture_output=True, text=True, check=True).stdout.split()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every ```swift block of the given documentation files, each as the main.swift of its own target.
 
-Called by scripts/quickstarts:
+Called by scripts/quickstarts.sh:
     python3 scripts/tools/quickstart_blocks.py OUT FILE...
 FILE is a Markdown file (each ```swift block, also one indented inside a list item, is taken
 without the indent) or a DocC tutorial's code file (*.swift: the whole file is one block). Block N
@@ -15,7 +15,7 @@ import argparse, os, re, sys
 
 
 def main():
-    parser = argparse.ArgumentParser(description="Each ```swift block of the documentation as an executable's main.swift (scripts/quickstarts).")
+    parser = argparse.ArgumentParser(description="Each ```swift block of the documentation as an executable's main.swift (scripts/quickstarts.sh).")
     parser.add_argument("out", help="the generated package's folder (OUT/Sources/<target>/main.swift, OUT/targets)")
     parser.add_argument("files", nargs="+", help="Markdown files and tutorial code files (*.swift)")
     arguments = parser.parse_args()

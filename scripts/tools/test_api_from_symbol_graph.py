@@ -1,6 +1,6 @@
 """Tests of api_from_symbol_graph.py: the lines of a module's interface and the undocumented symbols.
 
-Run by scripts/lint (python3 -m unittest discover -s scripts/tools).
+Run by scripts/lint.sh (python3 -m unittest discover -s scripts/tools).
 """
 import json, os, subprocess, sys, tempfile, unittest
 
@@ -42,7 +42,7 @@ class APITests(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout.splitlines(), [
             "# The public interface of the Mod module, one symbol a line (path | declaration),",
-            "# written by `scripts/api record` from the symbol graph and compared by `scripts/api check` in CI.",
+            "# written by `scripts/api.sh record` from the symbol graph and compared by `scripts/api.sh check` in CI.",
             "Apple | enum Apple",
             "Swift.Array.total | var total: Int",
             "Zebra | struct Zebra",

@@ -1,6 +1,6 @@
 """Tests of background_image.py: the picture's pixels, its PNG against its PPM, a solid colour.
 
-Run by scripts/lint (python3 -m unittest discover -s scripts/tools).
+Run by scripts/lint.sh (python3 -m unittest discover -s scripts/tools).
 """
 import os, struct, subprocess, sys, tempfile, unittest, zlib
 

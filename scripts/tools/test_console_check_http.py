@@ -1,6 +1,6 @@
 """Tests of console_check_http.py's readers: JPEG sizes, the MJPEG stream (chunked or not), events.
 
-Run by scripts/lint (python3 -m unittest discover -s scripts/tools). The stream tests serve
+Run by scripts/lint.sh (python3 -m unittest discover -s scripts/tools). The stream tests serve
 hand-written HTTP answers from a loopback socket to the tool's own Viewer and Events classes.
 """
 import json, socket, struct, threading, unittest

@@ -1,6 +1,6 @@
 """Tests of free_port.py: it prints one port, and a listener can bind it.
 
-Run by scripts/lint (python3 -m unittest discover -s scripts/tools).
+Run by scripts/lint.sh (python3 -m unittest discover -s scripts/tools).
 """
 import os, socket, subprocess, sys, unittest
 

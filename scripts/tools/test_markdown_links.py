@@ -1,6 +1,6 @@
 """Tests of markdown_links.py on a small git repository of Markdown files.
 
-Run by scripts/lint (python3 -m unittest discover -s scripts/tools).
+Run by scripts/lint.sh (python3 -m unittest discover -s scripts/tools).
 """
 import os, subprocess, sys, tempfile, unittest
 

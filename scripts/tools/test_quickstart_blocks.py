@@ -1,6 +1,6 @@
 """Tests of quickstart_blocks.py: which blocks become targets, their text and their line numbers.
 
-Run by scripts/lint (python3 -m unittest discover -s scripts/tools).
+Run by scripts/lint.sh (python3 -m unittest discover -s scripts/tools).
 """
 import os, subprocess, sys, tempfile, unittest
 

@@ -1,6 +1,6 @@
 """Tests of umbrella_compile_flags.py: the arguments kept from SwiftPM's build manifest.
 
-Run by scripts/lint (python3 -m unittest discover -s scripts/tools).
+Run by scripts/lint.sh (python3 -m unittest discover -s scripts/tools).
 """
 import json, os, subprocess, sys, tempfile, unittest
 
@@ -47,7 +47,7 @@ class CompileFlagsTests(unittest.TestCase):
         self.assertEqual(len(done.stdout.splitlines()), 12)
 
     def test_release_manifest(self):
-        # The suite's build is release (scripts/swift-environment's suite_build): its manifest
+        # The suite's build is release (scripts/swift-environment.sh's suite_build): its manifest
         # names the command "...-release.module".
         release = MANIFEST.replace("-debug.module", "-release.module").replace("/b/debug/", "/b/release/")
         self.assertEqual(tool.compile_flags(release)[:2], ["-I", "/b/release/Modules"])

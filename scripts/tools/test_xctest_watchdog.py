@@ -1,6 +1,6 @@
 """Tests of xctest_watchdog.py with small Python programs standing in for an XCTest bundle.
 
-Run by scripts/lint (python3 -m unittest discover -s scripts/tools).
+Run by scripts/lint.sh (python3 -m unittest discover -s scripts/tools).
 """
 import os, subprocess, sys, time, unittest
 

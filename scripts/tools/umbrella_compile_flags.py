@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The search-path arguments SwiftPM compiled the umbrella MediaDevices module with, one a line.
 
-Called by scripts/symbol-graphs after the suite's build, from the repository's root, under
+Called by scripts/symbol-graphs.sh after the suite's build, from the repository's root, under
 `python3 -S`:
     python3 -S scripts/tools/umbrella_compile_flags.py [MANIFEST]
 MANIFEST is SwiftPM's build manifest (default .build/debug.yaml; .build/release.yaml for the
@@ -33,7 +33,7 @@ def compile_flags(text):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="The umbrella module's search-path arguments from SwiftPM's build manifest (scripts/symbol-graphs).")
+    parser = argparse.ArgumentParser(description="The umbrella module's search-path arguments from SwiftPM's build manifest (scripts/symbol-graphs.sh).")
     parser.add_argument("manifest", nargs="?", default=".build/debug.yaml", help="SwiftPM's build manifest (default: .build/debug.yaml)")
     arguments = parser.parse_args()
     print("\n".join(compile_flags(open(arguments.manifest).read())))

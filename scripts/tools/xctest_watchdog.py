@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs an XCTest bundle and ends a test that runs past a limit, saying where it hung.
 
-Called by scripts/test inside each rig boot, under `python3 -S`:
+Called by scripts/test.sh inside each rig boot, under `python3 -S`:
     python3 -S scripts/tools/xctest_watchdog.py --limit SECONDS -- XCTEST FILTER
 The command runs on a pseudo-terminal (its output stays line-buffered, as on the rig's serial
 console) and its output is passed through unchanged. The watchdog follows XCTest's

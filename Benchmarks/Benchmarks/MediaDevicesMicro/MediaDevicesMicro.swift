@@ -6,7 +6,7 @@ import MicroWorkloads
 /// period resampled. Each measures wall clock (this project's machines give no hardware
 /// instruction counter: `perf stat -e instructions` says "not supported"; where there is one,
 /// `instructions` is measured as well; CPU time ticks in 10 ms here, too coarse for one
-/// iteration) and heap allocations per iteration; `scripts/microbenchmarks instructions` counts
+/// iteration) and heap allocations per iteration; `scripts/microbenchmarks.sh instructions` counts
 /// the same workloads' instructions under valgrind. "Harness only" measures an empty iteration:
 /// the allocations package-benchmark itself counts in every sample.
 let benchmarks: @Sendable () -> Void = {
@@ -39,7 +39,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 }
 
-/// The regressions that fail `scripts/microbenchmarks`.
+/// The regressions that fail `scripts/microbenchmarks.sh`.
 enum Thresholds {
     /// 10 % more instructions at the median, or any allocation more than the baseline at any
     /// percentile. Without the instruction counter, 35 % more wall clock at the 25th percentile

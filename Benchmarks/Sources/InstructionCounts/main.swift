@@ -2,7 +2,7 @@ import Glibc
 import MicroWorkloads
 
 // InstructionCounts: runs one microbenchmark workload a given number of times, for valgrind to
-// count its instructions (scripts/microbenchmarks instructions runs it twice, with 0 and with N
+// count its instructions (scripts/microbenchmarks.sh instructions runs it twice, with 0 and with N
 // iterations, and divides the difference by N: what the process does around them cancels out).
 //   InstructionCounts --list               the workloads' names, one a line
 //   InstructionCounts NAME ITERATIONS      prepare NAME, run 2 iterations to warm it, then ITERATIONS

@@ -1,6 +1,6 @@
 /// One thing the microbenchmarks measure, shared by the two ways they are measured: the
 /// package-benchmark target (wall clock, allocations) and `InstructionCounts` (instructions,
-/// counted under valgrind by `scripts/microbenchmarks instructions`).
+/// counted under valgrind by `scripts/microbenchmarks.sh instructions`).
 public struct Workload: Sendable {
     /// The benchmark's name, as its baselines record it.
     public let name: String

@@ -1,7 +1,7 @@
 // libFuzzer harness: FormatSelection.choose over random capability tables and requests, as a
 // driver could report them (any u32 sizes and frame intervals, stepwise and continuous ranges).
 // Input: a byte stream read as small integers; see `Reader`. FormatSelection is `package`, not
-// public: the harness reaches it as a test does (scripts/fuzz builds debug, where testing is on).
+// public: the harness reaches it as a test does (scripts/fuzz.sh builds debug, where testing is on).
 import MediaDevices
 @testable import MediaDevicesVideo
 

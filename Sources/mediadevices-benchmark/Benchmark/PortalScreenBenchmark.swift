@@ -43,7 +43,7 @@ struct PortalScreenBenchmark {
         var height: Int
         var rows: [Row]
         /// The `frames()` sequence on the capture executor against the callback (set by the command).
-        var sequence: ScreenSequenceBenchmark.Figures? = nil
+        var sequence: SequenceBenchmark.Figures? = nil
     }
 
     /// Counts frames and converts each when given a converter (on the capture thread); signals
@@ -92,7 +92,7 @@ struct PortalScreenBenchmark {
                                            source.statistics.unchangedFrames)
             consumer.target.store(count + frames, ordering: .relaxed)
             if consumer.delivered.load(ordering: .relaxed) < count + frames, consumer.reached.wait(timeout: .now() + 60) == .timedOut {
-                throw BenchmarkError("fewer than \(frames) new pictures in 60 s: is the screen changing (scripts/wayland-session animate)?")
+                throw BenchmarkError("fewer than \(frames) new pictures in 60 s: is the screen changing (scripts/wayland-session.sh animate)?")
             }
             let (cpuAfter, countAfter, unchangedAfter) = (ProcessCPU.cpuNanoseconds(of: getpid()) ?? 0,
                                                           consumer.delivered.load(ordering: .relaxed), source.statistics.unchangedFrames)

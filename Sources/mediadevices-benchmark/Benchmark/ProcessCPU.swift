@@ -184,7 +184,7 @@ enum ProcessCPU {
     }
 
     /// The `mediadevices` command-line tool whose `capture` and `record` are measured:
-    /// `MEDIADEVICES_TOOL` (scripts/benchmark sets it to the release build's), else the one on PATH.
+    /// `MEDIADEVICES_TOOL` (scripts/benchmark.sh sets it to the release build's), else the one on PATH.
     static var commandLineTool: String {
         ProcessInfo.processInfo.environment["MEDIADEVICES_TOOL"] ?? "mediadevices"
     }

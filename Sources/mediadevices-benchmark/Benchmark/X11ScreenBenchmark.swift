@@ -39,7 +39,7 @@ struct X11ScreenBenchmark {
         var skippedGrabs: Int
         var cpuPerSkippedGrabMicroseconds: Double
         /// The `frames()` sequence on the capture executor against the callback (set by the command).
-        var sequence: ScreenSequenceBenchmark.Figures? = nil
+        var sequence: SequenceBenchmark.Figures? = nil
     }
 
     func run() throws -> Figures {

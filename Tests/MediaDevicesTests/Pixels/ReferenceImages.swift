@@ -34,7 +34,7 @@ enum ReferenceImages {
                         to outputs: [String], filter: String? = nil, container: String = "rawvideo",
                         file: StaticString = #filePath, line: UInt = #line) throws -> [[UInt8]] {
         guard let ffmpeg else {
-            XCTFail("ffmpeg is not installed: the converter tests compare against it (scripts/install installs it)", file: file, line: line)
+            XCTFail("ffmpeg is not installed: the converter tests compare against it (scripts/install.sh installs it)", file: file, line: line)
             throw XCTSkip("no ffmpeg")
         }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mediadevices-ref-\(UUID().uuidString)")

@@ -1,11 +1,11 @@
 import Foundation
 import XCTest
 
-/// A private headless Wayland desktop for one test: `scripts/wayland-session start` into a
+/// A private headless Wayland desktop for one test: `scripts/wayland-session.sh start` into a
 /// temporary directory (sway with one 640x480 output HEADLESS-1 showing a known picture,
 /// PipeWire, WirePlumber, the patched xdg-desktop-portal-wlr and xdg-desktop-portal, all as the
 /// user `mdsession`, usable by root), stopped by `stop()`. Start-up takes about half a second.
-/// A machine without the session's packages fails the test, naming scripts/install: these tests
+/// A machine without the session's packages fails the test, naming scripts/install.sh: these tests
 /// never skip.
 final class WaylandSession {
     /// What the ScreenCast portal does.
@@ -42,7 +42,7 @@ final class WaylandSession {
 
     /// The script, found from this file: Tests/MediaDevicesTests/Portal/ → the package root.
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/wayland-session").path
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/wayland-session.sh").path
 
     init(_ mode: Mode = .screenCast) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediadevices-wayland-\(UUID().uuidString)")
@@ -83,7 +83,7 @@ final class WaylandSession {
     }
 
     /// Plays a moving picture full screen at `fps` until the session stops (ffplay's test
-    /// source: `scripts/wayland-session animate`): a screen that changes all the time.
+    /// source: `scripts/wayland-session.sh animate`): a screen that changes all the time.
     func animate(fps: Int = 30) throws {
         try Self.runScript(["animate", directory.path, "\(fps)"])
     }
@@ -97,7 +97,7 @@ final class WaylandSession {
     }
 
     /// Runs the script; a failure throws its standard error (which names the component and
-    /// shows its log's tail, or says to run scripts/install).
+    /// shows its log's tail, or says to run scripts/install.sh).
     static func runScript(_ arguments: [String]) throws {
         guard FileManager.default.isExecutableFile(atPath: script) else {
             throw WaylandSessionError("\(script) is missing or not executable")
@@ -113,7 +113,7 @@ final class WaylandSession {
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw WaylandSessionError("scripts/wayland-session \(arguments.joined(separator: " ")) failed (status \(process.terminationStatus)): \(message)")
+            throw WaylandSessionError("scripts/wayland-session.sh \(arguments.joined(separator: " ")) failed (status \(process.terminationStatus)): \(message)")
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// The test desktop itself (scripts/wayland-session through `WaylandSession`): a root client
+/// The test desktop itself (scripts/wayland-session.sh through `WaylandSession`): a root client
 /// reaches the session's bus and the ScreenCast portal answers, or, without a backend, has no
 /// ScreenCast interface; the picture is 640x480; stopping leaves nothing behind.
 final class WaylandSessionTests: XCTestCase {

@@ -21,7 +21,7 @@ final class XorgDummyServer: TestXServer {
     init(width: Int = 640, height: Int = 480, maximum: (width: Int, height: Int) = (4096, 2048)) throws {
         let (server, driver) = ("/usr/lib/xorg/Xorg", "/usr/lib/xorg/modules/drivers/dummy_drv.so")
         for path in [server, driver] where !FileManager.default.fileExists(atPath: path) {
-            throw XvfbError("\(path) is missing: install Debian's xserver-xorg-core and xserver-xorg-video-dummy (scripts/install does) to run the Xorg tests")
+            throw XvfbError("\(path) is missing: install Debian's xserver-xorg-core and xserver-xorg-video-dummy (scripts/install.sh does) to run the Xorg tests")
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("xorg-dummy-\(UUID().uuidString)")
         self.directory = directory

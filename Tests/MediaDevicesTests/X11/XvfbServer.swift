@@ -15,7 +15,7 @@ final class XvfbServer: TestXServer {
     init(width: Int = 640, height: Int = 480) throws {
         let path = "/usr/bin/Xvfb"
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw XvfbError("\(path) is missing: install Debian's xvfb (scripts/install does) to run the X11 tests")
+            throw XvfbError("\(path) is missing: install Debian's xvfb (scripts/install.sh does) to run the X11 tests")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
