@@ -4,16 +4,16 @@
 # against the rig kernel's headers, as scripts/vimc.sh builds vimc, and loaded unsigned.
 #
 #   scripts/v4l2loopback.sh build [KVER]   on the host: fetch (apt-get download, no install)
-#                                       v4l2loopback-dkms (whatever version the archive serves) and
-#                                       the headers scripts/vimc.sh plans for KVER (linux-headers-KVER,
-#                                       its -common, linux-kbuild: not the kernel's source), build
-#                                       v4l2loopback.ko and cache it in
-#                                       .rig/v4l2loopback/KVER/v4l2loopback.ko (with versions.txt).
-#                                       Quick when cached. Prints the path.
+#                                          v4l2loopback-dkms (whatever version the archive serves) and
+#                                          the headers scripts/vimc.sh plans for KVER (linux-headers-KVER,
+#                                          its -common, linux-kbuild: not the kernel's source), build
+#                                          v4l2loopback.ko and cache it in
+#                                          .rig/v4l2loopback/KVER/v4l2loopback.ko (with versions.txt).
+#                                          Quick when cached. Prints the path.
 #   scripts/v4l2loopback.sh load [OPTIONS] in the guest: load its dependencies (mc, videodev) and the
-#                                       cached module with OPTIONS (default: video_nr=10
-#                                       exclusive_caps=1 card_label=MediaDevices-Loopback), and
-#                                       wait for /dev/video10 (or the video_nr given).
+#                                          cached module with OPTIONS (default: video_nr=10
+#                                          exclusive_caps=1 card_label=MediaDevices-Loopback), and
+#                                          wait for /dev/video10 (or the video_nr given).
 #   scripts/v4l2loopback.sh unload         in the guest: remove it.
 set -euo pipefail
 cd "$(dirname "$0")/.."

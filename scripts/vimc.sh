@@ -6,20 +6,20 @@
 # force module signatures).
 #
 #   scripts/vimc.sh build [KVER]   on the host: fetch (apt-get download, no install) linux-source-6.1,
-#                               linux-headers-KVER, its -common and linux-kbuild-6.1, build
-#                               vimc.ko and cache it in .rig/vimc/KVER/vimc.ko (KVER: the rig's
-#                               kernel, `scripts/rig.sh kernel-version`). Quick when cached. Prints
-#                               the path. The versions are the ones the archive serves today
-#                               (scripts/apt-versions.sh): the headers of KVER's ABI (the kernel
-#                               package's own version if still served), their -common at the
-#                               headers' version exactly, kbuild and source of the same 6.1.x
-#                               (the nearest served); it says which it took, and when nothing
-#                               fits, what to do.
+#                                  linux-headers-KVER, its -common and linux-kbuild-6.1, build
+#                                  vimc.ko and cache it in .rig/vimc/KVER/vimc.ko (KVER: the rig's
+#                                  kernel, `scripts/rig.sh kernel-version`). Quick when cached. Prints
+#                                  the path. The versions are the ones the archive serves today
+#                                  (scripts/apt-versions.sh): the headers of KVER's ABI (the kernel
+#                                  package's own version if still served), their -common at the
+#                                  headers' version exactly, kbuild and source of the same 6.1.x
+#                                  (the nearest served); it says which it took, and when nothing
+#                                  fits, what to do.
 #   scripts/vimc.sh plan [KVER]    print those packages as NAME=VERSION lines, fetching nothing.
 #   scripts/vimc.sh load           in the guest: load vimc's dependencies and the cached vimc.ko,
-#                               and wait for its media device. Start systemd-udevd first when
-#                               libcamera is to see it (libcamera lists only devices udev has
-#                               initialised).
+#                                  and wait for its media device. Start systemd-udevd first when
+#                                  libcamera is to see it (libcamera lists only devices udev has
+#                                  initialised).
 #   scripts/vimc.sh unload         in the guest: remove vimc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
