@@ -95,6 +95,27 @@ report() {
     local part=$1; shift
     scripts/benchmark-report.py "$part" "${@/%/.txt}"
 }
+# The rig parts' first commands in the guest: a writable HOME and the usual PATH.
+# shellcheck disable=SC2016  # expanded in the guest
+guest_home='export HOME=/tmp/benchmark-home PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; mkdir -p $HOME'
+# guest_vivid OPTION…: the guest's commands that load vivid with OPTIONs and wait (5 s at most) for /dev/video0.
+guest_vivid() {
+    # shellcheck disable=SC2016  # expanded in the guest
+    printf 'modprobe vivid %s; for i in $(seq 50); do [ -e /dev/video0 ] && break; sleep 0.1; done' "$*"
+}
+# newest NAME: the newest benchmark-NAME.$format a guest wrote into its run folder (.rig/runs/*/), if any.
+newest() {
+    # shellcheck disable=SC2012  # ls -t: the newest by time; the names are the rig's run folders and ours
+    ls -t .rig/runs/*/"benchmark-$1.$format" 2>/dev/null | head -n 1
+}
+# bring_out NAME…: each NAME's newest file into out/ (benchmark-NAME.$format).
+bring_out() {
+    local name file
+    for name; do
+        file=$(newest "$name")
+        if [[ -n $file ]]; then cp "$file" "out/benchmark-$name.$format"; fi
+    done
+}
 
 if [[ $part == host || $part == all ]]; then
     echo "benchmark: conversion and MJPEG on the host ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
@@ -109,22 +130,15 @@ if [[ $part == rig || $part == all ]]; then
     echo "benchmark: capture CPU and latency in the rig (QEMU, TCG emulation)"
     scripts/rig.sh run --cpus 1 --timeout 2700 -- sh -c "
         set -e
-        export HOME=/tmp/benchmark-home PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-        mkdir -p \$HOME
-        modprobe vivid n_devs=1
-        for i in \$(seq 50); do [ -e /dev/video0 ] && break; sleep 0.1; done
+        $guest_home
+        $(guest_vivid n_devs=1)
         v4l2-ctl -d /dev/video0 -c timestamp_source=1
         $tool capture --device /dev/video0 --repeats 3 ${json[*]} | tee \"\$MEDIADEVICES_RIG_OUT/benchmark-capture.$format\"
         $tool capture --device /dev/video0 --size 1280x720 --fps 10 --frames 200 --repeats 3 ${json[*]} \
             | tee \"\$MEDIADEVICES_RIG_OUT/benchmark-capture-720p.$format\"
         $tool latency --device /dev/video0 ${json[*]} | tee \"\$MEDIADEVICES_RIG_OUT/benchmark-latency.$format\"
     "
-    # The guest wrote into its run folder under .rig/runs: bring the newest files out.
-    for name in capture capture-720p latency; do
-        # shellcheck disable=SC2012  # ls -t: the newest by time; the names are the rig's run folders and ours
-        newest=$(ls -t .rig/runs/*/"benchmark-$name.$format" 2>/dev/null | head -n 1)
-        [[ -n $newest ]] && cp "$newest" "out/benchmark-$name.$format"
-    done
+    bring_out capture capture-720p latency
     report rig out/benchmark-capture out/benchmark-capture-720p out/benchmark-latency
 fi
 
@@ -133,10 +147,8 @@ if [[ $part == rig || $part == icount || $part == all ]]; then
     title="Instruction-timed (scripts/rig.sh run --icount: guest time advances 1 ns per guest instruction; one round: rows working on one thread repeat to 0.1 us on a quiet host, rows handing frames between threads vary)"
     scripts/rig.sh run --cpus 1 --icount --timeout 2700 -- sh -c "
         set -e
-        export HOME=/tmp/benchmark-home PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-        mkdir -p \$HOME
-        modprobe vivid n_devs=1
-        for i in \$(seq 50); do [ -e /dev/video0 ] && break; sleep 0.1; done
+        $guest_home
+        $(guest_vivid n_devs=1)
         v4l2-ctl -d /dev/video0 -c timestamp_source=1
         for size in 640x480 1280x720; do
             if [ \$size = 640x480 ]; then name=capture-icount; rate='--fps 25'; else name=capture-720p-icount; rate='--fps 10 --frames 200'; fi
@@ -145,11 +157,7 @@ if [[ $part == rig || $part == icount || $part == all ]]; then
             $tool capture --device /dev/video0 --size \$size \$rate --repeats 1 ${json[*]} | tee -a \"\$out\"
         done
     "
-    for name in capture-icount capture-720p-icount; do
-        # shellcheck disable=SC2012  # ls -t: the newest by time; the names are the rig's run folders and ours
-        newest=$(ls -t .rig/runs/*/"benchmark-$name.$format" 2>/dev/null | head -n 1)
-        [[ -n $newest ]] && cp "$newest" "out/benchmark-$name.$format"
-    done
+    bring_out capture-icount capture-720p-icount
     report icount out/benchmark-capture-icount out/benchmark-capture-720p-icount
 fi
 
@@ -160,8 +168,7 @@ if [[ $part == rig || $part == usb || $part == all ]]; then
     trap 'rm -f "$stamp"' EXIT
     scripts/rig.sh run --cpus 1 --usb camera --timeout 3600 -- sh -c "
         set -e
-        export HOME=/tmp/benchmark-home PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-        mkdir -p \$HOME
+        $guest_home
         export JSIMD_FORCESSE2=1
         camera=\$(readlink -f /dev/v4l/by-id/*MD-CAM-RIG-video-index0)
         for size in ${sizes[*]}; do
@@ -175,8 +182,7 @@ if [[ $part == rig || $part == usb || $part == all ]]; then
         done
     "
     # One file for both sizes (a JSON object keyed by size with --json).
-    # shellcheck disable=SC2012  # ls -t: the newest by time; the names are the rig's run folders and ours
-    newest=$(ls -t .rig/runs/*/"benchmark-usb-mjpeg-${sizes[-1]}.$format" 2>/dev/null | head -n 1)
+    newest=$(newest "usb-mjpeg-${sizes[-1]}")
     [[ -n $newest && $newest -nt $stamp && -s $newest ]] || { echo "benchmark: the USB camera part wrote no figures" >&2; exit 1; }
     run=$(dirname "$newest")
     if [[ $format == json ]]; then
@@ -195,17 +201,13 @@ if [[ $part == pipewire || $part == all ]]; then
     echo "benchmark: camera CPU per frame through PipeWire in the rig, instruction-timed (QEMU -icount)"
     scripts/rig.sh run --cpus 1 --icount --timeout 1800 -- sh -c "
         set -e
-        export HOME=/tmp/benchmark-home PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-        mkdir -p \$HOME
-        modprobe vivid n_devs=1 node_types=1
-        for i in \$(seq 50); do [ -e /dev/video0 ] && break; sleep 0.1; done
+        $guest_home
+        $(guest_vivid n_devs=1 node_types=1)
         scripts/camera-session.sh run /tmp/benchmark-session --wait /dev/video0 -- \\
             $tool pipewire --device /dev/video0 --rounds 3 ${json[*]} \\
             | grep -v -E '^(remote|pid|node|seconds|bus) ' | tee \"\$MEDIADEVICES_RIG_OUT/benchmark-pipewire-icount.$format\"
     "
-    # shellcheck disable=SC2012  # ls -t: the newest by time; the names are the rig's run folders and ours
-    newest=$(ls -t .rig/runs/*/"benchmark-pipewire-icount.$format" 2>/dev/null | head -n 1)
-    [[ -n $newest ]] && cp "$newest" "out/benchmark-pipewire-icount.$format"
+    bring_out pipewire-icount
     report pipewire out/benchmark-pipewire-icount
 fi
 
@@ -214,17 +216,13 @@ if [[ $part == vcam || $part == all ]]; then
     scripts/v4l2loopback.sh build >/dev/null
     scripts/rig.sh run --cpus 1 --icount --timeout 1800 -- sh -c "
         set -e
-        export HOME=/tmp/benchmark-home PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-        mkdir -p \$HOME
-        modprobe vivid n_devs=1 node_types=1
-        for i in \$(seq 50); do [ -e /dev/video0 ] && break; sleep 0.1; done
+        $guest_home
+        $(guest_vivid n_devs=1 node_types=1)
         scripts/v4l2loopback.sh load >/dev/null
         $tool vcam --device /dev/video0 --loopback /dev/video10 \\
             --reset 'scripts/v4l2loopback.sh unload && scripts/v4l2loopback.sh load >/dev/null' ${json[*]} | tee \"\$MEDIADEVICES_RIG_OUT/benchmark-vcam-icount.$format\"
     "
-    # shellcheck disable=SC2012  # ls -t: the newest by time; the names are the rig's run folders and ours
-    newest=$(ls -t .rig/runs/*/"benchmark-vcam-icount.$format" 2>/dev/null | head -n 1)
-    [[ -n $newest ]] && cp "$newest" "out/benchmark-vcam-icount.$format"
+    bring_out vcam-icount
     report vcam out/benchmark-vcam-icount
 fi
 
@@ -239,8 +237,7 @@ if [[ $part == console || $part == all ]]; then
     # The emulated camera logs when it made each frame: the glass end of the MJPEG rows' latency.
     MEDIADEVICES_USB_FRAME_LOG=/tmp/usb-frames.log scripts/rig.sh run --cpus 1 --icount --usb camera --timeout 3600 -- sh -c "
         set -e
-        export HOME=/tmp/benchmark-home PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-        mkdir -p \$HOME
+        $guest_home
         modprobe vivid n_devs=1 node_types=1 input_types=0
         vivid=
         for i in \$(seq 100); do
@@ -254,8 +251,7 @@ if [[ $part == console || $part == all ]]; then
         $tool console --console $console --device \$camera --format MJPG --size 1920x1080 --fps 30 --frame-log /tmp/usb-frames.log ${json[*]} \\
             | tee -a \"\$out\"
     "
-    # shellcheck disable=SC2012  # ls -t: the newest by time; the names are the rig's run folders and ours
-    newest=$(ls -t .rig/runs/*/"benchmark-console.$format" 2>/dev/null | head -n 1)
+    newest=$(newest console)
     [[ -n $newest && $newest -nt $stamp && -s $newest ]] || { echo "benchmark: the console part wrote no figures" >&2; exit 1; }
     cp "$newest" "out/benchmark-console.$format"
     report console out/benchmark-console

@@ -35,6 +35,9 @@
 # after start (hotplug) are seen only through udev's events: systemd-udevd must be running.
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
+me=camera-session
+# shellcheck source=scripts/lib.sh
+. "$repo/scripts/lib.sh"
 
 usage() { echo "usage: camera-session start DIR [--wait DEVICE]... | stop DIR | wireplumber DIR [--wait DEVICE]... | run DIR [--wait DEVICE]... -- COMMAND..." >&2; exit 2; }
 
@@ -122,8 +125,7 @@ start_session() {
 	export DBUS_SESSION_BUS_ADDRESS
 	pipewire </dev/null >pipewire.log 2>&1 &
 	echo "pid pipewire $!" >>started
-	for _ in $(seq 1 400); do timeout 5 pw-cli info 0 >/dev/null 2>&1 && break; sleep 0.05; done
-	timeout 5 pw-cli info 0 >/dev/null 2>&1 || fail "pipewire did not answer within 20 s"
+	wait_until 20 timeout 5 pw-cli info 0 >/dev/null 2>&1 || fail "pipewire did not answer within 20 s"
 	# WirePlumber with the camera monitors only: ALSA's would take the rig's sound cards, and
 	# the Bluetooth monitor needs systemd-logind (wireplumber exits without it).
 	mkdir -p .config/wireplumber/main.lua.d .config/wireplumber/bluetooth.lua.d
@@ -147,15 +149,14 @@ EOF
 		# module-portal must see the portal's name appear on the bus).
 		ACCESS_RESPONSE_FILE="$dir/access-response" "$repo/scripts/portal-access.py" </dev/null >access.log 2>&1 &
 		echo "pid portal-access $!" >>started
-		for _ in $(seq 1 200); do grep -q ready access.log && break; sleep 0.05; done
-		grep -q ready access.log || fail "scripts/portal-access.py did not start (python3-dbus, python3-gi?)"
+		wait_until 10 grep -q ready access.log || fail "scripts/portal-access.py did not start (python3-dbus, python3-gi?)"
 		/usr/libexec/xdg-permission-store --replace </dev/null >permission-store.log 2>&1 &
 		echo "pid xdg-permission-store $!" >>started
 		mkdir -p portals
 		printf '[portal]\nDBusName=org.freedesktop.impl.portal.desktop.mediadevicestest\nInterfaces=org.freedesktop.impl.portal.Access;\nUseIn=mediadevicestest\n' >portals/mediadevicestest.portal
 		XDG_DESKTOP_PORTAL_DIR="$dir/portals" XDG_CURRENT_DESKTOP=mediadevicestest /usr/libexec/xdg-desktop-portal -v </dev/null >portal.log 2>&1 &
 		echo "pid xdg-desktop-portal $!" >>started
-		for _ in $(seq 1 200); do grep -q "org.freedesktop.portal.Desktop acquired" portal.log && break; sleep 0.05; done
+		wait_until 10 grep -q "org.freedesktop.portal.Desktop acquired" portal.log
 		grep -q "providing portal org.freedesktop.portal.Camera" portal.log || fail "xdg-desktop-portal offers no Camera portal"
 		echo "bus $DBUS_SESSION_BUS_ADDRESS"
 	fi

@@ -21,6 +21,13 @@
 #   kernel_headers WORK KVER    unpacks WORK/*.deb into WORK/root and prints the path of the
 #                               headers of KVER there, made usable where they are (their Makefile
 #                               names the -common headers by the installed path)
+#   module_build NAME KVER PLAN SOURCE [MAKE_ARGUMENT...]
+#                               the out-of-tree module NAME.ko for the Debian kernel KVER, built
+#                               once and cached in .rig/NAME/KVER/ (beside versions.txt: the
+#                               packages it was built from); prints its path. PLAN prints the
+#                               packages (apt_download: the kernel's headers among them); SOURCE
+#                               WORK prints the module's source folder once they are unpacked in
+#                               WORK/root
 
 me=${me:-$(basename "$0")}
 
@@ -80,4 +87,23 @@ kernel_headers() {
 	# The headers' Makefile includes the -common one by its installed path: point it at ours.
 	sed -i "s|/usr/src/linux-headers-|$work/root/usr/src/linux-headers-|" "$headers/Makefile"
 	echo "$headers"
+}
+
+module_build() {
+	local name=$1 kver=$2 plan=$3 source=$4 out work headers tree
+	shift 4
+	out=${repo:-$PWD}/.rig/$name/$kver
+	if [[ -f $out/$name.ko ]]; then echo "$out/$name.ko"; return 0; fi
+	work=$(mktemp -d)
+	on_exit "rm -rf '$work'"
+	say "building $name.ko for $kver from Debian's packages (once; cached in $out)"
+	apt_download "$work" "$plan" || return 1
+	headers=$(kernel_headers "$work" "$kver") || return 1
+	tree=$("$source" "$work") || return 1
+	make -s -C "$headers" M="$tree" "$@" modules >&2 ||
+		die "building $name.ko failed (is gcc-12, the kernel's compiler, installed?)"
+	mkdir -p "$out"
+	cp "$work/versions.txt" "$out/versions.txt"
+	cp "$tree/$name.ko" "$out/$name.ko"
+	echo "$out/$name.ko"
 }

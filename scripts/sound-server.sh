@@ -20,6 +20,9 @@
 # assertion in memblock.c). Clients then send audio through the socket, as they do to
 # pipewire-pulse. SOUND_SERVER_SHM=yes turns it back on (to measure what it costs).
 set -u
+me=sound-server
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 kind=${1:?usage: sound-server pulseaudio|pipewire DIR} dir=${2:?usage: sound-server pulseaudio|pipewire DIR}
 
 # The servers keep the descriptors they inherit (pipewire and wireplumber do; a test's spawn
@@ -39,14 +42,12 @@ fail() {
 	exit 1
 }
 
-# Waits up to 20 s for pactl to answer on the socket.
-answered() {
-	for _ in $(seq 1 400); do
-		PULSE_SERVER="unix:$socket" pactl info >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	return 1
-}
+# pactl on the server's socket.
+server_pactl() { PULSE_SERVER="unix:$socket" pactl "$@"; }
+# Whether it answers; the null sink's monitor is listed; mdsink is the default sink.
+answers() { server_pactl info >/dev/null 2>&1; }
+has_monitor() { server_pactl list short sources 2>/dev/null | grep -q mdsink.monitor; }
+mdsink_is_default() { server_pactl info 2>/dev/null | grep -qx 'Default Sink: mdsink'; }
 
 case "$kind" in
 pulseaudio)
@@ -70,7 +71,7 @@ pulseaudio)
 		-L "module-native-protocol-unix auth-anonymous=1 socket=$socket" \
 		-L "module-null-sink sink_name=mdsink rate=48000 channels=2" </dev/null >pulseaudio.log 2>&1 &
 	pids+=($!); echo "pid pulseaudio $!" >started
-	answered || fail "pulseaudio did not answer within 20 s"
+	wait_until 20 answers || fail "pulseaudio did not answer within 20 s"
 	;;
 pipewire)
 	socket="$dir/pulse/native"
@@ -90,23 +91,13 @@ pipewire)
 	pids+=($!); echo "pid wireplumber $!" >>started
 	pipewire-pulse </dev/null >pipewire-pulse.log 2>&1 &
 	pids+=($!); echo "pid pipewire-pulse $!" >>started
-	answered || fail "pipewire-pulse did not answer within 20 s"
-	PULSE_SERVER="unix:$socket" pactl load-module module-null-sink sink_name=mdsink rate=48000 channels=2 >/dev/null \
+	wait_until 20 answers || fail "pipewire-pulse did not answer within 20 s"
+	server_pactl load-module module-null-sink sink_name=mdsink rate=48000 channels=2 >/dev/null \
 		|| fail "pactl load-module module-null-sink failed"
-	for _ in $(seq 1 100); do
-		PULSE_SERVER="unix:$socket" pactl list short sources 2>/dev/null | grep -q mdsink.monitor && break
-		sleep 0.05
-	done
-	PULSE_SERVER="unix:$socket" pactl list short sources 2>/dev/null | grep -q mdsink.monitor \
-		|| fail "the null sink's monitor never appeared"
+	wait_until 5 has_monitor || fail "the null sink's monitor never appeared"
 	# wireplumber links streams to sinks: until its policy has run, a stream is created and never
 	# becomes ready. Choosing the new sink as the default is a sign that it runs.
-	for _ in $(seq 1 200); do
-		PULSE_SERVER="unix:$socket" pactl info 2>/dev/null | grep -qx 'Default Sink: mdsink' && break
-		sleep 0.1
-	done
-	PULSE_SERVER="unix:$socket" pactl info 2>/dev/null | grep -qx 'Default Sink: mdsink' \
-		|| fail "wireplumber did not make mdsink the default sink within 20 s"
+	wait_until 20 mdsink_is_default || fail "wireplumber did not make mdsink the default sink within 20 s"
 	;;
 *)
 	echo "sound-server: unknown server '$kind' (pulseaudio or pipewire)" >&2

@@ -331,30 +331,29 @@ declare -A quiet_boots=([virtio]=1 [late]=1 [storm]=1)
 device_results std virtio late storm
 lap "the wait for the host tiers and the second lane's boots after the std boot"
 
-echo "test: the browser console (scripts/console-check.sh --screenshot), run beside the device tests:"
-grep -v -E "^\[[0-9]+/[0-9]+\]|^(Compiling|Building|Fetching|Cloning|Computing|Creating|Working copy)" "$log/console.txt" | tail -n 60
-console_status=$(cat "$log/console.status" 2>/dev/null || echo 1)
-echo "test: the browser console in headless chromium against the rig's cameras (scripts/console-browser.py), run beside the device tests:"
-grep -v -E "^\[[0-9]+/[0-9]+\]|^(Compiling|Building)" "$log/browser.txt" | tail -n 40
-browser_status=$(cat "$log/browser.status" 2>/dev/null || echo 1)
-echo "test: the DocC documentation (scripts/docs.sh --no-build --hosting-base-path MediaDevices --check), run beside the device tests:"
-cat "$log/docs.txt"
-docs_status=$(cat "$log/docs.status" 2>/dev/null || echo 1)
-echo "test: the microbenchmarks' allocations (scripts/microbenchmarks.sh allocations), run beside the device tests:"
-grep -v -E "^\[[0-9]+/[0-9]+\]|^warning: prohibited flag|^(Compiling|Building|Fetching|Cloning|Computing|Creating|Working copy|Write|Wrapping|Linking)" "$log/microbenchmarks.txt" | tail -n 80
-microbenchmarks_status=$(cat "$log/microbenchmarks.status" 2>/dev/null || echo 1)
-echo "test: the microbenchmarks' instructions (scripts/microbenchmarks.sh instructions), run beside the device tests:"
-grep -v -E "^\[[0-9]+/[0-9]+\]|^warning: prohibited flag|^(Compiling|Building|Build of|Write|Linking)" "$log/instructions.txt" | tail -n 30
-instructions_status=$(cat "$log/instructions.status" 2>/dev/null || echo 1)
-echo "test: unit tests (host), run beside the device tests:"
-cat "$log/unit.txt"
-unit_status=$(cat "$log/unit.status" 2>/dev/null || echo 1)
-echo "test: the public API against its record (scripts/api.sh check --no-build), run beside the device tests:"
-cat "$log/api.txt"
-api_status=$(cat "$log/api.status" 2>/dev/null || echo 1)
-echo "test: the lab's lint (scripts/lint.sh: shellcheck, the Python tools and their tests), run beside the device tests:"
-grep -v "^ok " "$log/lint.txt"
-lint_status=$(cat "$log/lint.status" 2>/dev/null || echo 1)
+# show_tier NAME TITLE LINES [LEAVE_OUT]: a host tier's log under "test: TITLE, run beside the
+# device tests:" (its last LINES lines, "+1" for all, those matching the extended regex
+# LEAVE_OUT left out), and its status as NAME_status (1 when it left none).
+show_tier() {
+    local name=$1 title=$2 lines=$3 leave_out=${4:-'x^'}
+    echo "test: $title, run beside the device tests:"
+    grep -v -E "$leave_out" "$log/$name.txt" | tail -n "$lines"
+    printf -v "${name}_status" '%s' "$(cat "$log/$name.status" 2>/dev/null || echo 1)"
+}
+# Each host tier's status: 1 until show_tier reads the one it left.
+console_status=1 browser_status=1 docs_status=1 microbenchmarks_status=1 instructions_status=1 unit_status=1 api_status=1 lint_status=1
+show_tier console "the browser console (scripts/console-check.sh --screenshot)" 60 \
+    "^\[[0-9]+/[0-9]+\]|^(Compiling|Building|Fetching|Cloning|Computing|Creating|Working copy)"
+show_tier browser "the browser console in headless chromium against the rig's cameras (scripts/console-browser.py)" 40 \
+    "^\[[0-9]+/[0-9]+\]|^(Compiling|Building)"
+show_tier docs "the DocC documentation (scripts/docs.sh --no-build --hosting-base-path MediaDevices --check)" +1
+show_tier microbenchmarks "the microbenchmarks' allocations (scripts/microbenchmarks.sh allocations)" 80 \
+    "^\[[0-9]+/[0-9]+\]|^warning: prohibited flag|^(Compiling|Building|Fetching|Cloning|Computing|Creating|Working copy|Write|Wrapping|Linking)"
+show_tier instructions "the microbenchmarks' instructions (scripts/microbenchmarks.sh instructions)" 30 \
+    "^\[[0-9]+/[0-9]+\]|^warning: prohibited flag|^(Compiling|Building|Build of|Write|Linking)"
+show_tier unit "unit tests (host)" +1
+show_tier api "the public API against its record (scripts/api.sh check --no-build)" +1
+show_tier lint "the lab's lint (scripts/lint.sh: shellcheck, the Python tools and their tests)" +1 "^ok "
 tier_time() { echo "$(cat "$log/$1.seconds" 2>/dev/null || echo '?') s (CPU $(cat "$log/$1.cpu" 2>/dev/null || echo '?') s)"; }
 times+=("host tiers (beside the std boot: the API check took $(tier_time api), the lint $(tier_time lint), the product builds $(tier_time products), the console $(tier_time console), the browser check $(tier_time browser), the quick starts $(tier_time quickstarts), the DocC documentation $(tier_time docs), the microbenchmarks $(tier_time microbenchmarks), their instructions $(tier_time instructions), the unit tests $(tier_time unit))")
 quickstarts_status=$(cat "$log/quickstarts.status" 2>/dev/null || echo 1)
@@ -364,6 +363,12 @@ grep -E "^(product-builds|time: product)" "$log/products.txt" || tail -n 20 "$lo
 set -e
 
 read -r unit_run unit_failed <<<"$(finished_counts "$log/unit.txt" || true)"
+# failed_when STATUS MESSAGE: when STATUS is not 0, MESSAGE on stderr ("test: MESSAGE") and the suite fails.
+failed_when() {
+    (( ${1:-1} == 0 )) && return 0
+    echo "test: $2" >&2
+    status=1
+}
 unit_expected=$(count MediaDevicesTests)
 device_expected=$(count DeviceTests)
 status=0
@@ -375,42 +380,21 @@ if [[ "${unit_run:-0}" != "$unit_expected" || "$unit_expected" == 0 ]]; then
     echo "test: the unit tests did not all run (ran ${unit_run:-none} of $unit_expected)" >&2
     status=1
 fi
-if (( quickstarts_status != 0 )); then
-    echo "test: the documentation's Swift blocks do not compile against the library (scripts/quickstarts.sh, status $quickstarts_status): its errors are above" >&2
-    status=1
-fi
-if (( console_status != 0 )); then
-    echo "test: the browser console's check failed (scripts/console-check.sh --screenshot, status $console_status): see above" >&2
-    status=1
-fi
-if (( browser_status != 0 )); then
-    echo "test: the browser console failed in headless chromium against the rig's cameras (scripts/console-browser.py, status $browser_status): see above" >&2
-    status=1
-fi
-if (( docs_status != 0 )); then
-    echo "test: the DocC documentation failed to build without warnings or to show in chromium (scripts/docs.sh --no-build --hosting-base-path MediaDevices --check, status $docs_status): see above" >&2
-    status=1
-fi
-if (( microbenchmarks_status != 0 )); then
-    echo "test: the microbenchmarks allocate more than their baseline, or did not run (scripts/microbenchmarks.sh allocations, status $microbenchmarks_status): see above" >&2
-    status=1
-fi
-if (( instructions_status != 0 )); then
-    echo "test: a microbenchmark runs 10 % more instructions than its record, or the count did not run (scripts/microbenchmarks.sh instructions, status $instructions_status): see above" >&2
-    status=1
-fi
-if (( products_status != 0 )); then
-    echo "test: a product did not build with only its packages (scripts/product-builds.sh, status $products_status): see above" >&2
-    status=1
-fi
+failed_when "$quickstarts_status" "the documentation's Swift blocks do not compile against the library (scripts/quickstarts.sh, status $quickstarts_status): its errors are above"
+failed_when "$console_status" "the browser console's check failed (scripts/console-check.sh --screenshot, status $console_status): see above"
+failed_when "$browser_status" "the browser console failed in headless chromium against the rig's cameras (scripts/console-browser.py, status $browser_status): see above"
+failed_when "$docs_status" "the DocC documentation failed to build without warnings or to show in chromium (scripts/docs.sh --no-build --hosting-base-path MediaDevices --check, status $docs_status): see above"
+failed_when "$microbenchmarks_status" "the microbenchmarks allocate more than their baseline, or did not run (scripts/microbenchmarks.sh allocations, status $microbenchmarks_status): see above"
+failed_when "$instructions_status" "a microbenchmark runs 10 % more instructions than its record, or the count did not run (scripts/microbenchmarks.sh instructions, status $instructions_status): see above"
+failed_when "$products_status" "a product did not build with only its packages (scripts/product-builds.sh, status $products_status): see above"
 if (( trixie_status != 0 )); then
     echo "test: DEBIAN 13 (trixie) FAILED: the package did not build, start or pass its unit tests in a Debian 13 root, or the root could not be made (scripts/product-builds.sh trixie, status $trixie_status): see its lines after the std boot above" >&2
     grep -E "^(product-builds: .*(FAILED|failed|did not)|.*: error: )" "$log/trixie-prepare.txt" "$log/trixie.txt" -h | cut -c1-600 | head -n 20 >&2
     status=1
 fi
 (( unit_status == 0 && device_status == 0 )) || status=1
-(( api_status == 0 )) || { echo "test: the public API differs from api/<module>.txt or lacks doc comments (see scripts/api.sh check above)" >&2; status=1; }
-(( lint_status == 0 )) || { echo "test: the lab's lint found something (scripts/lint.sh above: a shellcheck finding, a Python tool that does not compile or start, or a failed tool test)" >&2; status=1; }
+failed_when "$api_status" "the public API differs from api/<module>.txt or lacks doc comments (see scripts/api.sh check above)"
+failed_when "$lint_status" "the lab's lint found something (scripts/lint.sh above: a shellcheck finding, a Python tool that does not compile or start, or a failed tool test)"
 passed=$(( ${unit_run:-0} - ${unit_failed:-0} + ${device_run:-0} - ${device_failed:-0} ))
 failed=$(( ${unit_failed:-0} + ${device_failed:-0} ))
 (( status == 0 )) || (( failed > 0 )) || failed=1

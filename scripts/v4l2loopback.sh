@@ -32,25 +32,19 @@ plan() {
 	echo v4l2loopback-dkms
 }
 
+# dkms_source WORK: the module's source in v4l2loopback-dkms, unpacked in WORK/root.
+dkms_source() {
+	local source
+	# shellcheck disable=SC2012  # the first match of the glob or nothing; the names are Debian's
+	source=$(ls -d "$1"/root/usr/src/v4l2loopback-* 2>/dev/null | head -n 1)
+	[[ -n $source ]] || die "v4l2loopback-dkms holds no usr/src/v4l2loopback-*: the package's layout changed"
+	echo "$source"
+}
+
 case $mode in
 build)
 	kver=$(rig_kernel_version "${2:-}")
-	out=$repo/.rig/v4l2loopback/$kver
-	if [[ -f $out/v4l2loopback.ko ]]; then echo "$out/v4l2loopback.ko"; exit 0; fi
-	work=$(mktemp -d)
-	on_exit "rm -rf '$work'"
-	say "building v4l2loopback for $kver from Debian's v4l2loopback-dkms (once; cached in $out)"
-	apt_download "$work" plan || exit 1
-	headers=$(kernel_headers "$work" "$kver") || exit 1
-	# shellcheck disable=SC2012  # the first match of the glob or nothing; the names are Debian's
-	source=$(ls -d "$work"/root/usr/src/v4l2loopback-* 2>/dev/null | head -n 1)
-	[[ -n $source ]] || die "v4l2loopback-dkms holds no usr/src/v4l2loopback-*: the package's layout changed"
-	make -s -C "$headers" M="$source" modules >&2 ||
-		die "building v4l2loopback.ko failed (is gcc-12, the kernel's compiler, installed?)"
-	mkdir -p "$out"
-	cp "$work/versions.txt" "$out/versions.txt"
-	cp "$source/v4l2loopback.ko" "$out/v4l2loopback.ko"
-	echo "$out/v4l2loopback.ko"
+	module_build v4l2loopback "$kver" plan dkms_source || exit 1
 	;;
 load)
 	shift

@@ -49,27 +49,21 @@ plan() {
 		"linux-kbuild-$series=$kbuild" "linux-source-$series=$source"
 }
 
+# vimc_source WORK: vimc's folder, taken out of the kernel's source tarball unpacked in WORK/root.
+vimc_source() {
+	local tarball tree
+	tarball=$(ls "$1"/root/usr/src/linux-source-*.tar.xz) || return 1
+	tree=$(basename "$tarball" .tar.xz)
+	tar -xJf "$tarball" -C "$1" "$tree/drivers/media/test-drivers/vimc" || return 1
+	echo "$1/$tree/drivers/media/test-drivers/vimc"
+}
+
 case $mode in
 build)
 	kver=$(rig_kernel_version "${2:-}")
-	out=$repo/.rig/vimc/$kver
-	if [[ -f $out/vimc.ko ]]; then echo "$out/vimc.ko"; exit 0; fi
-	work=$(mktemp -d)
-	on_exit "rm -rf '$work'"
-	say "building vimc for $kver from Debian's kernel source (once; cached in $out)"
-	# shellcheck disable=SC2317  # called by apt_download
+	# shellcheck disable=SC2317  # called by module_build
 	planned() { plan "$kver"; }
-	apt_download "$work" planned || exit 1
-	headers=$(kernel_headers "$work" "$kver") || exit 1
-	tarball=$(ls "$work"/root/usr/src/linux-source-*.tar.xz)
-	tree=$(basename "$tarball" .tar.xz)
-	tar -xJf "$tarball" -C "$work" "$tree/drivers/media/test-drivers/vimc"
-	make -s -C "$headers" M="$work/$tree/drivers/media/test-drivers/vimc" CONFIG_VIDEO_VIMC=m modules >&2 ||
-		die "building vimc.ko failed (is gcc-12, the kernel's compiler, installed?)"
-	mkdir -p "$out"
-	cp "$work/versions.txt" "$out/versions.txt"
-	cp "$work/$tree/drivers/media/test-drivers/vimc/vimc.ko" "$out/vimc.ko"
-	echo "$out/vimc.ko"
+	module_build vimc "$kver" planned vimc_source CONFIG_VIDEO_VIMC=m || exit 1
 	;;
 plan)
 	plan "$(rig_kernel_version "${2:-}")"

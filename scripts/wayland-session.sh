@@ -48,7 +48,8 @@ width=640 height=480
 timeout=20   # seconds each component may take to become ready
 cache=/var/cache/mediadevices
 
-die() { echo "$me: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
 usage() { die "usage: wayland-session setup | start DIR [--no-screencast|--cancel|--hang] [--size=WxH] [--owner=PID] | stop DIR | cleanup | bg DIR COLOR|picture | animate DIR [FPS] | run [start options] -- CMD..."; }
 
 # The patched xdpw's cache directory: Debian's version and the patch's hash name it, so a changed

@@ -572,6 +572,7 @@ int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
         size_t size = d->chunk->size;
         if (offset + size > d->maxsize) size = d->maxsize - offset;  // a chunk past its buffer: read what is there
         struct cpw_mapping *mapping = newest->user_data;
+        struct spa_meta_header *header = spa_buffer_find_meta_data(newest->buffer, SPA_META_Header, sizeof *header);
         c->held_frame = (cpw_frame){
             .data = cpw_buffer_bytes(newest) + offset,
             .size = size,
@@ -585,6 +586,7 @@ int cpw_capture_newest(cpw_capture *c, cpw_frame *frame) {
             .is_dmabuf = mapping != NULL && mapping->is_dmabuf,
             .slot = mapping != NULL && mapping->base != NULL ? mapping->slot : -1,
             .mapping = mapping != NULL && mapping->base != NULL ? mapping : NULL,
+            .pts = header != NULL ? header->pts : -1,
         };
     }
     *frame = c->held != NULL ? c->held_frame : (cpw_frame){0};

@@ -78,9 +78,18 @@ enum AVFlashCapture {
         /// click is placed on the flash's instant), 3 ms once in a run on a machine loaded far
         /// beyond two busy loops.
         let madeApart: Double
+        /// How late the webcam handed the flash frame and the click to the host (ms) after it
+        /// made them, from its own log (`flash_sent_ns`, `click_sent_ns`): a few ms idle (the
+        /// click waits for the rest of its URB), more where the machine starves the emulator; nil
+        /// when it did not log one.
+        let videoLate: Double?
+        let audioLate: Double?
         /// Video time − audio time (ms), less what the webcam made them apart: 0 when the capture
         /// stamps both as the webcam made them.
         var offsetMilliseconds: Double { (videoTime - audioTime) * 1000 - madeApart }
+        /// What the emulator's own lateness can put between the two as they reach the kernel
+        /// (ms): a capture that stamps arrivals sees up to this much offset that is not its own.
+        var emulatorLateness: Double { abs(videoLate ?? 0) + abs(audioLate ?? 0) }
     }
 
     /// The flashes of `events` found in both of a capture's streams: `frameTimes` (frame counter →
@@ -88,8 +97,10 @@ enum AVFlashCapture {
     static func match(_ events: [usbdev_av_event], frameTimes: [UInt32: Double], clickTimes: [UInt32: Double]) -> [Found] {
         events.compactMap { event in
             guard let video = frameTimes[event.frame], let audio = clickTimes[event.number] else { return nil }
+            func late(_ sent: UInt64, _ made: UInt64) -> Double? { sent == 0 ? nil : (Double(sent) - Double(made)) / 1e6 }
             return Found(number: event.number, videoTime: video, audioTime: audio,
-                         madeApart: (Double(event.flash_ns) - Double(event.click_ns)) / 1e6)
+                         madeApart: (Double(event.flash_ns) - Double(event.click_ns)) / 1e6,
+                         videoLate: late(event.flash_sent_ns, event.flash_ns), audioLate: late(event.click_sent_ns, event.click_ns))
         }
     }
 
@@ -99,8 +110,9 @@ enum AVFlashCapture {
         let offsets = found.map(\.offsetMilliseconds)
         let mean = offsets.isEmpty ? .nan : offsets.reduce(0, +) / Double(offsets.count)
         let spread = (offsets.max() ?? .nan) - (offsets.min() ?? .nan)
-        print(String(format: "figure: A/V offset %@: mean %+.1f ms, spread %.1f ms over %d of %d flashes (video − audio: %@ ms)",
-                     name, mean, spread, found.count, events, offsets.map { String(format: "%+.1f", $0) }.joined(separator: " ")))
+        print(String(format: "figure: A/V offset %@: mean %+.1f ms, spread %.1f ms over %d of %d flashes (video − audio: %@ ms; the webcam's own lateness, frame + click: %@ ms)",
+                     name, mean, spread, found.count, events, offsets.map { String(format: "%+.1f", $0) }.joined(separator: " "),
+                     found.map { String(format: "%.1f", $0.emulatorLateness) }.joined(separator: " ")))
         return mean
     }
 }

@@ -12,7 +12,8 @@ import XCTest
 /// offset (the time it gave the flash frame − the time it gave the click's first sample; 0 is
 /// perfect) as `figure:` lines: FFmpeg and GStreamer into one file each (the peers' reference
 /// figures), then ours (`CameraSource` + `AudioDriver`), with our glass-to-callback latency
-/// beside `v4l2-ctl --stream-mmap`'s in the same boot. The offsets and latencies are figures, not
+/// beside `v4l2-ctl --stream-mmap`'s and GStreamer's `v4l2src` in the same boot, and through the
+/// webcam's PipeWire node (`PipeWireCameraSource`). The offsets and latencies are figures, not
 /// assertions (the rig is emulated, and these figures are what the library will be judged
 /// against); what is asserted is that each capture holds the flashes and clicks, and that the
 /// webcam made each flash and its click at the same nanosecond.
@@ -51,13 +52,11 @@ final class AVSyncTests: XCTestCase {
     /// CLOCK_MONOTONIC) and `AudioDriver` (ALSA, chunks from `capturedChunks`). Also each stream's
     /// own error against the webcam's log (timestamp − the instant the webcam made it), and the
     /// glass-to-callback latency (the frame log's creation instant → our consumer), beside
-    /// v4l2-ctl's (creation → its `dqbuf` line read here) in the same boot.
+    /// v4l2-ctl's (creation → its `dqbuf` line read here) and GStreamer's (creation → identity's
+    /// line for the buffer read here) in the same boot.
     func testOurOffsetAndGlassToCallbackLatency() throws {
         let frameLog = "/tmp/av-frames-\(getpid()).log"
-        setenv("MEDIADEVICES_USB_FRAME_LOG", frameLog, 1)
-        let plugged = Result { try plugInAVTestMode() }
-        unsetenv("MEDIADEVICES_USB_FRAME_LOG")
-        let webcam = try plugged.get()
+        let webcam = try plugInAVTestMode(frameLog: frameLog)
         defer { webcam.close() }
 
         let frames = AVFrameTimes()
@@ -115,9 +114,49 @@ final class AVSyncTests: XCTestCase {
         let peer = try V4L2CtlStream.run(device: webcam.camera.path, frames: 60)
         let madeSince = try Self.frameLog(frameLog)  // with v4l2-ctl's frames
         let peerLatency = peer.compactMap { frame in madeSince[frame.counter].map { Double(Int64(frame.lineRead) - Int64($0)) / 1e6 } }
-        let peerStamp = peer.compactMap { frame in madeSince[frame.counter].map { Double(Int64(frame.timestamp) - Int64($0)) / 1e6 } }
+        let peerStamp = peer.compactMap { frame in frame.timestamp.flatMap { stamp in madeSince[frame.counter].map { Double(Int64(stamp) - Int64($0)) / 1e6 } } }
         XCTAssertGreaterThan(peerLatency.count, 30, "v4l2-ctl's frames found in the frame log by their counters")
         print("figure: glass-to-callback v4l2-ctl --stream-mmap (dqbuf line read): \(Self.percentiles(peerLatency)); timestamp − creation \(Self.percentiles(peerStamp))")
+        let gst = try GStreamerStream.run(device: webcam.camera.path, frames: 60)
+        let madeByNow = try Self.frameLog(frameLog)  // with GStreamer's frames
+        let gstLatency = gst.compactMap { frame in madeByNow[frame.counter].map { Double(Int64(frame.lineRead) - Int64($0)) / 1e6 } }
+        XCTAssertGreaterThan(gstLatency.count, 30, "GStreamer's frames found in the frame log by their counters (\(gst.count) read)")
+        print("figure: glass-to-callback gst-launch-1.0 v4l2src ! identity (its line read): \(Self.percentiles(gstLatency))")
+    }
+
+    /// Glass to callback through PipeWire: the composite webcam's frames read through its node
+    /// (WirePlumber's V4L2 monitor in a camera session) by `PipeWireCameraSource`, from the frame
+    /// log's creation instant to our consumer, and the buffer's time against it. The direct read
+    /// of the same camera is the test above, in the same boot. Goal: p99 ≤ one frame period +
+    /// 2 ms, printed; asserted that the frames are found and that no frame takes a second.
+    func testGlassToCallbackThroughPipeWire() throws {
+        let frameLog = "/tmp/av-pw-frames-\(getpid()).log"
+        let webcam = try plugInAVTestMode(frameLog: frameLog)
+        defer { webcam.close() }
+        let session = try CameraSession(name: "av-webcam", devices: [webcam.camera.path])
+        defer { session.stop() }
+        let routed = try XCTUnwrap(CaptureDevice.scan(backends: [.pipewire]).devices.first { $0.path == webcam.camera.path },
+                                   "the webcam's PipeWire node\n\(session.report)")
+        let rate = FrameRate(30)
+        let source = try PipeWireCameraSource(device: routed, request: FormatRequest(pixelFormat: .yuyv, size: AVFlashCapture.size, frameRate: rate))
+        defer { source.release() }
+        let frames = AVFrameTimes()
+        source.consumer = frames
+        try source.start()
+        let deadline = Date().addingTimeInterval(60)
+        while frames.count < 150 && Date() < deadline { usleep(100_000) }
+        source.stop()
+        XCTAssertNil(frames.stopError)
+        XCTAssertEqual(source.negotiation?.format.pixelFormat, .yuyv, "\(session.report)")
+        let made = try Self.frameLog(frameLog)
+        let latency = frames.records.compactMap { record in made[record.counter].map { Double(Int64(record.callback) - Int64($0)) / 1e6 } }
+        let stamp = frames.records.compactMap { record in made[record.counter].map { Double(Int64(record.timestamp) - Int64($0)) / 1e6 } }
+        XCTAssertGreaterThan(latency.count, 100, "frames read through the node found in the frame log by their counters (\(frames.count) read)\n\(session.report)")
+        XCTAssertLessThan(latency.max() ?? .infinity, 1000, "every frame through PipeWire within a second of being made")
+        let goal = 1000 / rate.framesPerSecond.doubleValue + 2
+        let p99 = latency.sorted()[min(latency.count - 1, Int(Double(latency.count - 1) * 0.99))]
+        print("figure: glass-to-callback ours through PipeWire (PipeWireCameraSource consumer, YUYV 160x120 30 fps): \(Self.percentiles(latency)); "
+              + "timestamp − creation \(Self.percentiles(stamp)); goal p99 ≤ \(String(format: "%.1f", goal)) ms: \(p99 <= goal ? "met" : "MISSED")")
     }
 
     /// `mediadevices capture CAMERA --audio MICROPHONE --output FILE.mkv`, ended with Ctrl-C as a
@@ -126,7 +165,8 @@ final class AVSyncTests: XCTestCase {
     /// period where that is larger), and the drift is the offsets' change over the run (goal:
     /// ≤ 1 ms a minute; this 24 s span gives it to a few ms a minute, a 10-minute run to
     /// ~0.1: `MEDIADEVICES_AV_DRIFT_SECONDS=600`). Asserted, on a machine as loaded as it may
-    /// be: every flash lands in the file with its click within 100 ms of it (a file whose streams
+    /// be: every flash lands in the file with its click within 250 ms of it, beyond what the
+    /// webcam itself was late in handing either to the host (its log says; a file whose streams
     /// started on different clocks, or stamped by counting frames, is off by seconds: FFmpeg's
     /// default is).
     func testCaptureAudioWritesAnMKVWhoseFlashesAndClicksLineUp() throws {
@@ -163,9 +203,19 @@ final class AVSyncTests: XCTestCase {
             """)
         let goal = max(5.0, 10.0 / 2)
         for flash in found {
-            print(String(format: "figure: flash %u: A/V offset %+.1f ms against the goal of ±%.0f ms: %@", flash.number, flash.offsetMilliseconds, goal,
-                         abs(flash.offsetMilliseconds) <= goal ? "met" : "MISSED"))
-            XCTAssertLessThan(abs(flash.offsetMilliseconds), 100, "flash \(flash.number): its frame and its click on one clock")
+            func ms(_ value: Double?) -> String { value.map { String(format: "%.1f ms", $0) } ?? "not logged" }
+            print(String(format: "figure: flash %u: A/V offset %+.1f ms against the goal of ±%.0f ms: %@ (the webcam handed the frame to the host %@ and the click %@ after making them)",
+                         flash.number, flash.offsetMilliseconds, goal, abs(flash.offsetMilliseconds) <= goal ? "met" : "MISSED",
+                         ms(flash.videoLate), ms(flash.audioLate)))
+            XCTAssertNotNil(flash.videoLate, "flash \(flash.number): the webcam logs when it sent the flash frame")
+            XCTAssertNotNil(flash.audioLate, "flash \(flash.number): the webcam logs when it sent the click")
+            // A gross error only (streams on two clocks, frames counted: seconds off), beside
+            // whatever the emulator says it was late by. What the guest's kernel was late by is
+            // not in its log: beside two busy loops, −53 ms with the webcam 24 ms late; on a CI
+            // machine loaded far beyond that, −133 ms (2026-12-01, before the webcam logged its
+            // lateness). The goal above is printed, met or MISSED, for every run.
+            XCTAssertLessThan(abs(flash.offsetMilliseconds), 250 + flash.emulatorLateness,
+                              "flash \(flash.number): its frame and its click on one clock (the emulator late by \(ms(flash.videoLate)) and \(ms(flash.audioLate)))")
         }
         if let first = found.first, let last = found.last, last.audioTime > first.audioTime {
             let minutes = (last.audioTime - first.audioTime) / 60
@@ -185,9 +235,13 @@ final class AVSyncTests: XCTestCase {
 
     // MARK: - Helpers
 
-    /// The webcam plugged in and in A/V test mode.
-    private func plugInAVTestMode() throws -> USBWebcam {
-        let webcam = try USBWebcam.plug()
+    /// The webcam plugged in and in A/V test mode; with `frameLog`, its emulator logs each frame's
+    /// creation there (`MEDIADEVICES_USB_FRAME_LOG`, read when it is plugged).
+    private func plugInAVTestMode(frameLog: String? = nil) throws -> USBWebcam {
+        if let frameLog { setenv("MEDIADEVICES_USB_FRAME_LOG", frameLog, 1) }
+        let plugged = Result { try USBWebcam.plug() }
+        if frameLog != nil { unsetenv("MEDIADEVICES_USB_FRAME_LOG") }
+        let webcam = try plugged.get()
         webcam.setAVTest(true)
         return webcam
     }
@@ -334,48 +388,85 @@ final class AVChunkTimes: @unchecked Sendable {
 /// `v4l2-ctl --stream-mmap --verbose` on a camera: each frame's counter (from the frames it
 /// writes), its buffer timestamp and when its `dqbuf` line (standard error, unbuffered) was read here.
 enum V4L2CtlStream {
-    struct Frame { let counter: UInt32; let timestamp: UInt64; let lineRead: UInt64 }
+    /// A frame a peer read: the webcam's counter (from the frames it wrote to its file), its
+    /// buffer timestamp where the peer prints one on the monotonic clock, and when the peer's
+    /// line for it was read here (monotonic ns).
+    struct Frame { let counter: UInt32; let timestamp: UInt64?; let lineRead: UInt64 }
 
     static func run(device: String, frames: Int) throws -> [Frame] {
         let out = "/tmp/av-v4l2ctl-\(getpid()).yuyv"
         defer { try? FileManager.default.removeItem(atPath: out) }
+        // "cap dqbuf: 0 seq:      0 bytesused: 38400 ts: 123.456789 ..." on standard error.
+        return try PeerStream.run("/usr/bin/v4l2-ctl", ["-d", device, "--set-fmt-video=width=160,height=120,pixelformat=YUYV", "--set-parm=30",
+                                                        "--stream-mmap=4", "--stream-count=\(frames)", "--verbose", "--stream-to=\(out)"],
+                                  lines: .standardError, file: out) { line in
+            guard line.contains("dqbuf") else { return nil }
+            guard let range = line.range(of: "ts: ") else { return .some(nil) }
+            let value = line[range.upperBound...].prefix { $0.isNumber || $0 == "." }
+            let parts = value.split(separator: ".")
+            guard parts.count == 2, let seconds = UInt64(parts[0]), let micros = UInt64(parts[1]) else { return .some(nil) }
+            return .some(seconds * 1_000_000_000 + micros * 1000)
+        }
+    }
+}
+
+/// `gst-launch-1.0 -v v4l2src ! identity silent=false ! filesink` on a camera: identity prints a
+/// line as each buffer passes it (its `last-message`, line-buffered through `stdbuf`), and the
+/// file holds the frames in the same order. GStreamer's pts is its pipeline's running time, not
+/// the monotonic clock: no timestamp.
+enum GStreamerStream {
+    static func run(device: String, frames: Int) throws -> [V4L2CtlStream.Frame] {
+        let out = "/tmp/av-gst-\(getpid()).yuyv"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        return try PeerStream.run("/usr/bin/stdbuf", ["-oL", "gst-launch-1.0", "-v", "v4l2src", "device=\(device)", "num-buffers=\(frames)", "!",
+                                                      "video/x-raw,format=YUY2,width=160,height=120,framerate=30/1", "!",
+                                                      "identity", "silent=false", "!", "filesink", "location=\(out)"],
+                                  lines: .standardOutput, file: out) { line in
+            line.contains("identity0") && line.contains("chain") ? .some(nil) : nil
+        }
+    }
+}
+
+/// A peer's capture of the composite webcam's YUYV 160x120 frames: `executable` writes each frame
+/// to `file` and a line per frame to `lines`; `stamp` picks those lines (nil: not a frame's line;
+/// `.some(nil)`: a frame's line with no timestamp). The nth frame line goes with the nth frame of
+/// the file.
+enum PeerStream {
+    enum Lines { case standardOutput, standardError }
+
+    static func run(_ executable: String, _ arguments: [String], lines: Lines, file: String,
+                    stamp: (Substring) -> UInt64??) throws -> [V4L2CtlStream.Frame] {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/v4l2-ctl")
-        process.arguments = ["-d", device, "--set-fmt-video=width=160,height=120,pixelformat=YUYV", "--set-parm=30",
-                             "--stream-mmap=4", "--stream-count=\(frames)", "--verbose", "--stream-to=\(out)"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        switch lines {
+        case .standardOutput: (process.standardOutput, process.standardError) = (pipe, FileHandle.nullDevice)
+        case .standardError: (process.standardError, process.standardOutput) = (pipe, FileHandle.nullDevice)
+        }
         try process.run()
-        var lines: [(text: String, read: UInt64)] = []
+        var read: [(text: Substring, read: UInt64)] = []
         var pending = ""
-        let handle = errors.fileHandleForReading
+        let handle = pipe.fileHandleForReading
         while true {
             let data = handle.availableData
             if data.isEmpty { break }
-            let read = MonotonicInstant.now.nanoseconds
+            let now = MonotonicInstant.now.nanoseconds
             pending += String(decoding: data, as: UTF8.self)
             while let newline = pending.firstIndex(where: { $0 == "\n" || $0 == "\r" }) {
-                lines.append((String(pending[..<newline]), read))
+                read.append((Substring(pending[..<newline]), now))
                 pending = String(pending[pending.index(after: newline)...])
             }
         }
         process.waitUntilExit()
-        // "cap dqbuf: 0 seq:      0 bytesused: 38400 ts: 123.456789 ..."
-        let stamps = lines.compactMap { line -> (UInt64, UInt64)? in
-            guard line.text.contains("dqbuf"), let range = line.text.range(of: "ts: ") else { return nil }
-            let value = line.text[range.upperBound...].prefix { $0.isNumber || $0 == "." }
-            let parts = value.split(separator: ".")
-            guard parts.count == 2, let seconds = UInt64(parts[0]), let micros = UInt64(parts[1]) else { return nil }
-            return (seconds * 1_000_000_000 + micros * 1000, line.read)
-        }
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: out))
-        XCTAssertEqual(process.terminationStatus, 0, "v4l2-ctl --stream-mmap: \(lines.suffix(5).map(\.text))")
+        let stamps = read.compactMap { line in stamp(line.text).map { (timestamp: $0, read: line.read) } }
+        XCTAssertEqual(process.terminationStatus, 0, "\(arguments.prefix(3).joined(separator: " ")): \(read.suffix(5).map(\.text))")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         return bytes.withUnsafeBytes { raw in
             (0..<min(stamps.count, raw.count / AVFlashCapture.frameBytes)).compactMap { index in
                 let frame = UnsafeRawBufferPointer(rebasing: raw[index * AVFlashCapture.frameBytes..<(index + 1) * AVFlashCapture.frameBytes])
                 guard let counter = USBCamera.counter(yuyv: frame, bytesPerRow: AVFlashCapture.size.width * 2, size: AVFlashCapture.size) else { return nil }
-                return Frame(counter: UInt32(counter), timestamp: stamps[index].0, lineRead: stamps[index].1)
+                return V4L2CtlStream.Frame(counter: UInt32(counter), timestamp: stamps[index].timestamp, lineRead: stamps[index].read)
             }
         }
     }

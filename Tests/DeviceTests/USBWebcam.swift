@@ -84,15 +84,22 @@ final class USBWebcam: @unchecked Sendable {  // the C device locks its own stat
     func flash() -> UInt32 { usbdev_webcam_flash(handle) }
 
     /// Flash `number` as the webcam made it (its frame, its click's sample, their instants on
-    /// CLOCK_MONOTONIC), once its click was recorded too; nil after `timeout` s.
+    /// CLOCK_MONOTONIC), once its click was recorded and both were handed to the host; after
+    /// `timeout` s, what was recorded by then (a send time 0: not sent), or nil without a click.
     func flashAndClick(_ number: UInt32, timeout: Double = 5) -> usbdev_av_event? {
         let deadline = Date().addingTimeInterval(timeout)
         var event = usbdev_av_event()
+        var made: usbdev_av_event?
         while Date() < deadline {
-            if usbdev_webcam_av_event(handle, number, &event) != 0 && event.click_ns != 0 { return event }
+            if usbdev_webcam_av_event(handle, number, &event) != 0 && event.click_ns != 0 {
+                made = event
+                // Sent too (its last URB for the frame, the click's URB): the click is often made
+                // before the flash frame's last bytes go, and a loaded machine delays both.
+                if event.flash_sent_ns != 0 && event.click_sent_ns != 0 { return event }
+            }
             usleep(10_000)
         }
-        return nil
+        return made
     }
 
     /// Unplugs and frees it, waits until its camera and card are gone, stops udevd.

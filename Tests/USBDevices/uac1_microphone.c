@@ -169,7 +169,7 @@ static int32_t fill_urb(void *context, uint8_t *buffer, uint32_t length, struct 
             if (silent) {
                 uint64_t at = webcam_av_sample_time(mic->clock_ns, (uint64_t)i * UAC1_SAMPLES_PER_PACKET + s);
                 if (click_at && at >= click_at) {
-                    webcam_av_clicked(mic->av, click_number, sent + total / 2 + s, at);
+                    webcam_av_clicked(mic->av, click_number, sent + total / 2 + s, at, usbip_now_ns());
                     mic->click_left = WEBCAM_AV_CLICK_SAMPLES * click_number;
                     click_at = 0;
                 }

@@ -141,7 +141,8 @@ static const usbip_device_ops camera_ops = {uvc_camera_control};
 // MARK: - Streaming
 
 /// One payload being sent, URB by URB, for one stream (`generation`).
-struct payload { usbdev_camera *camera; const uint8_t *bytes; uint32_t length, sent, max_payload, generation; int done; };
+/// A frame on its way to the host; `first_ns`: when its first bytes went (0 until then).
+struct payload { usbdev_camera *camera; const uint8_t *bytes; uint32_t length, sent, max_payload, generation; int done; uint64_t first_ns; };
 
 static int32_t fill_chunk(void *context, uint8_t *buffer, uint32_t length, struct usbip_iso_packet *packets, uint32_t count) {
     (void)packets; (void)count;
@@ -153,6 +154,7 @@ static int32_t fill_chunk(void *context, uint8_t *buffer, uint32_t length, struc
     pthread_mutex_unlock(&p->camera->lock);
     if (restarted) { p->done = -1; return USBIP_FILL_DECLINE; }
     uint32_t chunk = p->length - p->sent < length ? p->length - p->sent : length;
+    if (p->sent == 0) p->first_ns = usbip_now_ns();
     memcpy(buffer, p->bytes + p->sent, chunk);
     p->sent += chunk;
     // A short URB ends the payload; so does reaching dwMaxPayloadTransferSize. Otherwise a full
@@ -232,9 +234,10 @@ static void *stream_main(void *argument) {
         uint32_t length = build_frame(camera, &commit, counter, picture, fid, buffer, capacity);
         if (length == 0) continue;
         atomic_fetch_add(&camera->frames_sent, 1);
-        struct payload payload = {camera, buffer, length, 0, commit.max_payload_transfer_size, generation, 0};
+        struct payload payload = {camera, buffer, length, 0, commit.max_payload_transfer_size, generation, 0, 0};
         int sent = send_payload(camera, &payload);
         if (sent < 0) break;
+        if (sent > 0 && picture == UVC_PICTURE_WHITE) webcam_av_frame_sent(camera->av, counter, payload.first_ns);
         if (sent > 0 && camera->frame_log) fprintf(camera->frame_log, "%u %llu\n", counter, (unsigned long long)made);
         fid ^= HEADER_FID;
         uint32_t unplug_at = atomic_load(&camera->unplug_after);

@@ -56,14 +56,24 @@ int webcam_av_samples(struct webcam_av *av, uint64_t start_ns, uint64_t end_ns, 
     return silent;
 }
 
-void webcam_av_clicked(struct webcam_av *av, uint32_t number, uint64_t sample, uint64_t at_ns) {
+void webcam_av_clicked(struct webcam_av *av, uint32_t number, uint64_t sample, uint64_t at_ns, uint64_t sent_ns) {
     pthread_mutex_lock(&av->lock);
     usbdev_av_event *event = &av->events[(number - 1) % WEBCAM_AV_EVENTS];
     if (event->number == number) {
         event->sample = sample;
         event->click_ns = at_ns;
+        event->click_sent_ns = sent_ns;
     }
     if (av->click_number == number) av->click_at_ns = 0;
+    pthread_mutex_unlock(&av->lock);
+}
+
+void webcam_av_frame_sent(struct webcam_av *av, uint32_t counter, uint64_t sent_ns) {
+    pthread_mutex_lock(&av->lock);
+    if (av->flashed > 0) {
+        usbdev_av_event *event = &av->events[(av->flashed - 1) % WEBCAM_AV_EVENTS];
+        if (event->frame == counter && event->flash_sent_ns == 0) event->flash_sent_ns = sent_ns;
+    }
     pthread_mutex_unlock(&av->lock);
 }
 

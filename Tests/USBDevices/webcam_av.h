@@ -37,8 +37,13 @@ uvc_picture webcam_av_frame(struct webcam_av *av, uint32_t counter, uint64_t now
 /// silence (A/V test mode), and the pending click's instant and number (0 when none).
 int webcam_av_samples(struct webcam_av *av, uint64_t start_ns, uint64_t end_ns, uint64_t *click_at_ns, uint32_t *click_number);
 
-/// The microphone started click `number` at sample `sample` (its count since creation), recorded at `at_ns`.
-void webcam_av_clicked(struct webcam_av *av, uint32_t number, uint64_t sample, uint64_t at_ns);
+/// The microphone started click `number` at sample `sample` (its count since creation), recorded
+/// at `at_ns`, in the URB it fills at `sent_ns`.
+void webcam_av_clicked(struct webcam_av *av, uint32_t number, uint64_t sample, uint64_t at_ns, uint64_t sent_ns);
+
+/// The camera handed the first bytes of frame `counter` to the host at `sent_ns`: recorded on
+/// the flash that frame shows, if it shows one.
+void webcam_av_frame_sent(struct webcam_av *av, uint32_t counter, uint64_t sent_ns);
 
 /// The microphone, whose next sample is at `clock_ns` (its clock), moves its clock forward by
 /// `skip_ns` (whole packets of `packet_ns`, so its sample grid stays), but never past a pending

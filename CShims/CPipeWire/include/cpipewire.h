@@ -48,6 +48,8 @@ typedef struct cpw_frame {
     uint32_t is_dmabuf;   ///< 1 when `data` maps a DMA-BUF (read between DMA_BUF_IOCTL_SYNC start and end)
     int32_t slot;         ///< the buffer's slot when it can be lent (our own mapping), else -1
     cpw_mapping *mapping; ///< that mapping (NULL when it cannot be lent)
+    int64_t pts;          ///< the buffer's SPA_META_Header pts (ns; the producer's clock: SPA's V4L2 and libcamera
+                          ///< sources put the capture time there, on CLOCK_MONOTONIC); -1 when it has none
 } cpw_frame;
 
 /// The one format a camera stream asks for (one of the node's EnumFormat entries, fixed).

@@ -19,6 +19,8 @@ final class AudioBusPort: @unchecked Sendable {
     let counters: AudioCounters
     /// The times of what the converter gives out (the audio thread's).
     private var clock = ConvertedClock()
+    /// The device's own stamps, steadied (the audio thread's).
+    private var stamps = DeviceStampLine()
 
     init(bus: AudioBus, direction: AudioDevice.Direction, deviceFormat: AudioFormat, busFormat: AudioFormat,
          library: AudioResamplerLibrary, periodFrames: Int, counters: AudioCounters) throws(MediaDevicesError) {
@@ -39,13 +41,13 @@ final class AudioBusPort: @unchecked Sendable {
     }
 
     /// Capture: `bytes` of device frames at `source` into the bus, converted if need be. `time`
-    /// is when the first was recorded (monotonic nanoseconds, from the device's timestamps);
-    /// nil: the clock now less the side's delay and the frames' own length
+    /// is when the first was recorded (monotonic nanoseconds, from the device's timestamps,
+    /// steadied by a ``DeviceStampLine``); nil: the clock now less the side's delay and the frames' own length
     /// (`Self.recordingTime`). `afterGap`: frames were lost before these.
     func writeCapture(_ source: UnsafeRawPointer, bytes: Int, time: UInt64?, afterGap: Bool) {
         let busFrameBytes = busFormat.bytesPerFrame, sampleBytes = busFormat.sampleFormat.bytesPerSample
         let deviceFrames = bytes / deviceFormat.bytesPerFrame
-        let recorded = time.map { Int64($0) }
+        let recorded = time.map { stamps.time(for: Int64($0), duration: Double(deviceFrames) * 1e9 / Double(deviceFormat.sampleRate), afterGap: afterGap) }
             ?? Self.recordingTime(readAt: Int64(MonotonicClock.now()), delaySeconds: delaySeconds, frames: deviceFrames, sampleRate: deviceFormat.sampleRate)
         guard let converter else {
             bus.writeCaptureBytes(source, count: bytes, frameBytes: busFrameBytes, sampleBytes: sampleBytes, time: recorded, afterGap: afterGap)
@@ -53,7 +55,7 @@ final class AudioBusPort: @unchecked Sendable {
         }
         // What the converter gives out now went in its delay earlier.
         clock.input(at: recorded, duration: Double(deviceFrames) * 1e9 / Double(deviceFormat.sampleRate),
-                    delay: -delayFrames * 1e9 / Double(deviceFormat.sampleRate), afterGap: afterGap)
+                    delay: -delayFrames * 1e9 / Double(deviceFormat.sampleRate), afterGap: afterGap, steady: time != nil)
         var gap = afterGap
         let busFrameNanoseconds = 1e9 / Double(busFormat.sampleRate)
         converter.convert(source, frames: deviceFrames) { converted, frames in
@@ -78,10 +80,11 @@ final class AudioBusPort: @unchecked Sendable {
     /// if need be) and returns how many bytes to play; short of a period it pads with silence
     /// (`fillsSilence`, the shortfall counted in the bus's samples) or returns what there is.
     /// `time` is when the period's first frame is heard (monotonic nanoseconds, from the
-    /// device's timestamps); nil: the clock now plus the side's delay. `afterGap`: the device
+    /// device's timestamps, steadied by a ``DeviceStampLine``); nil: the clock now plus the side's delay. `afterGap`: the device
     /// did not play all it was given before (an underrun, a restart).
     func renderPeriod(into buffer: UnsafeMutableRawPointer, periodBytes: Int, fillsSilence: Bool, time: UInt64?, afterGap: Bool) -> Int {
-        let heard = time.map { Int64($0) } ?? bus.voice.session.map { _ in Int64(MonotonicClock.now()) + Self.nanoseconds(delaySeconds) } ?? 0
+        let periodNanoseconds = Double(periodBytes / deviceFormat.bytesPerFrame) * 1e9 / Double(deviceFormat.sampleRate)
+        let heard = time.map { stamps.time(for: Int64($0), duration: periodNanoseconds, afterGap: afterGap) } ?? bus.voice.session.map { _ in Int64(MonotonicClock.now()) + Self.nanoseconds(delaySeconds) } ?? 0
         guard let converter else {
             return bus.renderPeriod(into: buffer, periodBytes: periodBytes, format: deviceFormat, fillsSilence: fillsSilence, time: heard, afterGap: afterGap)
         }
@@ -91,7 +94,7 @@ final class AudioBusPort: @unchecked Sendable {
         let bus = self.bus
         // What the bus gives now is heard the converter's delay after this period begins.
         clock.input(at: heard, duration: Double(frames) * 1e9 / Double(deviceFormat.sampleRate),
-                    delay: delayFrames * 1e9 / Double(deviceFormat.sampleRate), afterGap: afterGap)
+                    delay: delayFrames * 1e9 / Double(deviceFormat.sampleRate), afterGap: afterGap, steady: time != nil)
         var gap = afterGap
         let busFrameNanoseconds = 1e9 / Double(busFormat.sampleRate)
         let got = converter.pull(into: buffer, frames: frames) { staging, maximum in

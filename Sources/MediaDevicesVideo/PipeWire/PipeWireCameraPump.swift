@@ -92,7 +92,8 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
     }
 
     private func deliver(_ picture: cpw_frame, data: UnsafeRawPointer) {
-        let timestamp = MonotonicInstant.now
+        let taken = MonotonicInstant.now
+        let (timestamp, captureDelay) = Self.captureTime(pts: picture.pts, taken: taken)
         if Int(picture.width) != format.width || Int(picture.height) != format.height
             || (picture.stride > 0 && (format.bytesPerRow.isEmpty || Int(picture.stride) != format.bytesPerRow[0])) {
             format = Self.layout(of: picture, pixelFormat: negotiated.pixelFormat, colorimetry: negotiated.colorimetry)
@@ -111,10 +112,24 @@ final class PipeWireCameraPump: CaptureExecutor.Loop, @unchecked Sendable {
         let (frameFormat, number, planes) = (format, sequence, (plane(0), plane(1), plane(2)))
         lending.deliver(picture, formatID: formatID) { lendable in
             delivery.deliver(VideoFrame(format: frameFormat, timestamp: timestamp, sequence: number, orientation: orientation,
-                                        captureDelay: .zero, planeCount: planeCount, bytesUsed: size,
+                                        captureDelay: captureDelay, planeCount: planeCount, bytesUsed: size,
                                         plane0: planes.0, plane1: planes.1, plane2: planes.2, dmaBuf: nil, lendable: lendable))
         }
         sequence &+= 1
+    }
+
+    /// How far before its arrival a buffer's own time may lie and still be taken as a capture
+    /// time on the monotonic clock.
+    static let plausibleCaptureAge: UInt64 = 2_000_000_000
+
+    /// A frame's timestamp and capture delay: the buffer's `pts` (SPA's V4L2 source puts the
+    /// driver's timestamp there, its libcamera source the sensor's, both on CLOCK_MONOTONIC)
+    /// when it reads as an instant of that clock up to `plausibleCaptureAge` before `taken`;
+    /// otherwise (no header, a producer counting from zero, another clock) `taken`, the time the
+    /// buffer came out of the stream, with no delay.
+    static func captureTime(pts: Int64, taken: MonotonicInstant) -> (MonotonicInstant, Duration) {
+        guard pts > 0, UInt64(pts) <= taken.nanoseconds, taken.nanoseconds - UInt64(pts) <= plausibleCaptureAge else { return (taken, .zero) }
+        return (MonotonicInstant(nanoseconds: UInt64(pts)), .nanoseconds(Int64(taken.nanoseconds - UInt64(pts))))
     }
 
     /// Tells the operator that the producer or the graph renegotiated the running stream: its

@@ -176,9 +176,14 @@ void usbdev_webcam_set_av_test(usbdev_webcam *webcam, int on);
 /// created) and how many samples the click lasts (8 × `number`, so a capture tells the clicks
 /// apart), and each one's instant on CLOCK_MONOTONIC (ns). `flash_ns` is the flash frame's
 /// creation instant (as the frame log has it); `click_ns` is 0 until the click was recorded.
+/// `flash_sent_ns` and `click_sent_ns` are when the webcam handed each to the host (the flash
+/// frame's first bytes, the URB holding the click's first sample; 0 until then): how late the
+/// emulator itself was, which a loaded machine makes tens of milliseconds and more, and which a
+/// capture that stamps what arrives sees as an A/V offset that is not its own.
 typedef struct {
     uint32_t number, frame, click_samples;
     uint64_t flash_ns, sample, click_ns;
+    uint64_t flash_sent_ns, click_sent_ns;
 } usbdev_av_event;
 
 /// In A/V test mode: asks for a flash and a click at one instant of the webcam's clock. The
