@@ -168,7 +168,8 @@ final class AVSyncTests: XCTestCase {
     /// be: every flash lands in the file with its click within 250 ms of it, beyond what the
     /// webcam itself was late in handing either to the host (its log says; a file whose streams
     /// started on different clocks, or stamped by counting frames, is off by seconds: FFmpeg's
-    /// default is).
+    /// default is). Then ffplay plays it as a viewer would, keeping the picture within 100 ms
+    /// of the sound (its A-V, p95).
     func testCaptureAudioWritesAnMKVWhoseFlashesAndClicksLineUp() throws {
         let webcam = try plugInAVTestMode()
         defer { webcam.close() }
@@ -231,6 +232,16 @@ final class AVSyncTests: XCTestCase {
             let missing = (firstFrame...lastFrame).filter { !file.frameCounters.contains($0) }
             print("figure: mediadevices capture --audio: frames \(firstFrame)...\(lastFrame) of the webcam, \(missing.count) not in the file")
         }
+        // Played as a viewer plays it: ffplay keeps the picture on the sound's clock, and its A-V
+        // says how far apart the file's timestamps put them (FFplayPlayback).
+        let playback = FFplayPlayback(path: path, seconds: 30)
+        func ms(_ seconds: Double?) -> String { seconds.map { String(format: "%.1f ms", $0 * 1000) } ?? "none" }
+        let (median, p95) = (playback.absoluteDifference(atFraction: 0.5), playback.absoluteDifference(atFraction: 0.95))
+        print("figure: ffplay played \(path) (its first 30 s, SDL's dummy drivers): |A-V| p50 \(ms(median)), p95 \(ms(p95)), "
+              + "max \(ms(playback.absoluteDifference(atFraction: 1))) over \(playback.differences.count) status lines; \(playback.dropped) frames dropped")
+        XCTAssertEqual(playback.status, 0, "ffplay played the file to its end and quit: \(playback.output)")
+        XCTAssertGreaterThan(playback.differences.count, 20, "ffplay's status lines while it played: \(playback.output)")
+        XCTAssertLessThan(p95 ?? .infinity, 0.1, "ffplay kept the picture within 100 ms of the sound for 95 % of the time (A-V): \(playback.output)")
     }
 
     // MARK: - Helpers
